@@ -1,0 +1,146 @@
+// Package httpapi assembles Weft's HTTP API: the one route table, the
+// middleware (request id, logging, panic recovery, CORS, body limit) and
+// the system endpoints (/ok, /info, /openapi.yaml).
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weftdev/weft/api"
+	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/threads"
+	"github.com/weftdev/weft/web"
+)
+
+// DefaultMaxBody is the default request body limit (bytes).
+const DefaultMaxBody = 10 << 20
+
+// Deps is what the router serves.
+type Deps struct {
+	Log     *slog.Logger
+	DB      *pgxpool.Pool
+	Version string
+	MaxBody int64 // request body limit; 0 → DefaultMaxBody
+	Threads *threads.Handlers
+}
+
+// NewRouter returns the complete HTTP handler. Every route is listed here.
+//
+//	@title						Weft
+//	@version					0.1.0
+//	@description				Open, self-hosted thread/run server for LangGraph-style agents, speaking the LangGraph Agent Server REST API.
+//	@license.name				Apache-2.0
+//	@BasePath					/
+func NewRouter(d Deps) http.Handler {
+	if d.MaxBody == 0 {
+		d.MaxBody = DefaultMaxBody
+	}
+	s := &system{db: d.DB, version: d.Version, log: d.Log}
+	r := chi.NewRouter()
+	r.Use(logRequests(d.Log), cors, limitBody(d.MaxBody))
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Not Found"})
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		httpx.WriteJSON(w, http.StatusMethodNotAllowed, httpx.ErrorBody{Detail: "Method Not Allowed"})
+	})
+
+	r.Get("/ok", s.ok)
+	r.Get("/info", s.info)
+	r.Get("/openapi.yaml", s.openapi)
+
+	r.Post("/threads", d.Threads.Create)
+	r.Post("/threads/search", d.Threads.Search)
+	r.Post("/threads/count", d.Threads.Count)
+	r.Get("/threads/{thread_id}", d.Threads.Get)
+	r.Patch("/threads/{thread_id}", d.Threads.Patch)
+	r.Delete("/threads/{thread_id}", d.Threads.Delete)
+	r.Get("/threads/{thread_id}/children", d.Threads.Children)
+
+	r.Get("/", web.Handler().ServeHTTP)
+	r.Get("/ui/*", web.Handler().ServeHTTP)
+	return r
+}
+
+type system struct {
+	db      *pgxpool.Pool
+	version string
+	log     *slog.Logger
+}
+
+// OK is the body of GET /ok.
+type OK struct {
+	OK bool `json:"ok" example:"true"`
+}
+
+// ok godoc
+//
+//	@Summary	Health check
+//	@Tags		system
+//	@Produce	json
+//	@Param		check_db	query		string	false	"1/true: also ping the database"
+//	@Success	200			{object}	OK
+//	@Failure	422			{object}	httpx.ErrorBody
+//	@Failure	500			{object}	httpx.ErrorBody	"database unreachable"
+//	@Router		/ok [get]
+func (s *system) ok(w http.ResponseWriter, r *http.Request) {
+	check, err := httpx.QueryBool(r, "check_db", false)
+	if err != nil {
+		httpx.WriteError(w, r, s.log, err)
+		return
+	}
+	if check {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := s.db.Ping(ctx); err != nil {
+			s.log.Error("database ping failed", "error", err)
+			httpx.WriteJSON(w, http.StatusInternalServerError, httpx.ErrorBody{Detail: "Database unreachable"})
+			return
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, OK{OK: true})
+}
+
+// Info is the body of GET /info.
+type Info struct {
+	Version string `json:"version" example:"0.1.0"`
+	Flags   Flags  `json:"flags"`
+}
+
+// Flags say which optional API families this server implements.
+type Flags struct {
+	Assistants               bool `json:"assistants"`
+	Crons                    bool `json:"crons"`
+	Langsmith                bool `json:"langsmith"`
+	LangsmithTracingReplicas bool `json:"langsmith_tracing_replicas"`
+}
+
+// info godoc
+//
+//	@Summary	Server version and feature flags
+//	@Tags		system
+//	@Produce	json
+//	@Success	200	{object}	Info
+//	@Router		/info [get]
+func (s *system) info(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version})
+}
+
+// openapi godoc
+//
+//	@Summary	This API's OpenAPI 3 document
+//	@Tags		system
+//	@Produce	application/yaml
+//	@Success	200	{string}	string
+//	@Router		/openapi.yaml [get]
+func (s *system) openapi(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(api.OpenAPI)
+}
+

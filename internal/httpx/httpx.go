@@ -1,0 +1,236 @@
+// Package httpx holds the small helpers every Weft handler uses: lenient
+// JSON decoding (empty body = {}, unknown fields ignored, 422 on malformed
+// input, 413 over the size limit), JSON and error responses in the
+// {"detail": "..."} shape the LangGraph SDKs read, path and query parsing,
+// and the wire form of timestamps.
+package httpx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/apperr"
+)
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Detail string `json:"detail" example:"Thread 0b9e... not found"`
+}
+
+var statusOf = map[apperr.Code]int{
+	apperr.NotFound:   http.StatusNotFound,
+	apperr.Conflict:   http.StatusConflict,
+	apperr.Invalid:    http.StatusUnprocessableEntity,
+	apperr.BadRequest: http.StatusBadRequest,
+	apperr.TooLarge:   http.StatusRequestEntityTooLarge,
+}
+
+// WriteError writes err as {"detail": ...}. An *apperr.Error gets its
+// mapped status and message; anything else is logged and answered with a
+// bare 500 whose body reveals nothing.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		WriteJSON(w, statusOf[ae.Code], ErrorBody{Detail: ae.Message})
+		return
+	}
+	log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "error", err)
+	WriteJSON(w, http.StatusInternalServerError, ErrorBody{Detail: "Internal Server Error"})
+}
+
+// WriteJSON writes v as JSON with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// DecodeJSON decodes the request body into dst (a pointer to a struct or
+// map). It never looks at Content-Type. An empty body, or a literal null,
+// leaves dst untouched (the SDKs send bodiless POSTs meaning {}); unknown
+// fields are ignored; malformed JSON, a non-object body or a field of the
+// wrong type is a 422 naming the problem; a body over the limit set by the
+// router is a 413.
+func DecodeJSON(r *http.Request, dst any) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return apperr.Errorf(apperr.TooLarge, "Request body exceeds the limit of %d bytes", tooBig.Limit)
+		}
+		return apperr.Errorf(apperr.Invalid, "Could not read request body: %v", err)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || string(body) == "null" {
+		return nil
+	}
+	if body[0] != '{' {
+		return apperr.Errorf(apperr.Invalid, "Request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(dst); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			field := typeErr.Field
+			if field == "" {
+				field = "body"
+			}
+			return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q must be %s, got %s", field, describeType(typeErr.Type.String()), typeErr.Value)
+		}
+		var fieldErr *FieldError
+		if errors.As(err, &fieldErr) {
+			return apperr.Errorf(apperr.Invalid, "Invalid request body: %s", fieldErr.Error())
+		}
+		return apperr.Errorf(apperr.Invalid, "Invalid JSON in request body")
+	}
+	if dec.More() {
+		return apperr.Errorf(apperr.Invalid, "Invalid JSON in request body: trailing data after the object")
+	}
+	return nil
+}
+
+// FieldError is returned by custom UnmarshalJSON methods of request fields
+// to produce a precise 422 message.
+type FieldError struct {
+	Field, Problem string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("field %q %s", e.Field, e.Problem) }
+
+func describeType(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "map["), strings.HasPrefix(goType, "struct"):
+		return "an object"
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case goType == "string", goType == "*string":
+		return "a string"
+	case goType == "bool", goType == "*bool":
+		return "a boolean"
+	case strings.Contains(goType, "int"), strings.Contains(goType, "float"):
+		return "a number"
+	}
+	return goType
+}
+
+// PathUUID parses the chi URL parameter name as a UUID; a malformed one is
+// a 422 "Invalid <what> ID: must be a UUID" (the official server's wording).
+func PathUUID(r *http.Request, name, what string) (uuid.UUID, error) {
+	return ParseUUID(chi.URLParam(r, name), what)
+}
+
+// ParseUUID parses s as a UUID, with the same 422 as PathUUID.
+func ParseUUID(s, what string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 && len(s) != 32 {
+		return uuid.Nil, apperr.Errorf(apperr.Invalid, "Invalid %s ID: must be a UUID, got %q", what, s)
+	}
+	return id, nil
+}
+
+// ParseBool reads the boolean encodings the SDKs send (true/True/1/yes,
+// false/False/0/no). An empty value gives def.
+func ParseBool(s string, def bool) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "":
+		return def, nil
+	case "true", "1", "yes", "on":
+		return true, nil
+	case "false", "0", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("not a boolean: %q", s)
+}
+
+// QueryBool reads query parameter name as a boolean, with a 422 on garbage.
+func QueryBool(r *http.Request, name string, def bool) (bool, error) {
+	b, err := ParseBool(r.URL.Query().Get(name), def)
+	if err != nil {
+		return false, apperr.Errorf(apperr.Invalid, "Invalid query parameter %s: %v", name, err)
+	}
+	return b, nil
+}
+
+// QueryInt reads query parameter name as an integer in [min, max], def when absent.
+func QueryInt(r *http.Request, name string, def, min, max int) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < min || n > max {
+		return 0, apperr.Errorf(apperr.Invalid, "Invalid query parameter %s: must be an integer between %d and %d", name, min, max)
+	}
+	return n, nil
+}
+
+// SetPagination sets X-Pagination-Total and, when more rows exist,
+// X-Pagination-Next, from a page fetched with limit+1 rows (see the
+// reference API §1.6): hasMore tells whether the extra row came back.
+func SetPagination(w http.ResponseWriter, offset, limit, pageLen int, hasMore bool) {
+	if hasMore {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(offset+limit))
+		w.Header().Set("X-Pagination-Total", strconv.Itoa(offset+limit+1))
+		return
+	}
+	w.Header().Set("X-Pagination-Total", strconv.Itoa(offset+pageLen))
+}
+
+// Time is a timestamp in the official server's wire form: ISO 8601 with
+// microseconds and a numeric offset ("2024-07-25T15:35:44.184703+00:00").
+type Time struct{ time.Time }
+
+// TimeLayout is the wire layout of Time.
+const TimeLayout = "2006-01-02T15:04:05.000000-07:00"
+
+// MarshalJSON writes the wire form, or null for the zero time.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + t.UTC().Format(TimeLayout) + `"`), nil
+}
+
+// UnmarshalJSON accepts RFC 3339 with or without fractional seconds.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		t.Time = time.Time{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	t.Time = v
+	return nil
+}
+
+// Scan implements sql.Scanner so a timestamptz column scans straight into a
+// Time (NULL gives the zero time, written as null).
+func (t *Time) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		t.Time = time.Time{}
+	case time.Time:
+		t.Time = v
+	default:
+		return fmt.Errorf("httpx.Time: cannot scan %T", src)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DBTX is what store functions that read or write take: a pool or a
+// transaction, so a coordinator can compose writes of several packages in
+// one transaction.
+type DBTX interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// TxStarter is a DBTX that can open a transaction (a pool, or a tx for a
+// savepoint).
+type TxStarter interface {
+	DBTX
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Connect opens a connection pool and checks it with a ping.
+func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return pool, nil
+}
+
+// maxTxAttempts bounds the retries of a transaction that lost a deadlock or
+// serialization race.
+const maxTxAttempts = 5
+
+// WithTx runs fn in a transaction and commits it when fn returns nil. A
+// transaction that PostgreSQL aborts as a deadlock victim or a serialization
+// failure is retried from the start (fn must therefore be safe to re-run:
+// it only touches the database through tx). The deferred rollback uses a
+// context that outlives a cancelled request, so no transaction is left open.
+func WithTx(ctx context.Context, db TxStarter, fn func(tx pgx.Tx) error) error {
+	var err error
+	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
+		err = withTxOnce(ctx, db, fn)
+		if err == nil || !IsRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func withTxOnce(ctx context.Context, db TxStarter, fn func(tx pgx.Tx) error) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// SQLSTATE codes Weft reacts to.
+const (
+	codeUniqueViolation      = "23505"
+	codeForeignKeyViolation  = "23503"
+	codeSerializationFailure = "40001"
+	codeDeadlockDetected     = "40P01"
+	codeDuplicateDatabase    = "42P04"
+)
+
+func sqlState(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+// IsRetryable reports whether err aborted a transaction that can simply be
+// run again (deadlock victim, serialization failure).
+func IsRetryable(err error) bool {
+	s := sqlState(err)
+	return s == codeDeadlockDetected || s == codeSerializationFailure
+}
+
+// IsUniqueViolation reports a unique or primary key violation.
+func IsUniqueViolation(err error) bool { return sqlState(err) == codeUniqueViolation }
+
+// IsForeignKeyViolation reports a foreign key violation.
+func IsForeignKeyViolation(err error) bool { return sqlState(err) == codeForeignKeyViolation }
+
+func isDuplicateDatabase(err error) bool { return sqlState(err) == codeDuplicateDatabase }

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/weftdev/weft/internal/httpapi"
+)
+
+// Config is the validated server configuration. Every field comes from a
+// flag or, when the flag is not given, from its environment variable.
+type Config struct {
+	Addr            string        // -addr, WEFT_ADDR (default 127.0.0.1:8123, the SDKs' default URL)
+	DatabaseURL     string        // -database-url, DATABASE_URL; empty → managed local cluster
+	DataDir         string        // -data-dir, WEFT_DATA_DIR (default ./.weft): the managed cluster lives here
+	Migrate         bool          // -migrate, WEFT_MIGRATE (default true): apply migrations at start
+	LogFormat       string        // -log-format, WEFT_LOG_FORMAT: text (default) or json
+	LogLevel        slog.Level    // -log-level, WEFT_LOG_LEVEL: debug, info (default), warn, error
+	MaxBodyBytes    int64         // -max-body-bytes, WEFT_MAX_BODY_BYTES (default 10 MiB)
+	ShutdownTimeout time.Duration // -shutdown-timeout, WEFT_SHUTDOWN_TIMEOUT (default 30s): drain limit
+}
+
+// ParseConfig reads flags from args and the environment through getenv.
+func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	env := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c Config
+	var level, migrate, maxBody, shutdown string
+	fs.StringVar(&c.Addr, "addr", env("WEFT_ADDR", "127.0.0.1:8123"), "listen address (WEFT_ADDR)")
+	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty runs a managed local cluster (DATABASE_URL)")
+	fs.StringVar(&c.DataDir, "data-dir", env("WEFT_DATA_DIR", ".weft"), "directory of the managed local cluster (WEFT_DATA_DIR)")
+	fs.StringVar(&migrate, "migrate", env("WEFT_MIGRATE", "true"), "apply database migrations at start (WEFT_MIGRATE)")
+	fs.StringVar(&c.LogFormat, "log-format", env("WEFT_LOG_FORMAT", "text"), "log format: text or json (WEFT_LOG_FORMAT)")
+	fs.StringVar(&level, "log-level", env("WEFT_LOG_LEVEL", "info"), "log level: debug, info, warn, error (WEFT_LOG_LEVEL)")
+	fs.StringVar(&maxBody, "max-body-bytes", env("WEFT_MAX_BODY_BYTES", strconv.Itoa(httpapi.DefaultMaxBody)), "request body limit in bytes (WEFT_MAX_BODY_BYTES)")
+	fs.StringVar(&shutdown, "shutdown-timeout", env("WEFT_SHUTDOWN_TIMEOUT", "30s"), "how long shutdown waits for in-flight requests (WEFT_SHUTDOWN_TIMEOUT)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.Migrate, err = strconv.ParseBool(migrate); err != nil {
+		return c, fmt.Errorf("migrate: %q is not a boolean", migrate)
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
+		return c, fmt.Errorf("log level: %w", err)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return c, fmt.Errorf("log format: %q must be text or json", c.LogFormat)
+	}
+	if c.MaxBodyBytes, err = strconv.ParseInt(maxBody, 10, 64); err != nil || c.MaxBodyBytes < 1024 {
+		return c, fmt.Errorf("max body bytes: %q must be an integer >= 1024", maxBody)
+	}
+	if c.ShutdownTimeout, err = time.ParseDuration(shutdown); err != nil || c.ShutdownTimeout < 0 {
+		return c, fmt.Errorf("shutdown timeout: %q is not a duration", shutdown)
+	}
+	if c.Addr == "" {
+		return c, fmt.Errorf("addr must not be empty")
+	}
+	return c, nil
+}
+
+// NewLogger builds the slog logger the config asks for.
+func (c Config) NewLogger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

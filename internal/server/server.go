@@ -1,0 +1,145 @@
+// Package server wires Weft together: database (given or managed),
+// migrations, stores, the HTTP API, and a graceful shutdown. cmd/server and
+// the black-box tests both start the server through it.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weftdev/weft/internal/httpapi"
+	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/threads"
+)
+
+// Version is the server version reported by /info (set with -ldflags).
+var Version = "0.1.0-dev"
+
+// Server is a running Weft server.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	cluster *postgres.Cluster
+	pool    *pgxpool.Pool
+	ln      net.Listener
+	http    *http.Server
+	done    chan error
+}
+
+// Start connects to (or starts) the database, migrates it, binds the
+// listener and serves in the background. On error everything already
+// started is stopped again.
+func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err error) {
+	s := &Server{cfg: cfg, log: log, done: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			s.closeDB()
+		}
+	}()
+	dsn := cfg.DatabaseURL
+	if dsn == "" {
+		c, err := postgres.NewCluster(cfg.DataDir, log)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Start(ctx); err != nil {
+			return nil, fmt.Errorf("start local PostgreSQL: %w", err)
+		}
+		s.cluster = c
+		if err := c.EnsureDatabase(ctx, "weft"); err != nil {
+			return nil, err
+		}
+		dsn = c.DSN("weft")
+	}
+	if s.pool, err = postgres.Connect(ctx, dsn); err != nil {
+		return nil, err
+	}
+	if cfg.Migrate {
+		if err := postgres.Migrate(s.pool); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkSchema(s.pool); err != nil {
+		return nil, err
+	}
+
+	threadStore := threads.NewStore(s.pool)
+	handler := httpapi.NewRouter(httpapi.Deps{
+		Log:     log,
+		DB:      s.pool,
+		Version: Version,
+		MaxBody: cfg.MaxBodyBytes,
+		Threads: threads.NewHandlers(threadStore, log),
+	})
+	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() { s.done <- s.http.Serve(s.ln) }()
+	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
+	return s, nil
+}
+
+// checkSchema refuses a database whose schema this binary does not know
+// (also when migrations are disabled).
+func checkSchema(pool *pgxpool.Pool) error {
+	have, err := postgres.SchemaVersion(pool)
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	known, err := postgres.KnownVersion()
+	if err != nil {
+		return err
+	}
+	switch {
+	case have > known:
+		return fmt.Errorf("%w: database is at version %d, this server knows up to %d", postgres.ErrSchemaTooNew, have, known)
+	case have < known:
+		return fmt.Errorf("database schema is at version %d, this server needs %d: run with -migrate=true", have, known)
+	}
+	return nil
+}
+
+// Addr is the address the server listens on (useful with port 0).
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL is the server's base URL.
+func (s *Server) URL() string { return "http://" + s.Addr() }
+
+// Done is closed with the serve error if the server stops on its own.
+func (s *Server) Done() <-chan error { return s.done }
+
+// Shutdown stops accepting connections, waits up to the configured drain
+// timeout for in-flight requests, then closes the database (and stops the
+// managed cluster).
+func (s *Server) Shutdown(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := s.http.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("shutdown timeout: closing remaining connections")
+		err = s.http.Close()
+	}
+	s.closeDB()
+	return err
+}
+
+func (s *Server) closeDB() {
+	if s.pool != nil {
+		s.pool.Close()
+	}
+	if s.cluster != nil {
+		if err := s.cluster.Stop(); err != nil {
+			s.log.Error("stop local PostgreSQL", "error", err)
+		} else {
+			s.log.Info("local PostgreSQL stopped")
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package threads
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// DeleteStrategy says what happens to a deleted thread's children.
+type DeleteStrategy string
+
+// Delete strategies; see the package documentation.
+const (
+	DeleteDetach  DeleteStrategy = "detach"
+	DeleteReject  DeleteStrategy = "reject"
+	DeleteCascade DeleteStrategy = "cascade"
+)
+
+// ParseDeleteStrategy reads the strategy query parameter ("" → detach).
+func ParseDeleteStrategy(s string) (DeleteStrategy, error) {
+	switch DeleteStrategy(s) {
+	case "":
+		return DeleteDetach, nil
+	case DeleteDetach, DeleteReject, DeleteCascade:
+		return DeleteStrategy(s), nil
+	}
+	return "", apperr.Errorf(apperr.Invalid, "Invalid delete strategy %q: must be one of detach, reject, cascade", s)
+}
+
+// Delete deletes thread id with the given strategy in one transaction and
+// returns the ids of every deleted thread (the thread itself, plus its
+// subtree for cascade).
+func (s *Store) Delete(ctx context.Context, id uuid.UUID, strategy DeleteStrategy) ([]uuid.UUID, error) {
+	var deleted []uuid.UUID
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		var err error
+		deleted, err = deleteTx(ctx, tx, id, strategy)
+		if err != nil {
+			return err
+		}
+		for _, h := range s.deleteHooks {
+			if err := h(ctx, tx, deleted); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM threads WHERE thread_id = ANY($1)`, deleted)
+		return err
+	})
+	return deleted, err
+}
+
+// deleteTx locks what the strategy touches, applies the strategy to the
+// children and returns the ids to delete.
+func deleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, strategy DeleteStrategy) ([]uuid.UUID, error) {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, id).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Holding the row lock, no new child can appear under id: creating or
+	// moving a child locks its new parent FOR SHARE first.
+	switch strategy {
+	case DeleteReject:
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM threads WHERE parent_thread_id = $1`, id).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			return nil, apperr.Errorf(apperr.Conflict,
+				"Thread %s has %d child thread(s); delete or move them first, or use strategy=detach or strategy=cascade", id, n)
+		}
+	case DeleteDetach:
+		if _, err := tx.Exec(ctx, `UPDATE threads SET parent_thread_id = NULL, updated_at = now()
+			WHERE parent_thread_id = $1`, id); err != nil {
+			return nil, err
+		}
+	case DeleteCascade:
+		return lockSubtree(ctx, tx, id)
+	}
+	return []uuid.UUID{id}, nil
+}
+
+// lockSubtree locks every descendant of root FOR UPDATE and returns the
+// subtree, deepest first. It re-reads the subtree after each locking round
+// until it stops changing: a child committed between the read and the lock
+// is found by the next round, and once a node is locked no child can be
+// added under it.
+func lockSubtree(ctx context.Context, tx pgx.Tx, root uuid.UUID) ([]uuid.UUID, error) {
+	locked := map[uuid.UUID]bool{root: true}
+	for {
+		rows, err := tx.Query(ctx, `
+			WITH RECURSIVE sub(thread_id, depth) AS (
+				SELECT thread_id, 1 FROM threads WHERE parent_thread_id = $1
+				UNION ALL
+				SELECT t.thread_id, s.depth + 1 FROM threads t JOIN sub s ON t.parent_thread_id = s.thread_id
+				WHERE s.depth < $2
+			)
+			SELECT thread_id FROM sub ORDER BY depth DESC`, root, maxDepth)
+		if err != nil {
+			return nil, err
+		}
+		subtree, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return nil, err
+		}
+		var fresh []uuid.UUID
+		for _, t := range subtree {
+			if !locked[t] {
+				fresh = append(fresh, t)
+			}
+		}
+		if len(fresh) == 0 {
+			return append(subtree, root), nil
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = ANY($1) ORDER BY thread_id FOR UPDATE`, fresh); err != nil {
+			return nil, err
+		}
+		for _, t := range fresh {
+			locked[t] = true
+		}
+	}
+}

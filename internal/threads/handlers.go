@@ -1,0 +1,375 @@
+package threads
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"reflect"
+
+	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// Handlers serves the /threads routes.
+type Handlers struct {
+	store *Store
+	log   *slog.Logger
+}
+
+// NewHandlers returns the HTTP handlers of the threads API.
+func NewHandlers(store *Store, log *slog.Logger) *Handlers {
+	return &Handlers{store: store, log: log}
+}
+
+// nullableString is a JSON string field that tells "absent" from null.
+type nullableString struct {
+	Set   bool
+	Value *string
+}
+
+// UnmarshalJSON records that the field was present.
+func (n *nullableString) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if string(b) == "null" {
+		n.Value = nil
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeFor[string]()}
+	}
+	n.Value = &s
+	return nil
+}
+
+// optionalUUID parses a nullable id field: null or blank → nil.
+func optionalUUID(s *string, field string) (*uuid.UUID, error) {
+	s = normalizeText(s)
+	if s == nil {
+		return nil, nil
+	}
+	id, err := uuid.Parse(*s)
+	if err != nil {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid %s: must be a UUID, got %q", field, *s)
+	}
+	return &id, nil
+}
+
+// CreateRequest is the body of POST /threads.
+type CreateRequest struct {
+	ThreadID       string         `json:"thread_id" format:"uuid"`
+	Metadata       map[string]any `json:"metadata"`
+	IfExists       string         `json:"if_exists" enums:"raise,do_nothing"`
+	ParentThreadID *string        `json:"parent_thread_id" format:"uuid"`
+	ResourceID     *string        `json:"resource_id"`
+	// TTL is accepted for SDK compatibility and not enforced yet.
+	TTL        any   `json:"ttl" swaggertype:"object"`
+	Supersteps []any `json:"supersteps" swaggerignore:"true"`
+}
+
+// Create godoc
+//
+//	@Summary		Create a thread
+//	@Description	Creates a thread, optionally under a parent thread. if_exists=do_nothing returns an existing thread of the same id unchanged.
+//	@Tags			threads
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		CreateRequest	false	"Thread to create"
+//	@Success		200		{object}	Thread
+//	@Failure		409		{object}	httpx.ErrorBody	"thread exists"
+//	@Failure		422		{object}	httpx.ErrorBody	"malformed body, missing parent"
+//	@Router			/threads [post]
+func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) {
+	var req CreateRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	p := CreateParams{Metadata: req.Metadata, IfExists: req.IfExists, ResourceID: req.ResourceID}
+	if req.ThreadID != "" {
+		id, err := httpx.ParseUUID(req.ThreadID, "thread")
+		if err != nil {
+			httpx.WriteError(w, r, h.log, err)
+			return
+		}
+		p.ThreadID = id
+	}
+	if req.IfExists != "" && req.IfExists != "raise" && req.IfExists != "do_nothing" {
+		httpx.WriteError(w, r, h.log, apperr.Errorf(apperr.Invalid, "Invalid if_exists %q: must be raise or do_nothing", req.IfExists))
+		return
+	}
+	if len(req.Supersteps) > 0 {
+		httpx.WriteError(w, r, h.log, apperr.Errorf(apperr.BadRequest, "supersteps are not supported yet"))
+		return
+	}
+	parent, err := optionalUUID(req.ParentThreadID, "parent_thread_id")
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	p.ParentThreadID = parent
+	t, err := h.store.Create(r.Context(), p)
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, t)
+}
+
+// Get godoc
+//
+//	@Summary	Get a thread
+//	@Tags		threads
+//	@Produce	json
+//	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
+//	@Success	200			{object}	Thread
+//	@Failure	404			{object}	httpx.ErrorBody
+//	@Failure	422			{object}	httpx.ErrorBody
+//	@Router		/threads/{thread_id} [get]
+func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	t, err := h.store.Get(r.Context(), id)
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, t)
+}
+
+// PatchRequest is the body of PATCH /threads/{thread_id}. Absent fields stay
+// unchanged; parent_thread_id null (or blank) makes the thread a root.
+type PatchRequest struct {
+	Metadata       map[string]any `json:"metadata"`
+	ParentThreadID nullableString `json:"parent_thread_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
+	ResourceID     nullableString `json:"resource_id" swaggertype:"string" extensions:"x-nullable"`
+	// TTL is accepted for SDK compatibility and not enforced yet.
+	TTL any `json:"ttl" swaggertype:"object"`
+}
+
+// Patch godoc
+//
+//	@Summary		Update a thread
+//	@Description	Merges metadata (shallow) and optionally moves the thread under another parent, re-validating the hierarchy.
+//	@Tags			threads
+//	@Accept			json
+//	@Produce		json
+//	@Param			thread_id	path		string			true	"Thread ID"	format(uuid)
+//	@Param			body		body		PatchRequest	false	"Changes"
+//	@Success		200			{object}	Thread
+//	@Failure		404			{object}	httpx.ErrorBody
+//	@Failure		422			{object}	httpx.ErrorBody	"malformed body, missing parent, self-parent or cycle"
+//	@Router			/threads/{thread_id} [patch]
+func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	var req PatchRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	p := PatchParams{Metadata: req.Metadata, SetParent: req.ParentThreadID.Set,
+		SetResource: req.ResourceID.Set, ResourceID: req.ResourceID.Value}
+	if p.ParentThreadID, err = optionalUUID(req.ParentThreadID.Value, "parent_thread_id"); err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	t, err := h.store.Patch(r.Context(), id, p)
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, t)
+}
+
+// Delete godoc
+//
+//	@Summary		Delete a thread
+//	@Description	Deletes a thread and what belongs to it. strategy decides its children: detach (default) makes them roots, reject refuses (409) while children exist, cascade deletes the whole subtree.
+//	@Tags			threads
+//	@Param			thread_id	path	string	true	"Thread ID"	format(uuid)
+//	@Param			strategy	query	string	false	"What happens to children"	Enums(detach, reject, cascade)	default(detach)
+//	@Success		204
+//	@Failure		404	{object}	httpx.ErrorBody
+//	@Failure		409	{object}	httpx.ErrorBody	"reject strategy and the thread has children"
+//	@Failure		422	{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id} [delete]
+func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	strategy, err := ParseDeleteStrategy(r.URL.Query().Get("strategy"))
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	if _, err := h.store.Delete(r.Context(), id, strategy); err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// SearchRequest is the body of POST /threads/search (and, without the
+// paging fields, of POST /threads/count).
+type SearchRequest struct {
+	Metadata       map[string]any `json:"metadata"`
+	Values         map[string]any `json:"values"`
+	IDs            []string       `json:"ids"`
+	Status         string         `json:"status" enums:"idle,busy,interrupted,error"`
+	ParentThreadID *string        `json:"parent_thread_id" format:"uuid"`
+	RootOnly       bool           `json:"root_only"`
+	ResourceID     *string        `json:"resource_id"`
+	Limit          int            `json:"limit" default:"10" minimum:"1" maximum:"1000"`
+	Offset         int            `json:"offset" default:"0" minimum:"0"`
+	SortBy         string         `json:"sort_by" enums:"thread_id,status,created_at,updated_at,state_updated_at"`
+	SortOrder      string         `json:"sort_order" enums:"asc,desc"`
+	Select         []string       `json:"select"`
+}
+
+func (req *SearchRequest) filter() (Filter, error) {
+	f := Filter{Metadata: req.Metadata, Values: req.Values, Status: req.Status,
+		RootOnly: req.RootOnly, ResourceID: req.ResourceID}
+	if req.IDs != nil {
+		f.IDs = make([]uuid.UUID, 0, len(req.IDs))
+		for _, s := range req.IDs {
+			id, err := httpx.ParseUUID(s, "thread")
+			if err != nil {
+				return f, err
+			}
+			f.IDs = append(f.IDs, id)
+		}
+	}
+	var err error
+	f.ParentThreadID, err = optionalUUID(req.ParentThreadID, "parent_thread_id")
+	return f, err
+}
+
+// Search godoc
+//
+//	@Summary		Search threads
+//	@Description	Filters by metadata / values containment, ids, status, parent or roots; ordered by sort_by (default updated_at desc). Sets X-Pagination-Total and, when more pages follow, X-Pagination-Next.
+//	@Tags			threads
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body	SearchRequest	false	"Filters"
+//	@Success		200		{array}	Thread
+//	@Header			200		{integer}	X-Pagination-Total	"lower bound of the match count"
+//	@Header			200		{integer}	X-Pagination-Next	"offset of the next page"
+//	@Failure		422		{object}	httpx.ErrorBody
+//	@Router			/threads/search [post]
+func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) {
+	var req SearchRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	f, err := req.filter()
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	for _, field := range req.Select {
+		if !selectable[field] {
+			httpx.WriteError(w, r, h.log, apperr.Errorf(apperr.Invalid, "Invalid select field %q", field))
+			return
+		}
+	}
+	p := SearchParams{Filter: f, Limit: req.Limit, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
+	if err := p.Validate(); err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	list, more, err := h.store.Search(r.Context(), p)
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	httpx.SetPagination(w, p.Offset, p.Limit, len(list), more)
+	if len(req.Select) == 0 {
+		httpx.WriteJSON(w, http.StatusOK, list)
+		return
+	}
+	out := make([]map[string]any, len(list))
+	for i := range list {
+		out[i] = list[i].project(req.Select)
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+}
+
+// Count godoc
+//
+//	@Summary	Count threads
+//	@Tags		threads
+//	@Accept		json
+//	@Produce	json
+//	@Param		body	body		SearchRequest	false	"Filters (paging fields ignored)"
+//	@Success	200		{integer}	int
+//	@Failure	422		{object}	httpx.ErrorBody
+//	@Router		/threads/count [post]
+func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) {
+	var req SearchRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	f, err := req.filter()
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	n, err := h.store.Count(r.Context(), f)
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, n)
+}
+
+// Children godoc
+//
+//	@Summary	List a thread's direct children
+//	@Tags		threads
+//	@Produce	json
+//	@Param		thread_id	path	string	true	"Thread ID"	format(uuid)
+//	@Param		limit		query	int		false	"Page size"	default(100)	minimum(1)	maximum(1000)
+//	@Param		offset		query	int		false	"Offset"	default(0)	minimum(0)
+//	@Success	200			{array}	Thread
+//	@Header		200			{integer}	X-Pagination-Next	"offset of the next page"
+//	@Failure	404			{object}	httpx.ErrorBody
+//	@Failure	422			{object}	httpx.ErrorBody
+//	@Router		/threads/{thread_id}/children [get]
+func (h *Handlers) Children(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	limit, err := httpx.QueryInt(r, "limit", 100, 1, 1000)
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	offset, err := httpx.QueryInt(r, "offset", 0, 0, 1<<31-1)
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	list, more, err := h.store.Children(r.Context(), id, limit, offset)
+	if err != nil {
+		httpx.WriteError(w, r, h.log, err)
+		return
+	}
+	httpx.SetPagination(w, offset, limit, len(list), more)
+	httpx.WriteJSON(w, http.StatusOK, list)
+}

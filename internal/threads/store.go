@@ -1,0 +1,243 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// DeleteHook removes what other packages keep for threads that are being
+// deleted (checkpoints, runs, ...). It runs inside the deleting transaction,
+// after the thread rows are locked and before they are deleted.
+type DeleteHook func(ctx context.Context, tx pgx.Tx, threadIDs []uuid.UUID) error
+
+// Store reads and writes threads. Exported methods open their own
+// transaction; the lower-case helpers take a DBTX so they compose.
+type Store struct {
+	db          *pgxpool.Pool
+	deleteHooks []DeleteHook
+}
+
+// NewStore returns a Store on db.
+func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }
+
+// OnDelete registers a hook run for every thread delete (all strategies).
+func (s *Store) OnDelete(h DeleteHook) { s.deleteHooks = append(s.deleteHooks, h) }
+
+// CreateParams are the inputs of Create.
+type CreateParams struct {
+	ThreadID       uuid.UUID // uuid.Nil → generated (UUIDv7)
+	Metadata       map[string]any
+	IfExists       string // "raise" (default) or "do_nothing"
+	ParentThreadID *uuid.UUID
+	ResourceID     *string
+}
+
+func notFound(id uuid.UUID) error {
+	return apperr.Errorf(apperr.NotFound, "Thread %s not found", id)
+}
+
+func scanThread(row pgx.CollectableRow) (Thread, error) {
+	return pgx.RowToStructByName[Thread](row)
+}
+
+func collectOne(rows pgx.Rows, err error) (*Thread, error) {
+	if err != nil {
+		return nil, err
+	}
+	t, err := pgx.CollectExactlyOneRow(rows, scanThread)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Create inserts a thread. With IfExists "do_nothing" an existing thread of
+// the same id is returned unchanged; otherwise it is a 409. A parent that
+// does not exist is a 422; the parent row is locked FOR SHARE so it cannot
+// be deleted before this transaction commits.
+func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
+	if p.ThreadID == uuid.Nil {
+		p.ThreadID = uuid.Must(uuid.NewV7())
+	}
+	if p.Metadata == nil {
+		p.Metadata = map[string]any{}
+	}
+	p.ResourceID = normalizeText(p.ResourceID)
+	var out *Thread
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		if p.ParentThreadID != nil {
+			if err := checkAncestry(ctx, tx, p.ThreadID, *p.ParentThreadID); err != nil {
+				return err
+			}
+		}
+		t, err := collectOne(tx.Query(ctx, `
+			INSERT INTO threads (thread_id, metadata, parent_thread_id, resource_id)
+			VALUES ($1, $2, $3, $4)
+			ON CONFLICT (thread_id) DO NOTHING
+			RETURNING `+threadColumns,
+			p.ThreadID, p.Metadata, p.ParentThreadID, p.ResourceID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			if p.IfExists == "do_nothing" {
+				out, err = get(ctx, tx, p.ThreadID)
+				return err
+			}
+			return apperr.Errorf(apperr.Conflict, "Thread %s already exists", p.ThreadID)
+		}
+		if err != nil {
+			return mapWriteErr(err)
+		}
+		out = t
+		return nil
+	})
+	return out, err
+}
+
+// mapWriteErr turns constraint violations that a race can still produce
+// into client errors.
+func mapWriteErr(err error) error {
+	if postgres.IsForeignKeyViolation(err) {
+		return apperr.Errorf(apperr.Invalid, "Parent thread does not exist")
+	}
+	return err
+}
+
+// Get returns one thread.
+func (s *Store) Get(ctx context.Context, id uuid.UUID) (*Thread, error) {
+	return get(ctx, s.db, id)
+}
+
+func get(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Thread, error) {
+	t, err := collectOne(db.Query(ctx, `SELECT `+threadColumns+` FROM threads WHERE thread_id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(id)
+	}
+	return t, err
+}
+
+// PatchParams are the inputs of Patch; nil / unset fields stay unchanged.
+type PatchParams struct {
+	Metadata map[string]any // merged (shallow) into the existing metadata
+	// SetParent tells whether ParentThreadID is given; ParentThreadID nil
+	// then makes the thread a root.
+	SetParent      bool
+	ParentThreadID *uuid.UUID
+	SetResource    bool
+	ResourceID     *string
+}
+
+// Patch merges metadata and may move the thread under another parent (or
+// make it a root). A new parent is validated like on Create, plus the cycle
+// check: the new parent must not be the thread itself or a descendant of it.
+func (s *Store) Patch(ctx context.Context, id uuid.UUID, p PatchParams) (*Thread, error) {
+	var out *Thread
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		var exists bool
+		err := tx.QueryRow(ctx, `SELECT true FROM threads WHERE thread_id = $1 FOR UPDATE`, id).Scan(&exists)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound(id)
+		}
+		if err != nil {
+			return err
+		}
+		if p.SetParent && p.ParentThreadID != nil {
+			if err := checkAncestry(ctx, tx, id, *p.ParentThreadID); err != nil {
+				return err
+			}
+		}
+		meta := p.Metadata
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		t, err := collectOne(tx.Query(ctx, `
+			UPDATE threads SET
+				metadata = metadata || $2,
+				parent_thread_id = CASE WHEN $3 THEN $4 ELSE parent_thread_id END,
+				resource_id = CASE WHEN $5 THEN $6 ELSE resource_id END,
+				updated_at = now()
+			WHERE thread_id = $1
+			RETURNING `+threadColumns,
+			id, meta, p.SetParent, p.ParentThreadID, p.SetResource, normalizeText(p.ResourceID)))
+		if err != nil {
+			return mapWriteErr(err)
+		}
+		out = t
+		return nil
+	})
+	return out, err
+}
+
+// maxDepth bounds the ancestor walk; a deeper hierarchy is refused.
+const maxDepth = 1000
+
+// checkAncestry validates that parent may become the parent of child: not
+// child itself, exists, and child is not among parent's ancestors. Every
+// ancestor row is locked FOR SHARE for the rest of the transaction.
+func checkAncestry(ctx context.Context, tx pgx.Tx, child, parent uuid.UUID) error {
+	if parent == child {
+		return apperr.Errorf(apperr.Invalid, "Thread %s cannot be its own parent", child)
+	}
+	cur := parent
+	for depth := 0; ; depth++ {
+		if depth >= maxDepth {
+			return apperr.Errorf(apperr.Invalid, "Thread hierarchy under %s is deeper than %d levels", parent, maxDepth)
+		}
+		var next *uuid.UUID
+		err := tx.QueryRow(ctx, `SELECT parent_thread_id FROM threads WHERE thread_id = $1 FOR SHARE`, cur).Scan(&next)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Only the first step can miss: the foreign key keeps every
+			// other ancestor in place.
+			return apperr.Errorf(apperr.Invalid, "Parent thread %s not found", cur)
+		}
+		if err != nil {
+			return fmt.Errorf("read ancestor %s: %w", cur, err)
+		}
+		if next == nil {
+			return nil
+		}
+		if *next == child {
+			return apperr.Errorf(apperr.Invalid,
+				"Cannot make %s the parent of %s: %s is a descendant of %s (that would create a cycle)",
+				parent, child, parent, child)
+		}
+		cur = *next
+	}
+}
+
+// Children lists the direct children of id, oldest first.
+func (s *Store) Children(ctx context.Context, id uuid.UUID, limit, offset int) ([]Thread, bool, error) {
+	if _, err := get(ctx, s.db, id); err != nil {
+		return nil, false, err
+	}
+	rows, err := s.db.Query(ctx, `SELECT `+threadColumns+` FROM threads WHERE parent_thread_id = $1
+		ORDER BY created_at, thread_id LIMIT $2 OFFSET $3`, id, limit+1, offset)
+	if err != nil {
+		return nil, false, err
+	}
+	list, err := pgx.CollectRows(rows, scanThread)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(list) > limit
+	if more {
+		list = list[:limit]
+	}
+	return list, more, nil
+}
+
+// jsonObject is a helper for metadata filters: nil stays SQL NULL.
+func jsonObject(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}

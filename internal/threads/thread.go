@@ -1,0 +1,85 @@
+package threads
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// Status is a thread's run status.
+type Status string
+
+// Thread statuses (reference API §4.2).
+const (
+	StatusIdle        Status = "idle"
+	StatusBusy        Status = "busy"
+	StatusInterrupted Status = "interrupted"
+	StatusError       Status = "error"
+)
+
+func validStatus(s string) bool {
+	switch Status(s) {
+	case StatusIdle, StatusBusy, StatusInterrupted, StatusError:
+		return true
+	}
+	return false
+}
+
+// Thread is the Thread object of the Agent Server API (reference §4.1) plus
+// parent_thread_id and resource_id.
+type Thread struct {
+	ThreadID       uuid.UUID       `db:"thread_id" json:"thread_id"`
+	CreatedAt      httpx.Time      `db:"created_at" json:"created_at" swaggertype:"string" format:"date-time"`
+	UpdatedAt      httpx.Time      `db:"updated_at" json:"updated_at" swaggertype:"string" format:"date-time"`
+	StateUpdatedAt httpx.Time      `db:"state_updated_at" json:"state_updated_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	Metadata       json.RawMessage `db:"metadata" json:"metadata" swaggertype:"object"`
+	Status         Status          `db:"status" json:"status" enums:"idle,busy,interrupted,error"`
+	Config         json.RawMessage `db:"config" json:"config" swaggertype:"object"`
+	Values         json.RawMessage `db:"values" json:"values" swaggertype:"object" extensions:"x-nullable"`
+	Interrupts     json.RawMessage `db:"interrupts" json:"interrupts" swaggertype:"object"`
+	Error          json.RawMessage `db:"error" json:"error" swaggertype:"object" extensions:"x-nullable"`
+	ParentThreadID *uuid.UUID      `db:"parent_thread_id" json:"parent_thread_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
+	ResourceID     *string         `db:"resource_id" json:"resource_id" extensions:"x-nullable"`
+}
+
+// threadColumns lists the columns of Thread in scan order.
+const threadColumns = `thread_id, created_at, updated_at, state_updated_at, metadata, status, config,
+	"values", interrupts, error, parent_thread_id, resource_id`
+
+// selectable are the fields a search may project with select.
+var selectable = map[string]bool{
+	"thread_id": true, "created_at": true, "updated_at": true, "state_updated_at": true,
+	"metadata": true, "config": true, "context": true, "status": true, "values": true,
+	"interrupts": true, "error": true, "parent_thread_id": true, "resource_id": true,
+}
+
+// project returns only the named fields of t (the search select option).
+func (t *Thread) project(fields []string) map[string]any {
+	all := map[string]any{
+		"thread_id": t.ThreadID, "created_at": t.CreatedAt, "updated_at": t.UpdatedAt,
+		"state_updated_at": t.StateUpdatedAt, "metadata": t.Metadata, "config": t.Config,
+		"context": json.RawMessage(`{}`), "status": t.Status, "values": t.Values,
+		"interrupts": t.Interrupts, "error": t.Error, "parent_thread_id": t.ParentThreadID,
+		"resource_id": t.ResourceID,
+	}
+	out := make(map[string]any, len(fields))
+	for _, f := range fields {
+		out[f] = all[f]
+	}
+	return out
+}
+
+// normalizeText trims s; blank becomes nil.
+func normalizeText(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	v := strings.TrimSpace(*s)
+	if v == "" {
+		return nil
+	}
+	return &v
+}

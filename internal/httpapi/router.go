@@ -143,4 +143,3 @@ func (s *system) openapi(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
 	_, _ = w.Write(api.OpenAPI)
 }
-

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -48,7 +50,7 @@ func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 
 // maxTxAttempts bounds the retries of a transaction that lost a deadlock or
 // serialization race.
-const maxTxAttempts = 5
+const maxTxAttempts = 8
 
 // WithTx runs fn in a transaction and commits it when fn returns nil. A
 // transaction that PostgreSQL aborts as a deadlock victim or a serialization
@@ -60,6 +62,13 @@ func WithTx(ctx context.Context, db TxStarter, fn func(tx pgx.Tx) error) error {
 	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
 		err = withTxOnce(ctx, db, fn)
 		if err == nil || !IsRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+		// Back off a little, with jitter, so the retried transaction does not
+		// walk straight back into the same lock order.
+		select {
+		case <-time.After(time.Duration(rand.IntN(10*attempt)+1) * time.Millisecond):
+		case <-ctx.Done():
 			return err
 		}
 	}

@@ -63,7 +63,7 @@ func collectOne(rows pgx.Rows, err error) (*Thread, error) {
 // Create inserts a thread. With IfExists "do_nothing" an existing thread of
 // the same id is returned unchanged; otherwise it is a 409. A parent that
 // does not exist is a 422; the parent row is locked FOR SHARE so it cannot
-// be deleted before this transaction commits.
+// be deleted (or gain a deleted ancestor) before this transaction commits.
 func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	if p.ThreadID == uuid.Nil {
 		p.ThreadID = uuid.Must(uuid.NewV7())
@@ -75,7 +75,7 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	var out *Thread
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		if p.ParentThreadID != nil {
-			if err := checkAncestry(ctx, tx, p.ThreadID, *p.ParentThreadID); err != nil {
+			if err := lockParent(ctx, tx, p.ThreadID, *p.ParentThreadID); err != nil {
 				return err
 			}
 		}
@@ -173,6 +173,21 @@ func (s *Store) Patch(ctx context.Context, id uuid.UUID, p PatchParams) (*Thread
 		return nil
 	})
 	return out, err
+}
+
+// lockParent checks that parent exists and is not child itself, and locks
+// it FOR SHARE until the transaction ends. A new thread has no descendants,
+// so it cannot close a cycle: its ancestors need no lock.
+func lockParent(ctx context.Context, tx pgx.Tx, child, parent uuid.UUID) error {
+	if parent == child {
+		return apperr.Errorf(apperr.Invalid, "Thread %s cannot be its own parent", child)
+	}
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR SHARE`, parent).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apperr.Errorf(apperr.Invalid, "Parent thread %s not found", parent)
+	}
+	return err
 }
 
 // maxDepth bounds the ancestor walk; a deeper hierarchy is refused.

@@ -1,0 +1,259 @@
+package threads_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/server/servertest"
+)
+
+// The HTTP error contract: every client mistake is a 4xx with a JSON
+// {"detail"} body and changes nothing; bodies are parsed leniently.
+func TestErrorContract(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	a := create(t, s, nil)
+	cases := []struct {
+		method, path string
+		body         any
+		status       int
+		detail       string
+	}{
+		{"POST", "/threads", `{"metadata": `, 422, "Invalid JSON"},
+		{"POST", "/threads", `[1,2]`, 422, "JSON object"},
+		{"POST", "/threads", `"hello"`, 422, "JSON object"},
+		{"POST", "/threads", `{"metadata": []}`, 422, `"metadata" must be an object`},
+		{"POST", "/threads", `{"thread_id": 42}`, 422, `"thread_id" must be a string`},
+		{"POST", "/threads", `{"thread_id": "abc"}`, 422, "must be a UUID"},
+		{"POST", "/threads", `{"metadata": {}} trailing`, 422, "Invalid JSON"},
+		{"POST", "/threads", `{"supersteps": [{"updates": []}]}`, 400, "supersteps"},
+		{"GET", "/threads/not-a-uuid", nil, 422, "Invalid thread ID"},
+		{"GET", "/threads/" + uuid.NewString(), nil, 404, "not found"},
+		{"PATCH", "/threads/" + a.ThreadID, `{"metadata": 3}`, 422, "metadata"},
+		{"PATCH", "/threads/" + a.ThreadID, `{"resource_id": {}}`, 422, "resource_id"},
+		{"POST", "/threads/search", `{"limit": "ten"}`, 422, "limit"},
+		{"POST", "/threads/count", `{"status": 1}`, 422, "status"},
+		{"GET", "/nowhere", nil, 404, "Not Found"},
+		{"PUT", "/threads", nil, 405, "Method Not Allowed"},
+		{"GET", "/ok?check_db=maybe", nil, 422, "check_db"},
+	}
+	for _, c := range cases {
+		r := s.Do(c.method, c.path, c.body)
+		if r.Status != c.status || !strings.Contains(r.Detail(t), c.detail) {
+			t.Errorf("%s %s %v: %d %s; want %d mentioning %q", c.method, c.path, c.body, r.Status, r.Body, c.status, c.detail)
+		}
+		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s %s: content-type %q", c.method, c.path, ct)
+		}
+	}
+	var n int
+	if err := s.DB.QueryRow(t.Context(), `SELECT count(*) FROM threads`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("bad requests changed the table: %d threads (%v)", n, err)
+	}
+}
+
+func TestLenientBodies(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	// Empty body and literal null mean {}; unknown fields are ignored.
+	for _, body := range []any{nil, "", "null", "  ", `{"ttl": {"ttl": 5}, "checkpoint_during": true, "whatever": [1]}`} {
+		th := create(t, s, body)
+		if th.Status != "idle" {
+			t.Fatalf("body %v: %+v", body, th)
+		}
+	}
+	var n int
+	s.Must(http.StatusOK, "POST", "/threads/count", nil).JSON(t, &n)
+	if n != 5 {
+		t.Fatalf("count = %d", n)
+	}
+}
+
+func TestBodyOverLimitIs413(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t) // servertest limits bodies to 1 MiB
+	big := fmt.Sprintf(`{"metadata": {"blob": %q}}`, strings.Repeat("x", 2<<20))
+	r := s.Do("POST", "/threads", big)
+	if r.Status != http.StatusRequestEntityTooLarge || !strings.Contains(r.Detail(t), "limit") {
+		t.Fatalf("status %d %s; want 413", r.Status, r.Body)
+	}
+}
+
+func TestCORSExposesHeadersTheSDKReads(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	req, _ := http.NewRequest("OPTIONS", s.URL+"/threads", nil)
+	req.Header.Set("Origin", "http://localhost:3000")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type,x-api-key")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "x-api-key") {
+		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	r := s.Do("GET", "/ok", nil)
+	if !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), "Content-Location") {
+		t.Fatalf("expose headers = %q", r.Header.Get("Access-Control-Expose-Headers"))
+	}
+}
+
+func TestSystemEndpoints(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	for _, path := range []string{"/ok", "/ok?check_db=1", "/ok?check_db=true"} {
+		if m := s.Must(http.StatusOK, "GET", path, nil).Map(t); m["ok"] != true {
+			t.Fatalf("%s = %v", path, m)
+		}
+	}
+	info := s.Must(http.StatusOK, "GET", "/info", nil).Map(t)
+	if _, ok := info["version"].(string); !ok {
+		t.Fatalf("info = %v", info)
+	}
+	if _, ok := info["flags"].(map[string]any); !ok {
+		t.Fatalf("info flags = %v", info)
+	}
+}
+
+// assertAcyclic walks every thread's ancestors straight from the table.
+func assertAcyclic(t *testing.T, s *servertest.Server) {
+	t.Helper()
+	rows, err := s.DB.Query(t.Context(), `SELECT thread_id, parent_thread_id FROM threads`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := map[uuid.UUID]*uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		var p *uuid.UUID
+		if err := rows.Scan(&id, &p); err != nil {
+			t.Fatal(err)
+		}
+		parent[id] = p
+	}
+	for id := range parent {
+		seen := map[uuid.UUID]bool{}
+		for cur := &id; cur != nil; cur = parent[*cur] {
+			if seen[*cur] {
+				t.Fatalf("cycle through %s", *cur)
+			}
+			seen[*cur] = true
+		}
+	}
+}
+
+// Concurrent re-parentings that would together close a cycle: at most all
+// but one of them may succeed, the rest get a 422, and the table never
+// holds a cycle.
+func TestConcurrentReparentingNeverCreatesACycle(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	const ring, rounds = 4, 15
+	for round := range rounds {
+		ts := make([]thread, ring)
+		for i := range ts {
+			ts[i] = create(t, s, nil)
+		}
+		// Each thread i tries to become a child of thread i+1 (mod ring):
+		// all of them together would be a ring.
+		var wg sync.WaitGroup
+		statuses := make([]int, ring)
+		errs := make([]error, ring)
+		for i := range ring {
+			wg.Go(func() {
+				r, err := s.Try("PATCH", "/threads/"+ts[i].ThreadID, map[string]any{"parent_thread_id": ts[(i+1)%ring].ThreadID})
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				statuses[i] = r.Status
+			})
+		}
+		wg.Wait()
+		ok := 0
+		for i, st := range statuses {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			switch st {
+			case http.StatusOK:
+				ok++
+			case http.StatusUnprocessableEntity:
+			default:
+				t.Fatalf("round %d: patch %d got status %d", round, i, st)
+			}
+		}
+		if ok != ring-1 {
+			t.Fatalf("round %d: %d of %d re-parentings succeeded; want exactly %d", round, ok, ring, ring-1)
+		}
+		assertAcyclic(t, s)
+	}
+}
+
+// A cascade delete racing child creations anywhere in the subtree never
+// leaves a thread behind whose parent is gone, and a creation that loses
+// the race is a clean 422, never a 5xx.
+func TestCascadeDeleteRacingChildCreation(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	for round := range 10 {
+		root := create(t, s, nil)
+		nodes := []string{root.ThreadID}
+		for i := range 6 {
+			nodes = append(nodes, child(t, s, nodes[i/2]).ThreadID)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var created []string
+		fail := make(chan string, 64)
+		for i := range 24 {
+			wg.Go(func() {
+				r, err := s.Try("POST", "/threads", map[string]any{"parent_thread_id": nodes[i%len(nodes)]})
+				switch {
+				case err != nil:
+					fail <- err.Error()
+				case r.Status == http.StatusOK:
+					var th thread
+					r.JSON(t, &th)
+					mu.Lock()
+					created = append(created, th.ThreadID)
+					mu.Unlock()
+				case r.Status != http.StatusUnprocessableEntity:
+					fail <- fmt.Sprintf("create: %d %s", r.Status, r.Body)
+				}
+			})
+			if i == 8 {
+				wg.Go(func() {
+					r, err := s.Try("DELETE", "/threads/"+root.ThreadID+"?strategy=cascade", nil)
+					if err != nil || r.Status != http.StatusNoContent {
+						fail <- fmt.Sprintf("delete: %v %v", err, r)
+					}
+				})
+			}
+		}
+		wg.Wait()
+		close(fail)
+		for f := range fail {
+			t.Fatalf("round %d: %s", round, f)
+		}
+		// Every thread created under the subtree went with it.
+		for _, id := range append(nodes, created...) {
+			if r := s.Do("GET", "/threads/"+id, nil); r.Status != http.StatusNotFound {
+				t.Fatalf("round %d: %s survived the cascade (status %d)", round, id, r.Status)
+			}
+		}
+		var orphans int
+		if err := s.DB.QueryRow(t.Context(), `SELECT count(*) FROM threads c WHERE parent_thread_id IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM threads p WHERE p.thread_id = c.parent_thread_id)`).Scan(&orphans); err != nil || orphans != 0 {
+			t.Fatalf("round %d: %d orphans (%v)", round, orphans, err)
+		}
+	}
+}

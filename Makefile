@@ -1,0 +1,36 @@
+# Weft's entry points. CI (.ci/run) runs `make ci`, so `make ci` reproduces CI locally.
+GO      ?= go
+GOFLAGS ?=
+
+.PHONY: run build test test-go test-sdk lint openapi openapi-check bench ci
+
+run: ## Run the server (managed local PostgreSQL under ./.weft unless DATABASE_URL is set)
+	$(GO) run ./cmd/server
+
+build:
+	$(GO) build -o bin/weft ./cmd/server
+
+test: test-go test-sdk ## Every test: Go (race detector) and the official JS SDK suite
+
+test-go:
+	$(GO) test -race -count=1 ./...
+
+test-sdk:
+	cd sdk-tests && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+openapi: ## Regenerate api/openapi.yaml from the swag annotations
+	$(GO) run ./cmd/openapi-gen api/openapi.yaml
+
+openapi-check: ## Fail when api/openapi.yaml is stale
+	@tmp=$$(mktemp); $(GO) run ./cmd/openapi-gen $$tmp >/dev/null 2>&1 || { rm -f $$tmp; echo "openapi-gen failed"; exit 1; }; \
+	if ! cmp -s $$tmp api/openapi.yaml; then diff -u api/openapi.yaml $$tmp | head -40; rm -f $$tmp; echo "api/openapi.yaml is stale: run make openapi"; exit 1; fi; rm -f $$tmp
+
+bench: ## Benchmarks: HTTP load on threads, then the Go benchmarks
+	$(GO) run ./cmd/weft-load
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+ci: lint openapi-check test

@@ -1,0 +1,198 @@
+// Command weft-load measures Weft's thread API over HTTP on a real
+// PostgreSQL: POST /threads (create) and GET /threads/{id} (get), each at
+// several concurrencies, and prints throughput and latency percentiles.
+//
+// Without -url it starts a Weft server in-process on a loopback port with a
+// fresh managed PostgreSQL cluster in a temporary directory (removed at the
+// end), so the numbers include the real database with fsync on. Every
+// phase is bounded by -duration and -max-requests; only loopback addresses
+// are accepted as targets.
+//
+//	go run ./cmd/weft-load                      # self-contained
+//	go run ./cmd/weft-load -url http://127.0.0.1:8123 -duration 10s
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weftdev/weft/internal/server"
+)
+
+// Reference figures from the issue: the official JS dev server (in memory,
+// not durable) on this 2-core machine, thread creates per second.
+var referenceCreate = map[int]float64{1: 700, 16: 1000}
+
+func main() {
+	target := flag.String("url", "", "server to load (loopback only); empty starts one in-process")
+	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
+	maxReq := flag.Int("max-requests", 200000, "request cap per phase")
+	concs := flag.String("concurrency", "1,16", "comma-separated concurrencies")
+	flag.Parse()
+	if err := run(*target, *duration, *maxReq, *concs); err != nil {
+		fmt.Fprintln(os.Stderr, "weft-load:", err)
+		os.Exit(1)
+	}
+}
+
+func run(target string, duration time.Duration, maxReq int, concs string) error {
+	if target == "" {
+		dir, err := os.MkdirTemp("", "weft-load-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, Migrate: true, MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second}
+		srv, err := server.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			return err
+		}
+		defer srv.Shutdown(context.Background())
+		target = srv.URL()
+		fmt.Printf("server: in-process Weft %s on %s, managed PostgreSQL (fsync on) in %s\n", server.Version, target, dir)
+	} else {
+		fmt.Printf("server: %s\n", target)
+	}
+	if err := checkLoopback(target); err != nil {
+		return err
+	}
+	var levels []int
+	for _, s := range strings.Split(concs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 256 {
+			return fmt.Errorf("bad concurrency %q", s)
+		}
+		levels = append(levels, n)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
+	fmt.Printf("method: each phase runs N workers in a closed loop for %s (or %d requests); latency is per request, client side\n\n", duration, maxReq)
+	fmt.Printf("%-8s %5s %9s %9s %8s %8s %8s %8s %8s %s\n", "op", "conc", "requests", "ops/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors", "vs JS dev server")
+	for _, c := range levels {
+		var ids []string
+		var mu sync.Mutex
+		res := phase(c, duration, maxReq, func(i int) error {
+			body := fmt.Sprintf(`{"metadata":{"bench":"weft-load","n":%d}}`, i)
+			resp, err := client.Post(target+"/threads", "application/json", bytes.NewBufferString(body))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			var th struct {
+				ThreadID string `json:"thread_id"`
+			}
+			if resp.StatusCode != 200 {
+				return fmt.Errorf("status %d", resp.StatusCode)
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&th); err != nil {
+				return err
+			}
+			mu.Lock()
+			ids = append(ids, th.ThreadID)
+			mu.Unlock()
+			return nil
+		})
+		ref := ""
+		if r, ok := referenceCreate[c]; ok {
+			ref = fmt.Sprintf("%.2fx of %.0f/s", res.opsPerSec()/r, r)
+		}
+		res.print("create", c, ref)
+		if len(ids) == 0 {
+			continue
+		}
+		res = phase(c, duration, maxReq, func(i int) error {
+			resp, err := client.Get(target + "/threads/" + ids[i%len(ids)])
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			_, _ = io.Copy(io.Discard, resp.Body)
+			if resp.StatusCode != 200 {
+				return fmt.Errorf("status %d", resp.StatusCode)
+			}
+			return nil
+		})
+		res.print("get", c, "")
+	}
+	return nil
+}
+
+func checkLoopback(target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return err
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("refusing to load %s: only loopback targets are allowed", target)
+}
+
+type result struct {
+	lat     []time.Duration
+	errs    int64
+	elapsed time.Duration
+}
+
+func (r result) opsPerSec() float64 { return float64(len(r.lat)) / r.elapsed.Seconds() }
+
+func (r result) pct(p float64) float64 {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	i := min(int(p*float64(len(r.lat))), len(r.lat)-1)
+	return float64(r.lat[i].Microseconds()) / 1000
+}
+
+func (r result) print(op string, c int, ref string) {
+	fmt.Printf("%-8s %5d %9d %9.0f %8.2f %8.2f %8.2f %8.2f %8d %s\n", op, c, len(r.lat), r.opsPerSec(),
+		r.pct(0.50), r.pct(0.90), r.pct(0.99), r.pct(1), r.errs, ref)
+}
+
+// phase runs fn from c workers until the duration or the request cap is
+// reached and returns the sorted latencies of the successful calls.
+func phase(c int, d time.Duration, maxReq int, fn func(i int) error) result {
+	var next, errs atomic.Int64
+	lats := make([][]time.Duration, c)
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range c {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				i := int(next.Add(1))
+				if i > maxReq {
+					return
+				}
+				t0 := time.Now()
+				if err := fn(i); err != nil {
+					errs.Add(1)
+					continue
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	all := slices.Concat(lats...)
+	slices.Sort(all)
+	return result{lat: all, errs: errs.Load(), elapsed: time.Since(start)}
+}

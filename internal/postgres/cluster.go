@@ -42,16 +42,17 @@ type Cluster struct {
 // FindBinaries returns the directory holding initdb, pg_ctl and postgres:
 // PATH first, then the newest /usr/lib/postgresql/<major>/bin.
 func FindBinaries() (string, error) {
-	if p, err := exec.LookPath("pg_ctl"); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			p = real
-		}
-		dir := filepath.Dir(p)
-		if hasServerBinaries(dir) {
-			return dir, nil
+	return findBinaries(os.Getenv("PATH"), "/usr/lib/postgresql/*/bin")
+}
+
+func findBinaries(path, glob string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, "pg_ctl")
+		if real, err := filepath.EvalSymlinks(p); err == nil && hasServerBinaries(filepath.Dir(real)) {
+			return filepath.Dir(real), nil
 		}
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(glob)
 	sort.Slice(dirs, func(i, j int) bool { return majorOf(dirs[i]) > majorOf(dirs[j]) })
 	for _, d := range dirs {
 		if hasServerBinaries(d) {

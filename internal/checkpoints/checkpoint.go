@@ -1,0 +1,249 @@
+package checkpoints
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Config addresses a checkpoint: a thread, a namespace within it ("" is the
+// root graph; subgraphs use "node:task_id" paths) and a checkpoint id. An
+// empty CheckpointID means "the latest" where a read accepts it, and "no
+// parent" when passed to CheckpointPut.
+type Config struct {
+	ThreadID     string `json:"thread_id"`
+	NS           string `json:"checkpoint_ns"`
+	CheckpointID string `json:"checkpoint_id"`
+}
+
+// Checkpoint is LangGraph's checkpoint object, format v4.
+//
+// The checkpoints.checkpoint jsonb column holds it without ChannelValues (the
+// JS saver's form); the values live in checkpoint_blobs, one row per channel
+// version, shared by every checkpoint that still has that version. On read,
+// ChannelValues is rebuilt from those blobs plus any values the Python saver
+// stored inline in checkpoint->'channel_values' (it inlines primitives).
+type Checkpoint struct {
+	V  int    `json:"v"`
+	ID string `json:"id"`
+	TS string `json:"ts"`
+	// ChannelValues holds the full value of every channel that has one.
+	ChannelValues map[string]any `json:"channel_values,omitempty"`
+	// ChannelVersions maps each channel to the version of its current value.
+	// Versions are text: the JS saver's integers read back as "3", Python's
+	// and Weft's strings are kept (see NextVersion).
+	ChannelVersions map[string]string `json:"channel_versions"`
+	// VersionsSeen maps a node (or "__input__", "__interrupt__") to the
+	// channel versions it last saw, normalised like ChannelVersions.
+	VersionsSeen map[string]map[string]string `json:"versions_seen"`
+	// UpdatedChannels lists the channels the step that made this checkpoint
+	// wrote (Python LangGraph ≥ 0.3 records it; the JS saver does not).
+	UpdatedChannels []string `json:"updated_channels,omitempty"`
+}
+
+// Metadata is a checkpoint's metadata: "source" (input, loop, update, fork),
+// "step", "parents" (namespace → checkpoint id for subgraphs) and whatever
+// the writer adds. Numbers read back as json.Number.
+type Metadata map[string]any
+
+// Step returns metadata["step"] as an int, and whether it was present and
+// integral.
+func (m Metadata) Step() (int, bool) {
+	switch v := m["step"].(type) {
+	case json.Number:
+		i, err := v.Int64()
+		return int(i), err == nil
+	case int:
+		return v, true
+	case int64:
+		return int(v), true
+	case float64:
+		return int(v), v == float64(int(v))
+	}
+	return 0, false
+}
+
+// Write is one pending write of a task: a value for a channel, recorded
+// under the checkpoint the task started from. Idx is the write's position in
+// its task's list; the special channels use fixed negative indexes instead
+// (see WriteIdx). TaskPath is Python's task path ("" from the JS saver).
+type Write struct {
+	TaskID   string `json:"task_id"`
+	Channel  string `json:"channel"`
+	Value    any    `json:"value"`
+	Idx      int    `json:"idx"`
+	TaskPath string `json:"task_path,omitempty"`
+}
+
+// Tuple is a checkpoint as read back: where it is, its content, its
+// metadata, its parent (nil for a thread's first checkpoint) and the pending
+// writes recorded under it, ordered by task path, task id, idx.
+type Tuple struct {
+	Config        Config
+	Checkpoint    Checkpoint
+	Metadata      Metadata
+	Parent        *Config
+	PendingWrites []Write
+}
+
+// Special channels whose writes use fixed negative indexes, so that writing
+// them again replaces the row instead of being ignored.
+const (
+	ChannelError     = "__error__"
+	ChannelScheduled = "__scheduled__"
+	ChannelInterrupt = "__interrupt__"
+	ChannelResume    = "__resume__"
+)
+
+var specialIdx = map[string]int{
+	ChannelError:     -1,
+	ChannelScheduled: -2,
+	ChannelInterrupt: -3,
+	ChannelResume:    -4,
+}
+
+// WriteIdx returns the idx stored for a write: the special channel's fixed
+// index (__error__ -1, __scheduled__ -2, __interrupt__ -3, __resume__ -4),
+// or idx itself for any other channel. The bool reports a special channel.
+func WriteIdx(channel string, idx int) (int, bool) {
+	if s, ok := specialIdx[channel]; ok {
+		return s, true
+	}
+	return idx, false
+}
+
+// storedCheckpoint is the jsonb column as Weft writes it: the checkpoint
+// without channel_values.
+type storedCheckpoint struct {
+	V               int                          `json:"v"`
+	ID              string                       `json:"id"`
+	TS              string                       `json:"ts"`
+	ChannelVersions map[string]string            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]string `json:"versions_seen"`
+	UpdatedChannels []string                     `json:"updated_channels,omitempty"`
+}
+
+func encodeCheckpoint(cp Checkpoint) ([]byte, error) {
+	s := storedCheckpoint{
+		V: cp.V, ID: cp.ID, TS: cp.TS,
+		ChannelVersions: cp.ChannelVersions, VersionsSeen: cp.VersionsSeen,
+		UpdatedChannels: cp.UpdatedChannels,
+	}
+	if s.ChannelVersions == nil {
+		s.ChannelVersions = map[string]string{}
+	}
+	if s.VersionsSeen == nil {
+		s.VersionsSeen = map[string]map[string]string{}
+	}
+	return json.Marshal(s)
+}
+
+// readCheckpoint is the jsonb column as any saver may have written it.
+type readCheckpoint struct {
+	V               int                       `json:"v"`
+	ID              string                    `json:"id"`
+	TS              string                    `json:"ts"`
+	ChannelValues   map[string]any            `json:"channel_values"`
+	ChannelVersions map[string]any            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]any `json:"versions_seen"`
+	UpdatedChannels []string                  `json:"updated_channels"`
+}
+
+// decodeCheckpoint parses the jsonb column. ChannelValues holds only the
+// inline (Python) values; the caller adds the blobs.
+func decodeCheckpoint(data []byte) (Checkpoint, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var r readCheckpoint
+	if err := dec.Decode(&r); err != nil {
+		return Checkpoint{}, fmt.Errorf("decode checkpoint: %w", err)
+	}
+	cp := Checkpoint{
+		V: r.V, ID: r.ID, TS: r.TS,
+		ChannelValues:   make(map[string]any, len(r.ChannelVersions)),
+		ChannelVersions: versionMap(r.ChannelVersions),
+		VersionsSeen:    make(map[string]map[string]string, len(r.VersionsSeen)),
+		UpdatedChannels: r.UpdatedChannels,
+	}
+	for k, v := range r.ChannelValues {
+		cp.ChannelValues[k] = v
+	}
+	for node, seen := range r.VersionsSeen {
+		cp.VersionsSeen[node] = versionMap(seen)
+	}
+	return cp, nil
+}
+
+// versionMap renders versions as text the way PostgreSQL's jsonb_each_text
+// does, which is how checkpoint_blobs.version is keyed: JSON strings
+// unquoted, JSON numbers as their text. Nulls are dropped.
+func versionMap(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		switch v := v.(type) {
+		case string:
+			out[k] = v
+		case json.Number:
+			out[k] = v.String()
+		case nil:
+		default:
+			b, _ := json.Marshal(v)
+			out[k] = string(b)
+		}
+	}
+	return out
+}
+
+// encodeMetadata renders metadata for the jsonb column with every NUL
+// character removed from keys and strings (jsonb cannot hold \u0000; the
+// savers strip it too). nil becomes {}.
+func encodeMetadata(md Metadata) ([]byte, error) {
+	if md == nil {
+		return []byte("{}"), nil
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	if !bytes.Contains(b, []byte(`\u0000`)) {
+		return b, nil
+	}
+	generic, err := decodeMetadata(b)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(stripNUL(map[string]any(generic)))
+}
+
+// stripNUL removes NUL characters from the strings and keys of a decoded
+// JSON value.
+func stripNUL(v any) any {
+	switch v := v.(type) {
+	case string:
+		return strings.ReplaceAll(v, "\x00", "")
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[strings.ReplaceAll(k, "\x00", "")] = stripNUL(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = stripNUL(e)
+		}
+		return out
+	}
+	return v
+}
+
+func decodeMetadata(data []byte) (Metadata, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	md := Metadata{}
+	if err := dec.Decode(&md); err != nil {
+		return nil, fmt.Errorf("decode metadata: %w", err)
+	}
+	return md, nil
+}

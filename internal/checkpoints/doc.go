@@ -1,0 +1,95 @@
+// Package checkpoints is Weft's checkpoint store: a Go re-implementation of
+// LangGraph's Postgres checkpoint saver on LangGraph's own schema
+// (checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations;
+// migration 002), so that Weft, the JS PostgresSaver and the Python
+// PostgresSaver can read and write the same threads.
+//
+// Every function takes a postgres.DBTX (a pool or a transaction), so the run
+// commit coordinator can put a checkpoint, its writes and rows of other
+// packages in one transaction. Each write function is a single SQL
+// statement, atomic on its own even on a pool.
+//
+//	LangGraph saver   Weft
+//	put               CheckpointPut
+//	putWrites         CheckpointWritesPut
+//	getTuple          CheckpointGetTuple
+//	list              CheckpointList
+//	deleteThread      CheckpointThreadDelete
+//	(Platform copy)   CheckpointThreadCopy
+//	(metadata patch)  CheckpointMetadataMerge
+//
+// # Schema
+//
+// Migration 002 creates the union of the JS saver's migrations v0–v4 and the
+// Python saver's v5–v9 (thread_id indexes, checkpoint_writes.task_path) and
+// records v = 0..9 in checkpoint_migrations, so either saver's setup() finds
+// nothing to do. Weft adds no column, no foreign key (the savers write
+// threads Weft does not know) and no trigger.
+//
+// # Rows
+//
+// A checkpoint row holds the checkpoint JSON (v4) without channel_values,
+// as the JS saver writes it. Values live in checkpoint_blobs, keyed by
+// (thread, namespace, channel, version): a put writes one blob row per
+// channel that changed in the step (newVersions), "empty" with a NULL blob
+// for a channel that got a version but has no value; unchanged channels are
+// found again through channel_versions, so one blob row serves every later
+// checkpoint with that version. Blob inserts are ON CONFLICT DO NOTHING: a
+// version must therefore name exactly one value in a thread, which is why
+// versions are minted by NextVersion ("{counter:032d}.0.{16 digits}", the
+// Python saver's scheme with a suffix unique per call). The stock JS saver
+// mints integers that repeat on sibling branches and so silently reads the
+// other branch's values after a fork; with NextVersion two siblings from one
+// parent never share a version. A stock JS saver can read Weft's rows, but
+// cannot continue such a thread: its getNextVersion refuses string
+// versions.
+//
+// Writes belong to the checkpoint their task started from. The special
+// channels (__error__ -1, __scheduled__ -2, __interrupt__ -3, __resume__ -4)
+// use fixed indexes and overwrite; other writes never overwrite an existing
+// row.
+//
+// Checkpoint ids are UUIDv6 from NewCheckpointID: time-ordered, so the text
+// order of checkpoint_id is creation order. "Latest" is the greatest id in
+// the namespace on any branch, and history pages are keyset queries
+// (checkpoint_id < before ORDER BY checkpoint_id DESC LIMIT n) served by
+// walking the primary key backwards.
+//
+// # Reading rows from any saver
+//
+// A read is three queries for a whole page, whatever the thread's length:
+// the checkpoint rows, their blobs by key (deduplicated: a blob shared by
+// several checkpoints of the page is fetched and decoded once, then copied),
+// and their writes by checkpoint. Values are decoded by serde.Decode by the
+// row's type: json and bytes (JS and Weft), msgpack (Python's default),
+// null; "empty" blobs mean "no value" and the channel is left out of
+// ChannelValues. Python stores primitive values inline in
+// checkpoint->'channel_values' and writes no blob for them: those are read
+// too (the JS saver drops them). Versions are read as text: the JS saver's
+// JSON numbers become their decimal text ("3"), which is how
+// checkpoint_blobs.version keys them; CompareVersions orders versions of
+// mixed formats by their integer counter.
+//
+// # One message shape
+//
+// LangChain messages reach the store in three encodings: Python's msgpack
+// pydantic models, the JS saver's lc:1 constructors
+//
+//	{"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{...}}
+//
+// and the plain dicts Weft's own graphs write. Reads turn the first two into
+// the third — LangChain's message dict {type: "human"|"ai"|"tool"|"system"|
+// …, content, id, name, additional_kwargs, response_metadata, tool_calls,
+// invalid_tool_calls, usage_metadata (AI)…}, with the kwargs as they are
+// (the JS saver already writes them snake_case) and the type from the class
+// name — recursively (inside a messages list, inside a dict), so the API
+// shows one shape whatever wrote the row. Other lc:1 constructors degrade to
+// their kwargs; the JS serde's lc:2 constructors (Set, Map, RegExp, Error,
+// Uint8Array) to their kwargs or their argument, and lc:2 "undefined" to
+// null. Weft writes values back as plain JSON ("json" blobs), never as lc
+// envelopes.
+//
+// Not implemented: the JS saver's migration of pending sends for checkpoints
+// older than format v4 (it folds __pregel_tasks writes of the parent into
+// channel_values); such rows read with their stored values only.
+package checkpoints

@@ -1,0 +1,118 @@
+package checkpoints
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/weftdev/weft/internal/checkpoints/serde"
+)
+
+// normalizeLC rewrites, recursively, the LangChain serialization envelopes
+// the JS saver writes into "json" blobs, so that a value reads the same
+// whatever wrote it:
+//
+//   - {"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{…}}
+//     becomes LangChain's plain message dict: the kwargs (already snake_case)
+//     with "type" from the class ("human", "ai", "tool", "system", …) and the
+//     common fields defaulted, exactly the shape serde.Decode gives Python's
+//     msgpack messages (see serde.LangChainMessage).
+//   - any other lc:1 constructor becomes its kwargs.
+//   - lc:2 constructors of the JS serde (Set, Map, RegExp, Error, Uint8Array)
+//     become their kwargs when non-empty, else their single argument (a Set's
+//     items, a Map's [key, value] pairs, …), else their argument list.
+//   - {"lc":2,"type":"undefined"} becomes null.
+//
+// Other lc envelopes ("secret", "not_implemented") are left as they are.
+// Maps and slices are rewritten in place; the result replaces v.
+func normalizeLC(v any) any {
+	switch t := v.(type) {
+	case []any:
+		for i, e := range t {
+			t[i] = normalizeLC(e)
+		}
+		return t
+	case map[string]any:
+		if out, ok := lcEnvelope(t); ok {
+			return out
+		}
+		for k, e := range t {
+			t[k] = normalizeLC(e)
+		}
+		return t
+	}
+	return v
+}
+
+func lcEnvelope(m map[string]any) (any, bool) {
+	lc, ok := m["lc"].(json.Number)
+	if !ok || (lc != "1" && lc != "2") {
+		return nil, false
+	}
+	typ, _ := m["type"].(string)
+	if lc == "2" && typ == "undefined" {
+		return nil, true
+	}
+	if typ != "constructor" {
+		return nil, false
+	}
+	path, ok := m["id"].([]any)
+	if !ok || len(path) == 0 {
+		return nil, false
+	}
+	parts := make([]string, len(path))
+	for i, p := range path {
+		s, ok := p.(string)
+		if !ok {
+			return nil, false
+		}
+		parts[i] = s
+	}
+	kwargs, _ := m["kwargs"].(map[string]any)
+	if kwargs == nil {
+		kwargs = map[string]any{}
+	}
+	for k, e := range kwargs {
+		kwargs[k] = normalizeLC(e)
+	}
+	if lc == "1" {
+		module, class := strings.Join(parts[:len(parts)-1], "."), parts[len(parts)-1]
+		if msg, ok := serde.LangChainMessage(module, class, kwargs); ok {
+			return msg, true
+		}
+		return kwargs, true
+	}
+	if len(kwargs) > 0 {
+		return kwargs, true
+	}
+	args, _ := m["args"].([]any)
+	for i, e := range args {
+		args[i] = normalizeLC(e)
+	}
+	if len(args) == 1 {
+		return args[0], true
+	}
+	if args == nil {
+		args = []any{}
+	}
+	return args, true
+}
+
+// cloneValue deep-copies a decoded JSON value (maps and slices; scalars are
+// immutable), so that two tuples never share mutable structure.
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = cloneValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = cloneValue(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,304 @@
+package checkpoints
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints/serde"
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// ListOptions narrows CheckpointList.
+type ListOptions struct {
+	// Before keeps checkpoints whose id is strictly less than this one
+	// (the keyset cursor of history pages; "" = no bound).
+	Before string
+	// Limit caps the page; 0 or less means no limit.
+	Limit int
+	// Filter keeps checkpoints whose metadata contains it (jsonb @>).
+	Filter map[string]any
+	// AllNamespaces lists every namespace of the thread (subgraphs
+	// included) instead of only cfg.NS. Such a listing is ordered by
+	// checkpoint id across namespaces, which the primary key cannot serve
+	// as an index scan: it sorts the thread's rows, unlike the
+	// single-namespace listing.
+	AllNamespaces bool
+}
+
+// CheckpointGetTuple reads one checkpoint with its values and pending
+// writes: cfg.CheckpointID in namespace cfg.NS, or, when cfg.CheckpointID
+// is "", the latest checkpoint of that namespace — the greatest
+// checkpoint_id on any branch, i.e. the most recently created (a fork made
+// after the main line's last step is the latest). A missing checkpoint is
+// an apperr.NotFound error. Three indexed queries whatever the thread's
+// length.
+func CheckpointGetTuple(ctx context.Context, db postgres.DBTX, cfg Config) (*Tuple, error) {
+	if cfg.ThreadID == "" {
+		return nil, apperr.Errorf(apperr.Invalid, "checkpoint get: thread id is required")
+	}
+	tuples, err := CheckpointList(ctx, db, cfg, ListOptions{Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(tuples) == 0 {
+		if cfg.CheckpointID != "" {
+			return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", cfg.CheckpointID, cfg.ThreadID)
+		}
+		return nil, apperr.Errorf(apperr.NotFound, "Thread %s has no checkpoints", cfg.ThreadID)
+	}
+	return &tuples[0], nil
+}
+
+// CheckpointList reads checkpoints of thread cfg.ThreadID, newest first (by
+// checkpoint_id, descending, every branch interleaved in creation order),
+// with their values and pending writes: the saver's list. Only namespace
+// cfg.NS ("" = the root graph) unless opt.AllNamespaces; only checkpoint
+// cfg.CheckpointID when it is set.
+//
+// A page is a keyset query (checkpoint_id < Before ORDER BY checkpoint_id
+// DESC LIMIT n) on the primary key, and its blobs and writes are fetched by
+// key for the whole page: three queries in total, whose cost depends on the
+// page and the size of its values, never on the thread's length (except for
+// AllNamespaces, see ListOptions, and a Filter that skips many rows). A blob
+// shared by several checkpoints of the page is fetched and decoded once;
+// each tuple still gets its own copy of the value.
+func CheckpointList(ctx context.Context, db postgres.DBTX, cfg Config, opt ListOptions) ([]Tuple, error) {
+	if cfg.ThreadID == "" {
+		return nil, apperr.Errorf(apperr.Invalid, "checkpoint list: thread id is required")
+	}
+	query, args, err := checkpointListQuery(cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint list: %w", err)
+	}
+	page, err := pgx.CollectRows(rows, pgx.RowToStructByName[checkpointRow])
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint list: %w", err)
+	}
+	return loadTuples(ctx, db, cfg.ThreadID, page)
+}
+
+type checkpointRow struct {
+	NS           string  `db:"checkpoint_ns"`
+	CheckpointID string  `db:"checkpoint_id"`
+	ParentID     *string `db:"parent_checkpoint_id"`
+	Checkpoint   []byte  `db:"checkpoint"`
+	Metadata     []byte  `db:"metadata"`
+}
+
+// checkpointListQuery builds the page query with only the conditions in
+// use, so that every variant gets a plan that walks the primary key
+// backwards (no "$n IS NULL OR …" that a generic plan cannot index).
+func checkpointListQuery(cfg Config, opt ListOptions) (string, []any, error) {
+	var b strings.Builder
+	args := []any{cfg.ThreadID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	b.WriteString(`SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+FROM checkpoints WHERE thread_id = $1`)
+	if !opt.AllNamespaces {
+		b.WriteString(" AND checkpoint_ns = " + arg(cfg.NS))
+	}
+	if cfg.CheckpointID != "" {
+		b.WriteString(" AND checkpoint_id = " + arg(cfg.CheckpointID))
+	}
+	if opt.Before != "" {
+		b.WriteString(" AND checkpoint_id < " + arg(opt.Before))
+	}
+	if len(opt.Filter) > 0 {
+		f, err := json.Marshal(opt.Filter)
+		if err != nil {
+			return "", nil, apperr.Errorf(apperr.Invalid, "checkpoint list: bad metadata filter: %v", err)
+		}
+		b.WriteString(" AND metadata @> " + arg(string(f)) + "::jsonb")
+	}
+	if opt.AllNamespaces {
+		b.WriteString(" ORDER BY checkpoint_id DESC, checkpoint_ns")
+	} else {
+		b.WriteString(" ORDER BY checkpoint_id DESC")
+	}
+	if opt.Limit > 0 {
+		b.WriteString(" LIMIT " + arg(opt.Limit))
+	}
+	return b.String(), args, nil
+}
+
+// checkpointBlobsByKeySQL fetches blobs by (namespace, channel, version).
+// The LATERAL … LIMIT 1 keeps one primary-key probe per key (it cannot be
+// flattened into a join that scans the thread's blobs).
+const checkpointBlobsByKeySQL = `
+SELECT k.ns AS checkpoint_ns, k.channel, k.version, bl.type, bl.blob
+FROM unnest($2::text[], $3::text[], $4::text[]) AS k(ns, channel, version),
+LATERAL (
+    SELECT type, blob FROM checkpoint_blobs
+    WHERE thread_id = $1 AND checkpoint_ns = k.ns AND channel = k.channel AND version = k.version
+    LIMIT 1
+) bl
+WHERE bl.type <> 'empty'`
+
+// checkpointWritesByCheckpointSQL fetches the writes of a set of
+// checkpoints, one primary-key range probe per checkpoint, in the order the
+// savers use (task_path, task_id, idx).
+const checkpointWritesByCheckpointSQL = `
+SELECT k.ns AS checkpoint_ns, k.id AS checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob
+FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS k(ns, id, ord),
+LATERAL (
+    SELECT task_id, task_path, idx, channel, type, blob FROM checkpoint_writes
+    WHERE thread_id = $1 AND checkpoint_ns = k.ns AND checkpoint_id = k.id
+    ORDER BY task_path, task_id, idx
+    OFFSET 0
+) w
+ORDER BY k.ord, w.task_path, w.task_id, w.idx`
+
+type blobRow struct {
+	NS      string `db:"checkpoint_ns"`
+	Channel string `db:"channel"`
+	Version string `db:"version"`
+	Type    string `db:"type"`
+	Blob    []byte `db:"blob"`
+}
+
+type writeRow struct {
+	NS           string  `db:"checkpoint_ns"`
+	CheckpointID string  `db:"checkpoint_id"`
+	TaskID       string  `db:"task_id"`
+	TaskPath     string  `db:"task_path"`
+	Idx          int     `db:"idx"`
+	Channel      string  `db:"channel"`
+	Type         *string `db:"type"`
+	Blob         []byte  `db:"blob"`
+}
+
+type blobKey struct{ ns, channel, version string }
+
+type decodedBlob struct {
+	value any
+	used  bool
+}
+
+// loadTuples turns a page of checkpoint rows into tuples: the checkpoint and
+// metadata columns, the blobs named by channel_versions (one query for the
+// page) and the pending writes (one query for the page).
+func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []checkpointRow) ([]Tuple, error) {
+	if len(page) == 0 {
+		return []Tuple{}, nil
+	}
+	tuples := make([]Tuple, len(page))
+	keys := map[blobKey]*decodedBlob{}
+	var nss, chs, vers []string
+	for i, r := range page {
+		cp, err := decodeCheckpoint(r.Checkpoint)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", r.CheckpointID, err)
+		}
+		md, err := decodeMetadata(r.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", r.CheckpointID, err)
+		}
+		t := Tuple{Config: Config{ThreadID: threadID, NS: r.NS, CheckpointID: r.CheckpointID}, Checkpoint: cp, Metadata: md, PendingWrites: []Write{}}
+		if r.ParentID != nil {
+			t.Parent = &Config{ThreadID: threadID, NS: r.NS, CheckpointID: *r.ParentID}
+		}
+		tuples[i] = t
+		for ch, ver := range cp.ChannelVersions {
+			if _, inline := cp.ChannelValues[ch]; inline {
+				continue // Python stored the value in the checkpoint itself
+			}
+			k := blobKey{r.NS, ch, ver}
+			if _, seen := keys[k]; !seen {
+				keys[k] = nil
+				nss, chs, vers = append(nss, k.ns), append(chs, k.channel), append(vers, k.version)
+			}
+		}
+	}
+	if len(nss) > 0 {
+		rows, err := db.Query(ctx, checkpointBlobsByKeySQL, threadID, nss, chs, vers)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint blobs: %w", err)
+		}
+		blobs, err := pgx.CollectRows(rows, pgx.RowToStructByName[blobRow])
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint blobs: %w", err)
+		}
+		for _, b := range blobs {
+			v, err := decodeValue(b.Type, b.Blob)
+			if errors.Is(err, serde.ErrEmpty) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("thread %s channel %q version %s: %w", threadID, b.Channel, b.Version, err)
+			}
+			keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: v}
+		}
+	}
+	for i := range tuples {
+		t := &tuples[i]
+		for ch, ver := range t.Checkpoint.ChannelVersions {
+			d := keys[blobKey{t.Config.NS, ch, ver}]
+			if d == nil {
+				continue // inline, empty, or missing: the channel has no blob value
+			}
+			if d.used {
+				t.Checkpoint.ChannelValues[ch] = cloneValue(d.value)
+			} else {
+				t.Checkpoint.ChannelValues[ch], d.used = d.value, true
+			}
+		}
+	}
+	return tuples, loadWrites(ctx, db, threadID, tuples)
+}
+
+func loadWrites(ctx context.Context, db postgres.DBTX, threadID string, tuples []Tuple) error {
+	nss, ids := make([]string, len(tuples)), make([]string, len(tuples))
+	byKey := make(map[[2]string]*Tuple, len(tuples))
+	for i := range tuples {
+		nss[i], ids[i] = tuples[i].Config.NS, tuples[i].Config.CheckpointID
+		byKey[[2]string{nss[i], ids[i]}] = &tuples[i]
+	}
+	rows, err := db.Query(ctx, checkpointWritesByCheckpointSQL, threadID, nss, ids)
+	if err != nil {
+		return fmt.Errorf("checkpoint writes: %w", err)
+	}
+	writes, err := pgx.CollectRows(rows, pgx.RowToStructByName[writeRow])
+	if err != nil {
+		return fmt.Errorf("checkpoint writes: %w", err)
+	}
+	for _, w := range writes {
+		typ := ""
+		if w.Type != nil {
+			typ = *w.Type
+		}
+		v, err := decodeValue(typ, w.Blob)
+		if err != nil && !errors.Is(err, serde.ErrEmpty) {
+			return fmt.Errorf("checkpoint %s write %s/%d (%q): %w", w.CheckpointID, w.TaskID, w.Idx, w.Channel, err)
+		}
+		t := byKey[[2]string{w.NS, w.CheckpointID}]
+		t.PendingWrites = append(t.PendingWrites, Write{TaskID: w.TaskID, Channel: w.Channel, Value: v, Idx: w.Idx, TaskPath: w.TaskPath})
+	}
+	return nil
+}
+
+// decodeValue decodes a blob and rewrites the JS saver's LangChain
+// envelopes (normalizeLC) in "json" values.
+func decodeValue(typ string, data []byte) (any, error) {
+	v, err := serde.Decode(typ, data)
+	if err != nil {
+		return nil, err
+	}
+	if typ == serde.TypeJSON {
+		v = normalizeLC(v)
+	}
+	return v, nil
+}

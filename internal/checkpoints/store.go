@@ -1,0 +1,248 @@
+package checkpoints
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints/serde"
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// checkpointPutSQL inserts the changed channels' blobs (keeping an existing
+// row: a version, once written, never changes) and upserts the checkpoint
+// row, like the JS saver's put, in one statement so it is atomic even on a
+// pool.
+const checkpointPutSQL = `
+WITH blobs AS (
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT $1, $2, b.channel, b.version, b.type, b.blob
+    FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS b(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+VALUES ($1, $2, $7, $8, $9, $10)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
+
+// CheckpointPut stores checkpoint cp of thread cfg.ThreadID in namespace
+// cfg.NS, with parent cfg.CheckpointID ("" for a thread's first checkpoint),
+// and returns the new checkpoint's Config. It is the saver's put.
+//
+// newVersions names the channels written by the step that made cp, with
+// their new versions (normally equal to cp.ChannelVersions for them): one
+// checkpoint_blobs row is written per entry, holding cp.ChannelValues[ch]
+// encoded by serde.Encode, or type "empty" with a NULL blob when cp has no
+// value for ch (a consumed trigger). An existing blob row for the same
+// channel version is kept as it is (ON CONFLICT DO NOTHING): versions must
+// be unique per value, which NextVersion guarantees. Channels not in
+// newVersions are not written; their values are found again through
+// cp.ChannelVersions. The checkpoint row itself is upserted (re-putting a
+// checkpoint id replaces its content and metadata, not its parent). The
+// jsonb column never holds channel_values.
+//
+// cp.ID is required. cp.V defaults to 4 and cp.TS to the current UTC time
+// (ISO 8601, milliseconds, "Z") in the stored row. NUL characters are
+// stripped from metadata. One statement: atomic even when db is a pool.
+func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpoint, md Metadata, newVersions map[string]string) (Config, error) {
+	if cfg.ThreadID == "" {
+		return Config{}, apperr.Errorf(apperr.Invalid, "checkpoint put: thread id is required")
+	}
+	if cp.ID == "" {
+		return Config{}, apperr.Errorf(apperr.Invalid, "checkpoint put: checkpoint id is required")
+	}
+	if cp.V == 0 {
+		cp.V = 4
+	}
+	if cp.TS == "" {
+		cp.TS = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	n := len(newVersions)
+	channels, versions, types := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	blobs := make([][]byte, 0, n)
+	for ch, ver := range newVersions {
+		typ, data := serde.TypeEmpty, []byte(nil)
+		if v, ok := cp.ChannelValues[ch]; ok {
+			var err error
+			if typ, data, err = serde.Encode(v); err != nil {
+				return Config{}, fmt.Errorf("checkpoint put: channel %q: %w", ch, err)
+			}
+		}
+		channels, versions, types, blobs = append(channels, ch), append(versions, ver), append(types, typ), append(blobs, data)
+	}
+	cpJSON, err := encodeCheckpoint(cp)
+	if err != nil {
+		return Config{}, fmt.Errorf("checkpoint put: %w", err)
+	}
+	mdJSON, err := encodeMetadata(md)
+	if err != nil {
+		return Config{}, fmt.Errorf("checkpoint put: %w", err)
+	}
+	var parent *string
+	if cfg.CheckpointID != "" {
+		parent = &cfg.CheckpointID
+	}
+	if _, err := db.Exec(ctx, checkpointPutSQL, cfg.ThreadID, cfg.NS,
+		channels, versions, types, blobs, cp.ID, parent, string(cpJSON), string(mdJSON)); err != nil {
+		return Config{}, fmt.Errorf("checkpoint put: %w", err)
+	}
+	return Config{ThreadID: cfg.ThreadID, NS: cfg.NS, CheckpointID: cp.ID}, nil
+}
+
+// checkpointWritesPutSQL inserts writes; a row that exists is replaced only
+// for the special channels (their fixed negative idx makes a second write
+// overwrite the first), as both savers do.
+const checkpointWritesPutSQL = `
+INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT $1, $2, $3, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob
+FROM unnest($4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::bytea[]) AS w(task_id, task_path, idx, channel, type, blob)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob, task_path = EXCLUDED.task_path
+WHERE EXCLUDED.channel IN ('__error__', '__scheduled__', '__interrupt__', '__resume__')`
+
+// CheckpointWritesPut records pending writes under checkpoint cfg (the
+// checkpoint their task started from; cfg.CheckpointID is required). It is
+// the saver's putWrites. Writes to the special channels (__error__,
+// __scheduled__, __interrupt__, __resume__) are stored at their fixed
+// negative idx (WriteIdx) and replace an existing row; any other write keeps
+// an existing row with the same (task id, idx) — a retried task cannot
+// change what was recorded. (The JS saver decides upsert-or-not for the
+// whole batch, upserting only when every write is special; deciding per
+// row gives the same result for those batches and the sensible one for
+// mixed batches.) Within one call, a later write with the same key wins for
+// special channels and loses otherwise. Values are encoded by serde.Encode.
+// One statement: atomic even when db is a pool.
+func CheckpointWritesPut(ctx context.Context, db postgres.DBTX, cfg Config, writes []Write) error {
+	if cfg.ThreadID == "" || cfg.CheckpointID == "" {
+		return apperr.Errorf(apperr.Invalid, "checkpoint writes put: thread id and checkpoint id are required")
+	}
+	type key struct {
+		task string
+		idx  int
+	}
+	pos := make(map[key]int, len(writes))
+	n := len(writes)
+	taskIDs, taskPaths, channels, types := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	idxs, blobs := make([]int32, 0, n), make([][]byte, 0, n)
+	for _, w := range writes {
+		idx, special := WriteIdx(w.Channel, w.Idx)
+		typ, data, err := serde.Encode(w.Value)
+		if err != nil {
+			return fmt.Errorf("checkpoint writes put: task %s channel %q: %w", w.TaskID, w.Channel, err)
+		}
+		k := key{w.TaskID, idx}
+		if i, dup := pos[k]; dup {
+			if special {
+				taskPaths[i], channels[i], types[i], blobs[i] = w.TaskPath, w.Channel, typ, data
+			}
+			continue
+		}
+		pos[k] = len(taskIDs)
+		taskIDs, taskPaths, channels, types = append(taskIDs, w.TaskID), append(taskPaths, w.TaskPath), append(channels, w.Channel), append(types, typ)
+		idxs, blobs = append(idxs, int32(idx)), append(blobs, data)
+	}
+	if len(taskIDs) == 0 {
+		return nil
+	}
+	if _, err := db.Exec(ctx, checkpointWritesPutSQL, cfg.ThreadID, cfg.NS, cfg.CheckpointID,
+		taskIDs, taskPaths, idxs, channels, types, blobs); err != nil {
+		return fmt.Errorf("checkpoint writes put: %w", err)
+	}
+	return nil
+}
+
+// checkpointMetadataMergeSQL merges top-level metadata keys into one
+// checkpoint's metadata.
+const checkpointMetadataMergeSQL = `
+UPDATE checkpoints SET metadata = metadata || $4::jsonb
+WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`
+
+// CheckpointMetadataMerge merges md into the metadata of checkpoint cfg
+// (cfg.CheckpointID is required): each top-level key of md replaces the
+// stored one (jsonb ||); other keys are kept. NUL characters are stripped
+// as in CheckpointPut. A missing checkpoint is an apperr.NotFound error.
+func CheckpointMetadataMerge(ctx context.Context, db postgres.DBTX, cfg Config, md Metadata) error {
+	if cfg.ThreadID == "" || cfg.CheckpointID == "" {
+		return apperr.Errorf(apperr.Invalid, "checkpoint metadata merge: thread id and checkpoint id are required")
+	}
+	mdJSON, err := encodeMetadata(md)
+	if err != nil {
+		return fmt.Errorf("checkpoint metadata merge: %w", err)
+	}
+	tag, err := db.Exec(ctx, checkpointMetadataMergeSQL, cfg.ThreadID, cfg.NS, cfg.CheckpointID, string(mdJSON))
+	if err != nil {
+		return fmt.Errorf("checkpoint metadata merge: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", cfg.CheckpointID, cfg.ThreadID)
+	}
+	return nil
+}
+
+// checkpointThreadDeleteSQL removes every row of the given threads from the
+// three tables, all namespaces, in one statement.
+const checkpointThreadDeleteSQL = `
+WITH blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[])),
+     writes AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[]))
+DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])`
+
+// CheckpointThreadDelete deletes every checkpoint, blob and write of the
+// given threads, in all namespaces (the saver's deleteThread). Unknown ids
+// are not an error. One statement: atomic even when db is a pool.
+func CheckpointThreadDelete(ctx context.Context, db postgres.DBTX, threadIDs ...string) error {
+	if len(threadIDs) == 0 {
+		return nil
+	}
+	if _, err := db.Exec(ctx, checkpointThreadDeleteSQL, threadIDs); err != nil {
+		return fmt.Errorf("checkpoint thread delete: %w", err)
+	}
+	return nil
+}
+
+// checkpointThreadCopySQL duplicates a thread's three tables under a new
+// thread id in one statement. The rows keep their checkpoint ids, versions
+// and parents, so the copy has the same history, branches and latest
+// checkpoint as the original.
+const checkpointThreadCopySQL = `
+WITH blobs AS (
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT $2, checkpoint_ns, channel, version, type, blob
+    FROM checkpoint_blobs WHERE thread_id = $1
+), writes AS (
+    INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
+    SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path
+    FROM checkpoint_writes WHERE thread_id = $1
+)
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+FROM checkpoints WHERE thread_id = $1`
+
+// CheckpointThreadCopy duplicates every checkpoint, blob and write of thread
+// from (all namespaces) under thread id to, with INSERT … SELECT (nothing
+// passes through Go). The target must have no checkpoints yet, else the
+// result is an apperr.Conflict and nothing is copied. Copying a thread
+// without checkpoints copies nothing. One statement: atomic even when db is
+// a pool.
+func CheckpointThreadCopy(ctx context.Context, db postgres.DBTX, from, to string) error {
+	if from == "" || to == "" {
+		return apperr.Errorf(apperr.Invalid, "checkpoint thread copy: thread ids are required")
+	}
+	if from == to {
+		return apperr.Errorf(apperr.Invalid, "checkpoint thread copy: cannot copy thread %s onto itself", from)
+	}
+	var exists bool
+	if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1)`, to).Scan(&exists); err != nil {
+		return fmt.Errorf("checkpoint thread copy: %w", err)
+	}
+	if exists {
+		return apperr.Errorf(apperr.Conflict, "thread %s already has checkpoints", to)
+	}
+	if _, err := db.Exec(ctx, checkpointThreadCopySQL, from, to); err != nil {
+		if postgres.IsUniqueViolation(err) {
+			return apperr.Errorf(apperr.Conflict, "thread %s already has checkpoints", to)
+		}
+		return fmt.Errorf("checkpoint thread copy: %w", err)
+	}
+	return nil
+}

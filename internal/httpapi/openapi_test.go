@@ -14,6 +14,7 @@ import (
 
 	"github.com/weftdev/weft/api"
 	"github.com/weftdev/weft/internal/httpapi"
+	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/threads"
 )
 
@@ -37,7 +38,7 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 			inSpec[method+" "+path] = true
 		}
 	}
-	h := httpapi.NewRouter(httpapi.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Threads: &threads.Handlers{}})
+	h := httpapi.NewRouter(httpapi.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Threads: &threads.Handlers{}, State: &state.Handlers{}})
 	inRouter := map[string]bool{}
 	err = chi.Walk(h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		route = strings.TrimSuffix(route, "/")

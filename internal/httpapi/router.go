@@ -14,6 +14,7 @@ import (
 
 	"github.com/weftdev/weft/api"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/web"
 )
@@ -28,6 +29,7 @@ type Deps struct {
 	Version string
 	MaxBody int64 // request body limit; 0 → DefaultMaxBody
 	Threads *threads.Handlers
+	State   *state.Handlers
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
@@ -62,6 +64,15 @@ func NewRouter(d Deps) http.Handler {
 	r.Patch("/threads/{thread_id}", d.Threads.Patch)
 	r.Delete("/threads/{thread_id}", d.Threads.Delete)
 	r.Get("/threads/{thread_id}/children", d.Threads.Children)
+	r.Post("/threads/{thread_id}/copy", d.State.Copy)
+
+	r.Get("/threads/{thread_id}/state", d.State.GetState)
+	r.Post("/threads/{thread_id}/state", d.State.UpdateState)
+	r.Patch("/threads/{thread_id}/state", d.State.PatchState)
+	r.Post("/threads/{thread_id}/state/checkpoint", d.State.PostStateAt)
+	r.Get("/threads/{thread_id}/state/{checkpoint_id}", d.State.GetStateAt)
+	r.Get("/threads/{thread_id}/history", d.State.GetHistory)
+	r.Post("/threads/{thread_id}/history", d.State.PostHistory)
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)

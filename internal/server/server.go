@@ -12,10 +12,15 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/graph"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/threads"
 )
 
@@ -71,12 +76,17 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	}
 
 	threadStore := threads.NewStore(s.pool)
+	threadStore.OnDelete(func(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) error {
+		return checkpoints.CheckpointThreadDelete(ctx, tx, uuidStrings(ids)...)
+	})
+	stateSvc := state.NewService(s.pool, threadStore, graph.Builtin())
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Log:     log,
 		DB:      s.pool,
 		Version: Version,
 		MaxBody: cfg.MaxBodyBytes,
 		Threads: threads.NewHandlers(threadStore, log),
+		State:   state.NewHandlers(stateSvc, log),
 	})
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -85,6 +95,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	go func() { s.done <- s.http.Serve(s.ln) }()
 	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
 	return s, nil
+}
+
+func uuidStrings(ids []uuid.UUID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
 }
 
 // checkSchema refuses a database whose schema this binary does not know

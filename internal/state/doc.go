@@ -1,0 +1,22 @@
+// Package state is the thread state API — time travel: the state of a
+// thread at any checkpoint, its history, update_state (and with an older
+// base, fork), and thread copy. It composes three packages in one
+// transaction per change: checkpoints (the LangGraph-schema rows), threads
+// (the thread row lock and its values / interrupts / status projection) and
+// graph (the reducers and edges of the thread's graph, bound by
+// metadata.graph_id).
+//
+// Reading a checkpoint follows LangGraph's Pregel rules, so threads written
+// by LangGraph's own PostgresSaver read the same as Weft's: values are the
+// graph's state channels; a node is next when its trigger channel
+// ("branch:to:<node>", or "__start__") holds a value newer than the version
+// the node last saw; every Send in "__pregel_tasks" is a task; pending
+// __interrupt__ / __error__ writes become the tasks' interrupts and errors.
+//
+// update_state writes a checkpoint the way LangGraph's does: one fresh
+// version (checkpoints.NextVersion of the base's highest) for every channel
+// the update touches, as_node's trigger consumed, and the trigger channels
+// of the nodes after as_node set. Versions are unique per write, so a fork
+// never shares a blob with its sibling branch: the stock JS saver's fork bug
+// (reference/checkpoint/ROWS.md §3) cannot happen.
+package state

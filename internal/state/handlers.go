@@ -1,0 +1,380 @@
+package state
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"reflect"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// Handlers serves the thread state routes.
+type Handlers struct {
+	svc *Service
+	log *slog.Logger
+}
+
+// NewHandlers returns the HTTP handlers of the state API.
+func NewHandlers(svc *Service, log *slog.Logger) *Handlers { return &Handlers{svc: svc, log: log} }
+
+// CheckpointInput addresses a checkpoint in a request; thread_id is ignored
+// (the path names the thread).
+type CheckpointInput struct {
+	ThreadID     string `json:"thread_id"`
+	NS           string `json:"checkpoint_ns"`
+	CheckpointID string `json:"checkpoint_id"`
+}
+
+// checkpointID is a checkpoint id given as a string, as a Checkpoint-shaped
+// object {checkpoint_id}, or as a config {configurable: {checkpoint_id}}
+// (the JS SDK sends the last form for history's before).
+type checkpointID string
+
+// UnmarshalJSON accepts the three forms.
+func (c *checkpointID) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*c = ""
+		return nil
+	}
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*c = checkpointID(s)
+		return nil
+	}
+	var obj struct {
+		CheckpointID string `json:"checkpoint_id"`
+		Configurable struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"configurable"`
+	}
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return &json.UnmarshalTypeError{Value: "non-checkpoint", Type: reflect.TypeFor[string]()}
+	}
+	*c = checkpointID(obj.CheckpointID)
+	if *c == "" {
+		*c = checkpointID(obj.Configurable.CheckpointID)
+	}
+	return nil
+}
+
+func (h *Handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
+	httpx.WriteError(w, r, h.log, err)
+}
+
+// checkID validates a checkpoint id: LangGraph ids are UUID-shaped (v6,
+// with a variant byte that is not RFC 4122 for step -1, so only the shape is
+// checked).
+func checkID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
+		return apperr.Errorf(apperr.Invalid, "Invalid checkpoint ID: must be a UUID, got %q", id)
+	}
+	for i, c := range id {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			continue
+		}
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return apperr.Errorf(apperr.Invalid, "Invalid checkpoint ID: must be a UUID, got %q", id)
+		}
+	}
+	return nil
+}
+
+func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints.Config) {
+	id, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err == nil {
+		err = checkID(cfg.CheckpointID)
+	}
+	if err == nil {
+		_, err = httpx.QueryBool(r, "subgraphs", false)
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	st, err := h.svc.Get(r.Context(), id, cfg)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, st)
+}
+
+// GetState godoc
+//
+//	@Summary		Get a thread's state
+//	@Description	The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null).
+//	@Tags			state
+//	@Produce		json
+//	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)
+//	@Param			subgraphs	query		bool	false	"Accepted; subgraph states are not expanded"
+//	@Success		200			{object}	ThreadState
+//	@Failure		404			{object}	httpx.ErrorBody
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/state [get]
+func (h *Handlers) GetState(w http.ResponseWriter, r *http.Request) {
+	h.getAt(w, r, checkpoints.Config{})
+}
+
+// GetStateAt godoc
+//
+//	@Summary	Get a thread's state at a checkpoint (deprecated form)
+//	@Tags		state
+//	@Produce	json
+//	@Param		thread_id		path		string	true	"Thread ID"	format(uuid)
+//	@Param		checkpoint_id	path		string	true	"Checkpoint ID"
+//	@Param		subgraphs		query		bool	false	"Accepted; subgraph states are not expanded"
+//	@Success	200				{object}	ThreadState
+//	@Failure	404				{object}	httpx.ErrorBody
+//	@Failure	422				{object}	httpx.ErrorBody
+//	@Router		/threads/{thread_id}/state/{checkpoint_id} [get]
+func (h *Handlers) GetStateAt(w http.ResponseWriter, r *http.Request) {
+	h.getAt(w, r, checkpoints.Config{CheckpointID: chi.URLParam(r, "checkpoint_id")})
+}
+
+// StateCheckpointRequest is the body of POST /threads/{id}/state/checkpoint.
+type StateCheckpointRequest struct {
+	Checkpoint *CheckpointInput `json:"checkpoint"`
+	Subgraphs  bool             `json:"subgraphs"`
+}
+
+// PostStateAt godoc
+//
+//	@Summary	Get a thread's state at a checkpoint
+//	@Tags		state
+//	@Accept		json
+//	@Produce	json
+//	@Param		thread_id	path		string					true	"Thread ID"	format(uuid)
+//	@Param		body		body		StateCheckpointRequest	true	"Checkpoint"
+//	@Success	200			{object}	ThreadState
+//	@Failure	404			{object}	httpx.ErrorBody
+//	@Failure	422			{object}	httpx.ErrorBody
+//	@Router		/threads/{thread_id}/state/checkpoint [post]
+func (h *Handlers) PostStateAt(w http.ResponseWriter, r *http.Request) {
+	var req StateCheckpointRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if req.Checkpoint == nil {
+		h.fail(w, r, apperr.Errorf(apperr.Invalid, "Invalid request body: field \"checkpoint\" is required"))
+		return
+	}
+	h.getAt(w, r, checkpoints.Config{NS: req.Checkpoint.NS, CheckpointID: req.Checkpoint.CheckpointID})
+}
+
+// UpdateRequest is the body of POST /threads/{id}/state (update_state).
+type UpdateRequest struct {
+	// Values: an object, a list of objects applied in order, or null.
+	Values       json.RawMessage  `json:"values" swaggertype:"object"`
+	AsNode       string           `json:"as_node"`
+	CheckpointID checkpointID     `json:"checkpoint_id" swaggertype:"string"`
+	Checkpoint   *CheckpointInput `json:"checkpoint"`
+}
+
+// UpdateResponse is what update_state returns: the new checkpoint, also as
+// "configurable" (the JS SDK's type) and "checkpoint_id".
+type UpdateResponse struct {
+	Checkpoint   CheckpointRef `json:"checkpoint"`
+	Configurable CheckpointRef `json:"configurable"`
+	CheckpointID string        `json:"checkpoint_id"`
+}
+
+// UpdateState godoc
+//
+//	@Summary		Update a thread's state
+//	@Description	Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+//	@Tags			state
+//	@Accept			json
+//	@Produce		json
+//	@Param			thread_id	path		string			true	"Thread ID"	format(uuid)
+//	@Param			body		body		UpdateRequest	false	"Update"
+//	@Success		200			{object}	UpdateResponse
+//	@Failure		400			{object}	httpx.ErrorBody	"thread has no registered graph, unknown or ambiguous as_node"
+//	@Failure		404			{object}	httpx.ErrorBody
+//	@Failure		409			{object}	httpx.ErrorBody	"thread busy"
+//	@Failure		422			{object}	httpx.ErrorBody	"malformed body or an update the reducers reject"
+//	@Router			/threads/{thread_id}/state [post]
+func (h *Handlers) UpdateState(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	var req UpdateRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	base := string(req.CheckpointID)
+	if base == "" && req.Checkpoint != nil {
+		base = req.Checkpoint.CheckpointID
+	}
+	if err := checkID(base); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	cfg, err := h.svc.Update(r.Context(), id, UpdateParams{Values: req.Values, AsNode: req.AsNode, CheckpointID: base})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	ref := *refOf(cfg)
+	httpx.WriteJSON(w, http.StatusOK, UpdateResponse{Checkpoint: ref, Configurable: ref, CheckpointID: cfg.CheckpointID})
+}
+
+// PatchStateRequest is the body of PATCH /threads/{id}/state.
+type PatchStateRequest struct {
+	Metadata     map[string]any   `json:"metadata"`
+	CheckpointID checkpointID     `json:"checkpoint_id" swaggertype:"string"`
+	Checkpoint   *CheckpointInput `json:"checkpoint"`
+}
+
+// PatchState godoc
+//
+//	@Summary	Merge metadata into a checkpoint's metadata
+//	@Tags		state
+//	@Accept		json
+//	@Param		thread_id	path	string				true	"Thread ID"	format(uuid)
+//	@Param		body		body	PatchStateRequest	true	"Metadata (merged into the latest checkpoint's, or checkpoint_id's)"
+//	@Success	204
+//	@Failure	404	{object}	httpx.ErrorBody
+//	@Failure	422	{object}	httpx.ErrorBody
+//	@Router		/threads/{thread_id}/state [patch]
+func (h *Handlers) PatchState(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	var req PatchStateRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	base := string(req.CheckpointID)
+	if base == "" && req.Checkpoint != nil {
+		base = req.Checkpoint.CheckpointID
+	}
+	if err := checkID(base); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := h.svc.PatchMetadata(r.Context(), id, base, req.Metadata); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// HistoryRequest is the body of POST /threads/{id}/history.
+type HistoryRequest struct {
+	Limit int `json:"limit" default:"10" minimum:"1" maximum:"1000"`
+	// Before: a checkpoint id, {checkpoint_id} or {configurable: {checkpoint_id}}.
+	Before     checkpointID     `json:"before" swaggertype:"string"`
+	Metadata   map[string]any   `json:"metadata"`
+	Checkpoint *CheckpointInput `json:"checkpoint"`
+}
+
+func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRequest) {
+	id, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if req.Limit == 0 {
+		req.Limit = 10
+	}
+	if req.Limit < 1 || req.Limit > 1000 {
+		h.fail(w, r, apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", req.Limit))
+		return
+	}
+	if err := checkID(string(req.Before)); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p := HistoryParams{Limit: req.Limit, Before: string(req.Before), Metadata: req.Metadata}
+	if req.Checkpoint != nil {
+		p.NS = req.Checkpoint.NS
+	}
+	list, err := h.svc.History(r.Context(), id, p)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, list)
+}
+
+// GetHistory godoc
+//
+//	@Summary	List a thread's checkpoints, newest first
+//	@Tags		state
+//	@Produce	json
+//	@Param		thread_id	path	string	true	"Thread ID"	format(uuid)
+//	@Param		limit		query	int		false	"Page size"	default(10)	minimum(1)	maximum(1000)
+//	@Param		before		query	string	false	"Only checkpoints older than this checkpoint id"
+//	@Success	200			{array}	ThreadState
+//	@Failure	404			{object}	httpx.ErrorBody
+//	@Failure	422			{object}	httpx.ErrorBody
+//	@Router		/threads/{thread_id}/history [get]
+func (h *Handlers) GetHistory(w http.ResponseWriter, r *http.Request) {
+	limit, err := httpx.QueryInt(r, "limit", 10, 1, 1000)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.history(w, r, HistoryRequest{Limit: limit, Before: checkpointID(r.URL.Query().Get("before"))})
+}
+
+// PostHistory godoc
+//
+//	@Summary		List a thread's checkpoints, newest first
+//	@Description	Keyset pages: before names the newest checkpoint to exclude; metadata filters by containment; checkpoint.checkpoint_ns lists a subgraph namespace.
+//	@Tags			state
+//	@Accept			json
+//	@Produce		json
+//	@Param			thread_id	path	string			true	"Thread ID"	format(uuid)
+//	@Param			body		body	HistoryRequest	false	"Page"
+//	@Success		200			{array}	ThreadState
+//	@Failure		404			{object}	httpx.ErrorBody
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/history [post]
+func (h *Handlers) PostHistory(w http.ResponseWriter, r *http.Request) {
+	var req HistoryRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.history(w, r, req)
+}
+
+// Copy godoc
+//
+//	@Summary	Copy a thread with its whole history
+//	@Tags		threads
+//	@Produce	json
+//	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
+//	@Success	200			{object}	threads.Thread
+//	@Failure	404			{object}	httpx.ErrorBody
+//	@Failure	422			{object}	httpx.ErrorBody
+//	@Router		/threads/{thread_id}/copy [post]
+func (h *Handlers) Copy(w http.ResponseWriter, r *http.Request) {
+	id, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	t, err := h.svc.Copy(r.Context(), id)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, t)
+}

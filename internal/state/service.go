@@ -1,0 +1,214 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/threads"
+)
+
+// Service reads and changes thread state. Every change writes the
+// checkpoint and the thread's projection (values, interrupts, status,
+// state_updated_at) in one transaction, under the thread's row lock, so
+// concurrent changes of one thread serialise and none is lost.
+type Service struct {
+	db      *pgxpool.Pool
+	threads *threads.Store
+	graphs  *graph.Registry
+}
+
+// NewService returns a Service.
+func NewService(db *pgxpool.Pool, ts *threads.Store, graphs *graph.Registry) *Service {
+	return &Service{db: db, threads: ts, graphs: graphs}
+}
+
+func (s *Service) graphOf(ref *threads.StateRef) *graph.Graph {
+	g, _ := s.graphs.Lookup(ref.GraphID())
+	return g
+}
+
+// Get returns the state at checkpoint cfg (the latest root checkpoint when
+// cfg.CheckpointID is empty); a thread without checkpoints gives the empty
+// state; an unknown checkpoint id is a 404.
+func (s *Service) Get(ctx context.Context, threadID uuid.UUID, cfg checkpoints.Config) (*ThreadState, error) {
+	ref, err := s.threads.LockForState(ctx, s.db, threadID, false)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ThreadID = threadID.String()
+	t, err := checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		if cfg.CheckpointID == "" {
+			return emptyState(), nil
+		}
+		return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", cfg.CheckpointID, threadID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return assemble(t, s.graphOf(ref)), nil
+}
+
+// HistoryParams select a page of history.
+type HistoryParams struct {
+	NS       string
+	Before   string
+	Limit    int
+	Metadata map[string]any
+}
+
+// History returns up to p.Limit checkpoints newest first, before p.Before.
+func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryParams) ([]*ThreadState, error) {
+	ref, err := s.threads.LockForState(ctx, s.db, threadID, false)
+	if err != nil {
+		return nil, err
+	}
+	list, err := checkpoints.CheckpointList(ctx, s.db, checkpoints.Config{ThreadID: threadID.String(), NS: p.NS},
+		checkpoints.ListOptions{Before: p.Before, Limit: p.Limit, Filter: p.Metadata})
+	if err != nil {
+		return nil, err
+	}
+	g := s.graphOf(ref)
+	out := make([]*ThreadState, len(list))
+	for i := range list {
+		out[i] = assemble(&list[i], g)
+	}
+	return out, nil
+}
+
+// UpdateParams are update_state's inputs.
+type UpdateParams struct {
+	Values       json.RawMessage
+	AsNode       string
+	CheckpointID string // base; "" = latest
+}
+
+// Update writes a new checkpoint on top of the base (an older base forks
+// the thread) and returns its address. 409 while a run is active, 400 when
+// the thread has no registered graph.
+func (s *Service) Update(ctx context.Context, threadID uuid.UUID, p UpdateParams) (checkpoints.Config, error) {
+	updates, err := parseUpdates(p.Values)
+	if err != nil {
+		return checkpoints.Config{}, err
+	}
+	var out checkpoints.Config
+	err = postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		ref, err := s.threads.LockForState(ctx, tx, threadID, true)
+		if err != nil {
+			return err
+		}
+		if ref.Status == threads.StatusBusy {
+			return apperr.Errorf(apperr.Conflict, "Thread %s is busy: a run is pending or running; wait for it or cancel it", threadID)
+		}
+		g := s.graphOf(ref)
+		if g == nil {
+			return graphError(ref.GraphID(), s.graphs.IDs())
+		}
+		base, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: p.CheckpointID})
+		switch {
+		case apperr.CodeOf(err) == apperr.NotFound && p.CheckpointID != "":
+			return apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", p.CheckpointID, threadID)
+		case apperr.CodeOf(err) == apperr.NotFound:
+			base = nil
+		case err != nil:
+			return err
+		}
+		asNode := p.AsNode
+		if asNode == "" {
+			if asNode, err = defaultAsNode(g, base); err != nil {
+				return err
+			}
+		} else if err := checkAsNode(g, asNode); err != nil {
+			return err
+		}
+		cp, md, changed, err := newCheckpoint(g, base, updates, asNode)
+		if err != nil {
+			return err
+		}
+		parent := checkpoints.Config{ThreadID: threadID.String()}
+		if base != nil {
+			parent.CheckpointID = base.Config.CheckpointID
+		}
+		if out, err = checkpoints.CheckpointPut(ctx, tx, parent, cp, md, changed); err != nil {
+			return err
+		}
+		t := &checkpoints.Tuple{Config: out, Checkpoint: cp, Metadata: md}
+		if base != nil {
+			t.Parent = &base.Config
+		}
+		return s.project(ctx, tx, threadID, assemble(t, g))
+	})
+	return out, err
+}
+
+// project writes the thread's projection of its latest state: the new
+// checkpoint is always the thread's newest (ids are time-ordered).
+func (s *Service) project(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, st *ThreadState) error {
+	values, err := json.Marshal(st.Values)
+	if err != nil {
+		return err
+	}
+	interrupts, err := json.Marshal(interruptsByTask(st))
+	if err != nil {
+		return err
+	}
+	status := threads.StatusIdle
+	if len(st.Next) > 0 {
+		status = threads.StatusInterrupted
+	}
+	return s.threads.SetState(ctx, tx, threadID, values, interrupts, status)
+}
+
+// Copy duplicates a thread with all its checkpoints under a new id.
+func (s *Service) Copy(ctx context.Context, threadID uuid.UUID) (*threads.Thread, error) {
+	var out *threads.Thread
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		if _, err := s.threads.LockForState(ctx, tx, threadID, true); err != nil {
+			return err
+		}
+		to := uuid.Must(uuid.NewV7())
+		t, err := s.threads.CopyRow(ctx, tx, threadID, to)
+		if err != nil {
+			return err
+		}
+		if err := checkpoints.CheckpointThreadCopy(ctx, tx, threadID.String(), to.String()); err != nil {
+			return err
+		}
+		out = t
+		return nil
+	})
+	return out, err
+}
+
+// PatchMetadata merges metadata into a checkpoint's metadata (the latest
+// root checkpoint when checkpointID is empty).
+func (s *Service) PatchMetadata(ctx context.Context, threadID uuid.UUID, checkpointID string, md map[string]any) error {
+	return postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		if _, err := s.threads.LockForState(ctx, tx, threadID, true); err != nil {
+			return err
+		}
+		t, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: checkpointID})
+		if apperr.CodeOf(err) == apperr.NotFound {
+			return apperr.Errorf(apperr.NotFound, "Thread %s has no checkpoint %s", threadID, checkpointID)
+		}
+		if err != nil {
+			return err
+		}
+		return checkpoints.CheckpointMetadataMerge(ctx, tx, t.Config, md)
+	})
+}
+
+func decodeJSON(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
+}

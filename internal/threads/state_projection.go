@@ -1,0 +1,71 @@
+package threads
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// StateRef is what the state (checkpoint) API needs to know of a thread.
+type StateRef struct {
+	ThreadID uuid.UUID
+	Metadata map[string]any
+	Status   Status
+}
+
+// GraphID is the graph the thread is bound to (metadata.graph_id), "" when none.
+func (r *StateRef) GraphID() string {
+	g, _ := r.Metadata["graph_id"].(string)
+	return g
+}
+
+// LockForState reads thread id and, with forUpdate, locks its row until the
+// transaction ends, so that state changes of one thread are serialised. A
+// missing thread is a 404.
+func (s *Store) LockForState(ctx context.Context, db postgres.DBTX, id uuid.UUID, forUpdate bool) (*StateRef, error) {
+	q := `SELECT thread_id, metadata, status FROM threads WHERE thread_id = $1`
+	if forUpdate {
+		q += ` FOR UPDATE`
+	}
+	ref := &StateRef{}
+	err := db.QueryRow(ctx, q, id).Scan(&ref.ThreadID, &ref.Metadata, &ref.Status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ref, nil
+}
+
+// SetState updates the thread's projection of its latest root checkpoint
+// (values, interrupts, status, state_updated_at). Callers run it in the
+// transaction that wrote the checkpoint.
+func (s *Store) SetState(ctx context.Context, db postgres.DBTX, id uuid.UUID, values, interrupts json.RawMessage, status Status) error {
+	_, err := db.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, status = $4,
+		state_updated_at = now(), updated_at = now() WHERE thread_id = $1`, id, values, interrupts, status)
+	return err
+}
+
+// CopyRow inserts a new thread to with from's metadata, hierarchy, config
+// and state projection (status idle) and returns it.
+func (s *Store) CopyRow(ctx context.Context, db postgres.DBTX, from, to uuid.UUID) (*Thread, error) {
+	t, err := collectOne(db.Query(ctx, `
+		INSERT INTO threads (thread_id, parent_thread_id, resource_id, metadata, config, "values", interrupts, state_updated_at)
+		SELECT $2, parent_thread_id, resource_id, metadata, config, "values", interrupts, state_updated_at
+		FROM threads WHERE thread_id = $1
+		RETURNING `+threadColumns, from, to))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(from)
+	}
+	return t, err
+}
+
+// Pool is the store's connection pool, for callers that open their own
+// transaction around several stores.
+func (s *Store) Pool() postgres.TxStarter { return s.db }

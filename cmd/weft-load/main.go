@@ -34,23 +34,20 @@ import (
 	"github.com/weftdev/weft/internal/server"
 )
 
-// Reference figures from the issue: the official JS dev server (in memory,
-// not durable) on this 2-core machine, thread creates per second.
-var referenceCreate = map[int]float64{1: 700, 16: 1000}
-
 func main() {
 	target := flag.String("url", "", "server to load (loopback only); empty starts one in-process")
 	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
 	maxReq := flag.Int("max-requests", 200000, "request cap per phase")
 	concs := flag.String("concurrency", "1,16", "comma-separated concurrencies")
+	suites := flag.String("suite", "all", "threads, state or all")
 	flag.Parse()
-	if err := run(*target, *duration, *maxReq, *concs); err != nil {
+	if err := run(*target, *duration, *maxReq, *concs, *suites); err != nil {
 		fmt.Fprintln(os.Stderr, "weft-load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target string, duration time.Duration, maxReq int, concs string) error {
+func run(target string, duration time.Duration, maxReq int, concs, suites string) error {
 	if target == "" {
 		dir, err := os.MkdirTemp("", "weft-load-")
 		if err != nil {
@@ -79,54 +76,16 @@ func run(target string, duration time.Duration, maxReq int, concs string) error 
 		}
 		levels = append(levels, n)
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
-	fmt.Printf("method: each phase runs N workers in a closed loop for %s (or %d requests); latency is per request, client side\n\n", duration, maxReq)
-	fmt.Printf("%-8s %5s %9s %9s %8s %8s %8s %8s %8s %s\n", "op", "conc", "requests", "ops/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors", "vs JS dev server")
-	for _, c := range levels {
-		var ids []string
-		var mu sync.Mutex
-		res := phase(c, duration, maxReq, func(i int) error {
-			body := fmt.Sprintf(`{"metadata":{"bench":"weft-load","n":%d}}`, i)
-			resp, err := client.Post(target+"/threads", "application/json", bytes.NewBufferString(body))
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			var th struct {
-				ThreadID string `json:"thread_id"`
-			}
-			if resp.StatusCode != 200 {
-				return fmt.Errorf("status %d", resp.StatusCode)
-			}
-			if err := json.NewDecoder(resp.Body).Decode(&th); err != nil {
-				return err
-			}
-			mu.Lock()
-			ids = append(ids, th.ThreadID)
-			mu.Unlock()
-			return nil
-		})
-		ref := ""
-		if r, ok := referenceCreate[c]; ok {
-			ref = fmt.Sprintf("%.2fx of %.0f/s", res.opsPerSec()/r, r)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 60 * time.Second}
+	l := &load{client: client, target: target, duration: duration, maxReq: maxReq, levels: levels}
+	fmt.Printf("method: each phase runs N workers in a closed loop for %s (or %d requests); latency is per request, client side\n", duration, maxReq)
+	if suites == "all" || suites == "threads" {
+		l.threads()
+	}
+	if suites == "all" || suites == "state" {
+		if err := l.state(); err != nil {
+			return err
 		}
-		res.print("create", c, ref)
-		if len(ids) == 0 {
-			continue
-		}
-		res = phase(c, duration, maxReq, func(i int) error {
-			resp, err := client.Get(target + "/threads/" + ids[i%len(ids)])
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			_, _ = io.Copy(io.Discard, resp.Body)
-			if resp.StatusCode != 200 {
-				return fmt.Errorf("status %d", resp.StatusCode)
-			}
-			return nil
-		})
-		res.print("get", c, "")
 	}
 	return nil
 }
@@ -144,6 +103,51 @@ func checkLoopback(target string) error {
 		return nil
 	}
 	return fmt.Errorf("refusing to load %s: only loopback targets are allowed", target)
+}
+
+// load is one benchmark session against one server.
+type load struct {
+	client   *http.Client
+	target   string
+	duration time.Duration
+	maxReq   int
+	levels   []int
+}
+
+// post sends a JSON body and decodes a JSON answer into out (when not nil).
+func (l *load) post(path string, body any, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	resp, err := l.client.Post(l.target+path, "application/json", bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, msg)
+	}
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// get fetches path and discards the body.
+func (l *load) get(path string) error {
+	resp, err := l.client.Get(l.target + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %d", path, resp.StatusCode)
+	}
+	return nil
 }
 
 type result struct {

@@ -138,16 +138,22 @@ func (l *load) post(path string, body any, out any) error {
 
 // get fetches path and discards the body.
 func (l *load) get(path string) error {
+	_, err := l.getSize(path)
+	return err
+}
+
+// getSize fetches path and returns the body's size.
+func (l *load) getSize(path string) (int64, error) {
 	resp, err := l.client.Get(l.target + path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
+	n, _ := io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %d", path, resp.StatusCode)
+		return n, fmt.Errorf("GET %s: %d", path, resp.StatusCode)
 	}
-	return nil
+	return n, nil
 }
 
 type result struct {

@@ -45,9 +45,17 @@ func (l *load) buildChat(n int) (string, error) {
 // update_state throughput.
 func (l *load) state() error {
 	fmt.Printf("\n== state: getState and history(limit 10) on an echo_chat thread of N checkpoints (one ~200 B message each)\n")
-	fmt.Printf("%-12s %8s %9s %8s %8s %8s %s\n", "op", "N", "requests", "p50 ms", "p90 ms", "p99 ms", "vs JS dev server at 500 turns (=1,000 messages)")
+	fmt.Printf("%-12s %8s %9s %9s %8s %8s %8s %s\n", "op", "N", "resp KiB", "requests", "p50 ms", "p90 ms", "p99 ms", "vs JS dev server at 500 turns (=1,000 messages)")
 	for _, n := range []int{10, 100, 1000} {
 		tid, err := l.buildChat(n)
+		if err != nil {
+			return err
+		}
+		stateSize, err := l.getSize("/threads/" + tid + "/state")
+		if err != nil {
+			return err
+		}
+		histSize, err := l.getSize("/threads/" + tid + "/history?limit=10")
 		if err != nil {
 			return err
 		}
@@ -56,14 +64,14 @@ func (l *load) state() error {
 		if n == 1000 {
 			ref = fmt.Sprintf("%.1fx faster than %.0f ms", refGetStateMS/res.pct(0.5), refGetStateMS)
 		}
-		fmt.Printf("%-12s %8d %9d %8.2f %8.2f %8.2f %s\n", "getState", n, len(res.lat), res.pct(0.5), res.pct(0.9), res.pct(0.99), ref)
+		fmt.Printf("%-12s %8d %9.1f %9d %8.2f %8.2f %8.2f %s\n", "getState", n, float64(stateSize)/1024, len(res.lat), res.pct(0.5), res.pct(0.9), res.pct(0.99), ref)
 		res = phase(1, l.duration, l.maxReq, func(int) error {
 			return l.post("/threads/"+tid+"/history", map[string]any{"limit": 10}, nil)
 		})
 		if n == 1000 {
 			ref = fmt.Sprintf("%.1fx faster than %.0f ms", refHistoryMS/res.pct(0.5), refHistoryMS)
 		}
-		fmt.Printf("%-12s %8d %9d %8.2f %8.2f %8.2f %s\n", "history(10)", n, len(res.lat), res.pct(0.5), res.pct(0.9), res.pct(0.99), ref)
+		fmt.Printf("%-12s %8d %9.1f %9d %8.2f %8.2f %8.2f %s\n", "history(10)", n, float64(histSize)/1024, len(res.lat), res.pct(0.5), res.pct(0.9), res.pct(0.99), ref)
 	}
 
 	fmt.Printf("\n== update_state throughput: as many foo_bar threads as workers, requests spread round-robin, each update appends to bar\n")

@@ -28,7 +28,9 @@ type Checkpoint struct {
 	V  int    `json:"v"`
 	ID string `json:"id"`
 	TS string `json:"ts"`
-	// ChannelValues holds the full value of every channel that has one.
+	// ChannelValues holds the full value of every channel that has one. On
+	// read, a value may be json.RawMessage (valid JSON not decoded yet);
+	// Materialize decodes it.
 	ChannelValues map[string]any `json:"channel_values,omitempty"`
 	// ChannelVersions maps each channel to the version of its current value.
 	// Versions are text: the JS saver's integers read back as "3", Python's

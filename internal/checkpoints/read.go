@@ -1,6 +1,7 @@
 package checkpoints
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -291,8 +292,15 @@ func loadWrites(ctx context.Context, db postgres.DBTX, threadID string, tuples [
 }
 
 // decodeValue decodes a blob and rewrites the JS saver's LangChain
-// envelopes (normalizeLC) in "json" values.
+// envelopes (normalizeLC) in "json" values. A valid "json" value without
+// any LangChain envelope is returned undecoded, as json.RawMessage: most
+// reads only pass values through to a response, and decoding then
+// re-encoding a long message list would dominate their cost (see
+// Materialize).
 func decodeValue(typ string, data []byte) (any, error) {
+	if typ == serde.TypeJSON && !bytes.Contains(data, lcMarker) && json.Valid(data) {
+		return json.RawMessage(data), nil
+	}
 	v, err := serde.Decode(typ, data)
 	if err != nil {
 		return nil, err
@@ -301,4 +309,18 @@ func decodeValue(typ string, data []byte) (any, error) {
 		v = normalizeLC(v)
 	}
 	return v, nil
+}
+
+// lcMarker appears in every LangChain serialization envelope.
+var lcMarker = []byte(`"lc"`)
+
+// Materialize returns v as a decoded JSON value: values read from the store
+// may be json.RawMessage (undecoded JSON text); anything else is returned
+// as it is. Numbers decode as json.Number.
+func Materialize(v any) (any, error) {
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		return v, nil
+	}
+	return serde.Decode(serde.TypeJSON, raw)
 }

@@ -3,7 +3,9 @@ package checkpoints
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -291,7 +293,7 @@ func TestGetTupleLatestAcrossBranchesAndNotFound(t *testing.T) {
 	main.put("loop", map[string]any{"v": "2"})
 	fork := main.fork(mustGet(t, db, c0))
 	f1 := fork.put("fork", map[string]any{"v": "fork"})
-	if got := mustGet(t, db, Config{ThreadID: "b"}); got.Config != f1 || got.Checkpoint.ChannelValues["v"] != "fork" {
+	if got := mustGet(t, db, Config{ThreadID: "b"}); got.Config != f1 || string(got.Checkpoint.ChannelValues["v"].(json.RawMessage)) != `"fork"` {
 		t.Errorf("latest = %+v %v, want the fork %+v", got.Config, got.Checkpoint.ChannelValues, f1)
 	}
 	c3 := main.put("loop", map[string]any{"v": "3"})
@@ -415,5 +417,29 @@ func TestThreadCopy(t *testing.T) {
 	}
 	if err := CheckpointThreadCopy(ctx, db, "empty", "empty2"); err != nil {
 		t.Errorf("copy of a thread without checkpoints: %v", err)
+	}
+}
+
+func TestMaterializeDecodesRawValues(t *testing.T) {
+	t.Parallel()
+	db := pgtest.Pool(t)
+	line := newLine(t, db, "raw", "")
+	c := line.put("input", map[string]any{"plain": []any{"a", 1}, "msg": map[string]any{"lc": 1, "type": "constructor",
+		"id": []any{"langchain_core", "messages", "HumanMessage"}, "kwargs": map[string]any{"content": "hi", "id": "m1"}}})
+	got := mustGet(t, db, c)
+	if _, raw := got.Checkpoint.ChannelValues["plain"].(json.RawMessage); !raw {
+		t.Fatalf("plain JSON value was decoded eagerly: %T", got.Checkpoint.ChannelValues["plain"])
+	}
+	v, err := Materialize(got.Checkpoint.ChannelValues["plain"])
+	if err != nil || fmt.Sprint(v) != "[a 1]" {
+		t.Fatalf("Materialize = %v, %v", v, err)
+	}
+	// A value holding a LangChain envelope is decoded and normalised.
+	msg, ok := got.Checkpoint.ChannelValues["msg"].(map[string]any)
+	if !ok || msg["type"] != "human" || msg["content"] != "hi" {
+		t.Fatalf("msg = %#v", got.Checkpoint.ChannelValues["msg"])
+	}
+	if v, _ := Materialize(msg); !reflect.DeepEqual(v, msg) {
+		t.Fatalf("Materialize changed a decoded value")
 	}
 }

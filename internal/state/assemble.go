@@ -150,7 +150,8 @@ func pending(cp *checkpoints.Checkpoint, g *graph.Graph) []Task {
 	for _, n := range pull {
 		tasks = append(tasks, Task{Name: n, Path: []any{pullPath, n}})
 	}
-	if sends, ok := cp.ChannelValues[tasksChannel].([]any); ok {
+	v, _ := checkpoints.Materialize(cp.ChannelValues[tasksChannel])
+	if sends, ok := v.([]any); ok {
 		for i, s := range sends {
 			if m, ok := s.(map[string]any); ok {
 				if n, ok := m["node"].(string); ok {

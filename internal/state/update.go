@@ -69,6 +69,13 @@ func newCheckpoint(g *graph.Graph, base *checkpoints.Tuple, updates []map[string
 	changed := map[string]string{}
 
 	values := stateValues(cp.ChannelValues, g)
+	for k, v := range values {
+		dec, err := checkpoints.Materialize(v)
+		if err != nil {
+			return cp, nil, nil, err
+		}
+		values[k] = dec
+	}
 	for _, u := range updates {
 		next, err := g.Apply(values, u)
 		if err != nil {

@@ -44,6 +44,7 @@ func NewRouter(d Deps) http.Handler {
 		d.MaxBody = DefaultMaxBody
 	}
 	s := &system{db: d.DB, version: d.Version, log: d.Log}
+	h := func(fn httpx.HandlerFunc) http.HandlerFunc { return httpx.Handle(d.Log, fn) }
 	r := chi.NewRouter()
 	r.Use(logRequests(d.Log), cors, limitBody(d.MaxBody))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -57,22 +58,22 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/info", s.info)
 	r.Get("/openapi.yaml", s.openapi)
 
-	r.Post("/threads", d.Threads.Create)
-	r.Post("/threads/search", d.Threads.Search)
-	r.Post("/threads/count", d.Threads.Count)
-	r.Get("/threads/{thread_id}", d.Threads.Get)
-	r.Patch("/threads/{thread_id}", d.Threads.Patch)
-	r.Delete("/threads/{thread_id}", d.Threads.Delete)
-	r.Get("/threads/{thread_id}/children", d.Threads.Children)
-	r.Post("/threads/{thread_id}/copy", d.State.Copy)
+	r.Post("/threads", h(d.Threads.Create))
+	r.Post("/threads/search", h(d.Threads.Search))
+	r.Post("/threads/count", h(d.Threads.Count))
+	r.Get("/threads/{thread_id}", h(d.Threads.Get))
+	r.Patch("/threads/{thread_id}", h(d.Threads.Patch))
+	r.Delete("/threads/{thread_id}", h(d.Threads.Delete))
+	r.Get("/threads/{thread_id}/children", h(d.Threads.Children))
+	r.Post("/threads/{thread_id}/copy", h(d.State.Copy))
 
-	r.Get("/threads/{thread_id}/state", d.State.GetState)
-	r.Post("/threads/{thread_id}/state", d.State.UpdateState)
-	r.Patch("/threads/{thread_id}/state", d.State.PatchState)
-	r.Post("/threads/{thread_id}/state/checkpoint", d.State.PostStateAt)
-	r.Get("/threads/{thread_id}/state/{checkpoint_id}", d.State.GetStateAt)
-	r.Get("/threads/{thread_id}/history", d.State.GetHistory)
-	r.Post("/threads/{thread_id}/history", d.State.PostHistory)
+	r.Get("/threads/{thread_id}/state", h(d.State.GetState))
+	r.Post("/threads/{thread_id}/state", h(d.State.UpdateState))
+	r.Patch("/threads/{thread_id}/state", h(d.State.PatchState))
+	r.Post("/threads/{thread_id}/state/checkpoint", h(d.State.PostStateAt))
+	r.Get("/threads/{thread_id}/state/{checkpoint_id}", h(d.State.GetStateAt))
+	r.Get("/threads/{thread_id}/history", h(d.State.GetHistory))
+	r.Post("/threads/{thread_id}/history", h(d.State.PostHistory))
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)

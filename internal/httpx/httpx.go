@@ -49,6 +49,21 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	WriteJSON(w, http.StatusInternalServerError, ErrorBody{Detail: "Internal Server Error"})
 }
 
+// HandlerFunc is an HTTP handler that returns its error instead of writing
+// it; Handle turns it into an http.HandlerFunc.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Handle adapts h: a returned error is written by WriteError (logged when it
+// is not a client error). h must not have written a response when it
+// returns an error.
+func Handle(log *slog.Logger, h HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			WriteError(w, r, log, err)
+		}
+	}
+}
+
 // WriteJSON writes v as JSON with the given status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

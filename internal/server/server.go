@@ -85,8 +85,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		DB:      s.pool,
 		Version: Version,
 		MaxBody: cfg.MaxBodyBytes,
-		Threads: threads.NewHandlers(threadStore, log),
-		State:   state.NewHandlers(stateSvc, log),
+		Threads: threads.NewHandlers(threadStore),
+		State:   state.NewHandlers(stateSvc),
 	})
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)

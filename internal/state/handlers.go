@@ -2,7 +2,6 @@ package state
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"reflect"
 
@@ -16,11 +15,10 @@ import (
 // Handlers serves the thread state routes.
 type Handlers struct {
 	svc *Service
-	log *slog.Logger
 }
 
 // NewHandlers returns the HTTP handlers of the state API.
-func NewHandlers(svc *Service, log *slog.Logger) *Handlers { return &Handlers{svc: svc, log: log} }
+func NewHandlers(svc *Service) *Handlers { return &Handlers{svc: svc} }
 
 // CheckpointInput addresses a checkpoint in a request; thread_id is ignored
 // (the path names the thread).
@@ -62,10 +60,6 @@ func (c *checkpointID) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (h *Handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
-	httpx.WriteError(w, r, h.log, err)
-}
-
 // checkID validates a checkpoint id: LangGraph ids are UUID-shaped (v6,
 // with a variant byte that is not RFC 4122 for step -1, so only the shape is
 // checked).
@@ -87,7 +81,7 @@ func checkID(id string) error {
 	return nil
 }
 
-func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints.Config) {
+func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints.Config) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err == nil {
 		err = checkID(cfg.CheckpointID)
@@ -96,15 +90,14 @@ func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints
 		_, err = httpx.QueryBool(r, "subgraphs", false)
 	}
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	st, err := h.svc.Get(r.Context(), id, cfg)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, st)
+	return nil
 }
 
 // GetState godoc
@@ -119,8 +112,8 @@ func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints
 //	@Failure		404			{object}	httpx.ErrorBody
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/state [get]
-func (h *Handlers) GetState(w http.ResponseWriter, r *http.Request) {
-	h.getAt(w, r, checkpoints.Config{})
+func (h *Handlers) GetState(w http.ResponseWriter, r *http.Request) error {
+	return h.getAt(w, r, checkpoints.Config{})
 }
 
 // GetStateAt godoc
@@ -135,8 +128,8 @@ func (h *Handlers) GetState(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404				{object}	httpx.ErrorBody
 //	@Failure	422				{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/state/{checkpoint_id} [get]
-func (h *Handlers) GetStateAt(w http.ResponseWriter, r *http.Request) {
-	h.getAt(w, r, checkpoints.Config{CheckpointID: chi.URLParam(r, "checkpoint_id")})
+func (h *Handlers) GetStateAt(w http.ResponseWriter, r *http.Request) error {
+	return h.getAt(w, r, checkpoints.Config{CheckpointID: chi.URLParam(r, "checkpoint_id")})
 }
 
 // StateCheckpointRequest is the body of POST /threads/{id}/state/checkpoint.
@@ -157,17 +150,15 @@ type StateCheckpointRequest struct {
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/state/checkpoint [post]
-func (h *Handlers) PostStateAt(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) PostStateAt(w http.ResponseWriter, r *http.Request) error {
 	var req StateCheckpointRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	if req.Checkpoint == nil {
-		h.fail(w, r, apperr.Errorf(apperr.Invalid, "Invalid request body: field \"checkpoint\" is required"))
-		return
+		return apperr.Errorf(apperr.Invalid, "Invalid request body: field \"checkpoint\" is required")
 	}
-	h.getAt(w, r, checkpoints.Config{NS: req.Checkpoint.NS, CheckpointID: req.Checkpoint.CheckpointID})
+	return h.getAt(w, r, checkpoints.Config{NS: req.Checkpoint.NS, CheckpointID: req.Checkpoint.CheckpointID})
 }
 
 // UpdateRequest is the body of POST /threads/{id}/state (update_state).
@@ -202,32 +193,29 @@ type UpdateResponse struct {
 //	@Failure		409			{object}	httpx.ErrorBody	"thread busy"
 //	@Failure		422			{object}	httpx.ErrorBody	"malformed body or an update the reducers reject"
 //	@Router			/threads/{thread_id}/state [post]
-func (h *Handlers) UpdateState(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) UpdateState(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	var req UpdateRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	base := string(req.CheckpointID)
 	if base == "" && req.Checkpoint != nil {
 		base = req.Checkpoint.CheckpointID
 	}
 	if err := checkID(base); err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	cfg, err := h.svc.Update(r.Context(), id, UpdateParams{Values: req.Values, AsNode: req.AsNode, CheckpointID: base})
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	ref := *refOf(cfg)
 	httpx.WriteJSON(w, http.StatusOK, UpdateResponse{Checkpoint: ref, Configurable: ref, CheckpointID: cfg.CheckpointID})
+	return nil
 }
 
 // PatchStateRequest is the body of PATCH /threads/{id}/state.
@@ -248,30 +236,27 @@ type PatchStateRequest struct {
 //	@Failure	404	{object}	httpx.ErrorBody
 //	@Failure	422	{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/state [patch]
-func (h *Handlers) PatchState(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) PatchState(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	var req PatchStateRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	base := string(req.CheckpointID)
 	if base == "" && req.Checkpoint != nil {
 		base = req.Checkpoint.CheckpointID
 	}
 	if err := checkID(base); err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	if err := h.svc.PatchMetadata(r.Context(), id, base, req.Metadata); err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // HistoryRequest is the body of POST /threads/{id}/history.
@@ -283,22 +268,19 @@ type HistoryRequest struct {
 	Checkpoint *CheckpointInput `json:"checkpoint"`
 }
 
-func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRequest) {
+func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRequest) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	if req.Limit == 0 {
 		req.Limit = 10
 	}
 	if req.Limit < 1 || req.Limit > 1000 {
-		h.fail(w, r, apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", req.Limit))
-		return
+		return apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", req.Limit)
 	}
 	if err := checkID(string(req.Before)); err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	p := HistoryParams{Limit: req.Limit, Before: string(req.Before), Metadata: req.Metadata}
 	if req.Checkpoint != nil {
@@ -306,10 +288,10 @@ func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRe
 	}
 	list, err := h.svc.History(r.Context(), id, p)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
 }
 
 // GetHistory godoc
@@ -324,13 +306,12 @@ func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRe
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/history [get]
-func (h *Handlers) GetHistory(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) GetHistory(w http.ResponseWriter, r *http.Request) error {
 	limit, err := httpx.QueryInt(r, "limit", 10, 1, 1000)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
-	h.history(w, r, HistoryRequest{Limit: limit, Before: checkpointID(r.URL.Query().Get("before"))})
+	return h.history(w, r, HistoryRequest{Limit: limit, Before: checkpointID(r.URL.Query().Get("before"))})
 }
 
 // PostHistory godoc
@@ -346,13 +327,12 @@ func (h *Handlers) GetHistory(w http.ResponseWriter, r *http.Request) {
 //	@Failure		404			{object}	httpx.ErrorBody
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/history [post]
-func (h *Handlers) PostHistory(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) PostHistory(w http.ResponseWriter, r *http.Request) error {
 	var req HistoryRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
-	h.history(w, r, req)
+	return h.history(w, r, req)
 }
 
 // Copy godoc
@@ -365,16 +345,15 @@ func (h *Handlers) PostHistory(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/copy [post]
-func (h *Handlers) Copy(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) Copy(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	t, err := h.svc.Copy(r.Context(), id)
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, t)
+	return nil
 }

@@ -185,4 +185,3 @@ func graphError(graphID string, known []string) error {
 	}
 	return apperr.Errorf(apperr.BadRequest, "Graph %q is not registered on this server (registered: %v)", graphID, known)
 }
-

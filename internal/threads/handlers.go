@@ -2,7 +2,6 @@ package threads
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"reflect"
 
@@ -15,13 +14,10 @@ import (
 // Handlers serves the /threads routes.
 type Handlers struct {
 	store *Store
-	log   *slog.Logger
 }
 
 // NewHandlers returns the HTTP handlers of the threads API.
-func NewHandlers(store *Store, log *slog.Logger) *Handlers {
-	return &Handlers{store: store, log: log}
-}
+func NewHandlers(store *Store) *Handlers { return &Handlers{store: store} }
 
 // nullableString is a JSON string field that tells "absent" from null.
 type nullableString struct {
@@ -81,41 +77,36 @@ type CreateRequest struct {
 //	@Failure		409		{object}	httpx.ErrorBody	"thread exists"
 //	@Failure		422		{object}	httpx.ErrorBody	"malformed body, missing parent"
 //	@Router			/threads [post]
-func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) error {
 	var req CreateRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	p := CreateParams{Metadata: req.Metadata, IfExists: req.IfExists, ResourceID: req.ResourceID}
 	if req.ThreadID != "" {
 		id, err := httpx.ParseUUID(req.ThreadID, "thread")
 		if err != nil {
-			httpx.WriteError(w, r, h.log, err)
-			return
+			return err
 		}
 		p.ThreadID = id
 	}
 	if req.IfExists != "" && req.IfExists != "raise" && req.IfExists != "do_nothing" {
-		httpx.WriteError(w, r, h.log, apperr.Errorf(apperr.Invalid, "Invalid if_exists %q: must be raise or do_nothing", req.IfExists))
-		return
+		return apperr.Errorf(apperr.Invalid, "Invalid if_exists %q: must be raise or do_nothing", req.IfExists)
 	}
 	if len(req.Supersteps) > 0 {
-		httpx.WriteError(w, r, h.log, apperr.Errorf(apperr.BadRequest, "supersteps are not supported yet"))
-		return
+		return apperr.Errorf(apperr.BadRequest, "supersteps are not supported yet")
 	}
 	parent, err := optionalUUID(req.ParentThreadID, "parent_thread_id")
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	p.ParentThreadID = parent
 	t, err := h.store.Create(r.Context(), p)
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, t)
+	return nil
 }
 
 // Get godoc
@@ -128,18 +119,17 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id} [get]
-func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	t, err := h.store.Get(r.Context(), id)
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, t)
+	return nil
 }
 
 // PatchRequest is the body of PATCH /threads/{thread_id}. Absent fields stay
@@ -165,29 +155,26 @@ type PatchRequest struct {
 //	@Failure		404			{object}	httpx.ErrorBody
 //	@Failure		422			{object}	httpx.ErrorBody	"malformed body, missing parent, self-parent or cycle"
 //	@Router			/threads/{thread_id} [patch]
-func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	var req PatchRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	p := PatchParams{Metadata: req.Metadata, SetParent: req.ParentThreadID.Set,
 		SetResource: req.ResourceID.Set, ResourceID: req.ResourceID.Value}
 	if p.ParentThreadID, err = optionalUUID(req.ParentThreadID.Value, "parent_thread_id"); err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	t, err := h.store.Patch(r.Context(), id, p)
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, t)
+	return nil
 }
 
 // Delete godoc
@@ -202,22 +189,20 @@ func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request) {
 //	@Failure		409	{object}	httpx.ErrorBody	"reject strategy and the thread has children"
 //	@Failure		422	{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id} [delete]
-func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	strategy, err := ParseDeleteStrategy(r.URL.Query().Get("strategy"))
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	if _, err := h.store.Delete(r.Context(), id, strategy); err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // SearchRequest is the body of POST /threads/search (and, without the
@@ -268,43 +253,39 @@ func (req *SearchRequest) filter() (Filter, error) {
 //	@Header			200		{integer}	X-Pagination-Next	"offset of the next page"
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/threads/search [post]
-func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	var req SearchRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	f, err := req.filter()
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	for _, field := range req.Select {
 		if !selectable[field] {
-			httpx.WriteError(w, r, h.log, apperr.Errorf(apperr.Invalid, "Invalid select field %q", field))
-			return
+			return apperr.Errorf(apperr.Invalid, "Invalid select field %q", field)
 		}
 	}
 	p := SearchParams{Filter: f, Limit: req.Limit, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
 	if err := p.Validate(); err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	list, more, err := h.store.Search(r.Context(), p)
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	httpx.SetPagination(w, p.Offset, p.Limit, len(list), more)
 	if len(req.Select) == 0 {
 		httpx.WriteJSON(w, http.StatusOK, list)
-		return
+		return nil
 	}
 	out := make([]map[string]any, len(list))
 	for i := range list {
 		out[i] = list[i].project(req.Select)
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // Count godoc
@@ -317,23 +298,21 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) {
 //	@Success	200		{integer}	int
 //	@Failure	422		{object}	httpx.ErrorBody
 //	@Router		/threads/count [post]
-func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) error {
 	var req SearchRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	f, err := req.filter()
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	n, err := h.store.Count(r.Context(), f)
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, n)
+	return nil
 }
 
 // Children godoc
@@ -349,27 +328,24 @@ func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/children [get]
-func (h *Handlers) Children(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) Children(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	limit, err := httpx.QueryInt(r, "limit", 100, 1, 1000)
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	offset, err := httpx.QueryInt(r, "offset", 0, 0, 1<<31-1)
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	list, more, err := h.store.Children(r.Context(), id, limit, offset)
 	if err != nil {
-		httpx.WriteError(w, r, h.log, err)
-		return
+		return err
 	}
 	httpx.SetPagination(w, offset, limit, len(list), more)
 	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
 }

@@ -74,6 +74,30 @@ func (l *load) state() error {
 		fmt.Printf("%-12s %8d %9.1f %9d %8.2f %8.2f %8.2f %s\n", "history(10)", n, float64(histSize)/1024, len(res.lat), res.pct(0.5), res.pct(0.9), res.pct(0.99), ref)
 	}
 
+	fmt.Printf("\n== paging cost alone: history(limit 10) on a foo_bar thread of N checkpoints whose state stays small\n")
+	fmt.Printf("%-12s %8s %9s %8s %8s %8s %s\n", "op", "N", "requests", "p50 ms", "p90 ms", "p99 ms", "vs N=10")
+	var base float64
+	for _, n := range []int{10, 100, 1000, 5000} {
+		var th struct {
+			ThreadID string `json:"thread_id"`
+		}
+		if err := l.post("/threads", map[string]any{"metadata": map[string]any{"graph_id": "foo_bar", "bench": "weft-load"}}, &th); err != nil {
+			return err
+		}
+		for i := range n {
+			if err := l.post("/threads/"+th.ThreadID+"/state", map[string]any{"values": map[string]any{"foo": fmt.Sprint(i)}, "as_node": "node_b"}, nil); err != nil {
+				return err
+			}
+		}
+		res := phase(1, l.duration, l.maxReq, func(int) error {
+			return l.post("/threads/"+th.ThreadID+"/history", map[string]any{"limit": 10}, nil)
+		})
+		if n == 10 {
+			base = res.pct(0.5)
+		}
+		fmt.Printf("%-12s %8d %9d %8.2f %8.2f %8.2f %.2fx\n", "history(10)", n, len(res.lat), res.pct(0.5), res.pct(0.9), res.pct(0.99), res.pct(0.5)/base)
+	}
+
 	fmt.Printf("\n== update_state throughput: as many foo_bar threads as workers, requests spread round-robin, each update appends to bar\n")
 	fmt.Printf("%-12s %5s %9s %9s %8s %8s %8s %8s\n", "op", "conc", "requests", "ops/s", "p50 ms", "p90 ms", "p99 ms", "errors")
 	for _, c := range l.levels {

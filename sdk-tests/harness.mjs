@@ -9,12 +9,21 @@
 // a SIGKILL), it stops the postmaster by the PID in postmaster.pid, and
 // removes the temp dir. Every step is bounded in time, and a process 'exit'
 // / signal hook kills what is left if the test process dies early.
+//
+// A started server also tells how to reach its database (`db`, node-postgres
+// client config): the managed cluster listens only on a unix socket, in the
+// directory its log line "local PostgreSQL cluster started ... socket_dir=…"
+// names (the data dir itself when its absolute path is <= 80 chars), user
+// "weft", database "weft", trust auth. With DATABASE_URL set, the server uses
+// that database and so does `db`. With WEFT_URL, `db` comes from
+// WEFT_DATABASE_URL, or is null (tests that need the database then skip).
 
 import { spawn, execFile } from "node:child_process";
 import { mkdtempSync, chmodSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { before, after } from "node:test";
 
@@ -91,15 +100,46 @@ async function waitDead(pid, ms) {
   return !isAlive(pid);
 }
 
+/** The `socket_dir` attribute of the cluster-start log line (text or JSON slog), or null. */
+export function socketDirFromLog(lines) {
+  for (const line of lines) {
+    if (!line.includes("local PostgreSQL cluster started")) continue;
+    if (line.trimStart().startsWith("{")) {
+      try {
+        const rec = JSON.parse(line);
+        if (typeof rec.socket_dir === "string" && rec.socket_dir) return rec.socket_dir;
+      } catch {}
+    }
+    // slog text: key=value, value quoted (Go syntax) when it has spaces etc.
+    const m = /(?:^|\s)socket_dir=("(?:[^"\\]|\\.)*"|\S+)/.exec(line);
+    if (m) return m[1].startsWith('"') ? JSON.parse(m[1]) : m[1];
+  }
+  return null;
+}
+
+/**
+ * The socket directory the server derives from an absolute data dir when it
+ * did not log one: the dir itself, or $TMPDIR/weft-<sha256(dir)[:6] hex> for
+ * paths over 80 chars (internal/postgres/cluster.go NewCluster).
+ */
+function socketDirFromDataDir(dataDir) {
+  if (dataDir.length <= 80) return dataDir;
+  const sum = createHash("sha256").update(dataDir).digest("hex").slice(0, 12);
+  return join(process.env.TMPDIR || "/tmp", `weft-${sum}`);
+}
+
 /**
  * Starts a server (or adopts WEFT_URL). Returns
- * { url, external, logLines(): string[] | null, stop(): Promise<void> }.
+ * { url, external, db, logLines(): string[] | null, stop(): Promise<void> },
+ * db being a node-postgres client config ({host, user, database} or
+ * {connectionString}) for the server's database, or null if unknown.
  */
 export async function startServer() {
   if (process.env.WEFT_URL) {
     return {
       url: process.env.WEFT_URL.replace(/\/$/, ""),
       external: true,
+      db: process.env.WEFT_DATABASE_URL ? { connectionString: process.env.WEFT_DATABASE_URL } : null,
       logLines: () => null,
       stop: async () => {},
     };
@@ -200,7 +240,10 @@ export async function startServer() {
       if (ready.exited && portTaken && attempt < 3) continue; // lost the port race; try another
       throw new Error(`Weft did not become ready at ${url}: ${ready.reason}\n--- server log ---\n${lines.join("\n")}`);
     }
-    return { url, external: false, logLines: () => lines.slice(), stop };
+    const db = process.env.DATABASE_URL
+      ? { connectionString: process.env.DATABASE_URL }
+      : { host: socketDirFromLog(lines) ?? socketDirFromDataDir(dataDir), user: "weft", database: "weft" };
+    return { url, external: false, db, logLines: () => lines.slice(), stop };
   } catch (err) {
     await stop();
     throw err;
@@ -227,15 +270,16 @@ async function waitReady(url, exited) {
 
 /**
  * Registers before/after hooks on the current test file (or suite) and
- * returns a handle whose url / logLines() are usable inside tests.
+ * returns a handle whose url / db / logLines() are usable inside tests.
  */
 export function useServer() {
-  const handle = { url: null, external: false, logLines: () => null };
+  const handle = { url: null, external: false, db: null, logLines: () => null };
   let server = null;
   before(async () => {
     server = await startServer();
     handle.url = server.url;
     handle.external = server.external;
+    handle.db = server.db;
     handle.logLines = server.logLines;
   }, { timeout: BUILD_TIMEOUT_MS + READY_TIMEOUT_MS + 10_000 });
   after(async () => {

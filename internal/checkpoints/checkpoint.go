@@ -118,27 +118,54 @@ func WriteIdx(channel string, idx int) (int, bool) {
 // storedCheckpoint is the jsonb column as Weft writes it: the checkpoint
 // without channel_values.
 type storedCheckpoint struct {
-	V               int                          `json:"v"`
-	ID              string                       `json:"id"`
-	TS              string                       `json:"ts"`
-	ChannelVersions map[string]string            `json:"channel_versions"`
-	VersionsSeen    map[string]map[string]string `json:"versions_seen"`
-	UpdatedChannels []string                     `json:"updated_channels,omitempty"`
+	V               int                       `json:"v"`
+	ID              string                    `json:"id"`
+	TS              string                    `json:"ts"`
+	ChannelVersions map[string]any            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]any `json:"versions_seen"`
+	UpdatedChannels []string                  `json:"updated_channels,omitempty"`
 }
 
 func encodeCheckpoint(cp Checkpoint) ([]byte, error) {
 	s := storedCheckpoint{
 		V: cp.V, ID: cp.ID, TS: cp.TS,
-		ChannelVersions: cp.ChannelVersions, VersionsSeen: cp.VersionsSeen,
+		ChannelVersions: storedVersions(cp.ChannelVersions),
+		VersionsSeen:    make(map[string]map[string]any, len(cp.VersionsSeen)),
 		UpdatedChannels: cp.UpdatedChannels,
 	}
-	if s.ChannelVersions == nil {
-		s.ChannelVersions = map[string]string{}
-	}
-	if s.VersionsSeen == nil {
-		s.VersionsSeen = map[string]map[string]string{}
+	for node, seen := range cp.VersionsSeen {
+		s.VersionsSeen[node] = storedVersions(seen)
 	}
 	return json.Marshal(s)
+}
+
+// storedVersions renders versions for the jsonb column: an integer version
+// (the JS saver's scheme, "3") as a JSON number, as the JS saver writes it
+// and as its getNextVersion requires; any other version as a string.
+func storedVersions(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if IsIntVersion(v) {
+			out[k] = json.Number(v)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// IsIntVersion reports whether v is an integer version (the JS saver's
+// scheme): digits only, no leading zero.
+func IsIntVersion(v string) bool {
+	if v == "" || len(v) > 18 || (v[0] == '0' && len(v) > 1) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // readCheckpoint is the jsonb column as any saver may have written it.

@@ -246,3 +246,19 @@ func CheckpointThreadCopy(ctx context.Context, db postgres.DBTX, from, to string
 	}
 	return nil
 }
+
+// CheckpointBlobMaxIntVersion returns the greatest integer version (the JS
+// saver's scheme) of any blob in the thread's namespace, 0 when there is
+// none. A writer that continues a thread in that scheme mints above it, so
+// its versions cannot collide with any branch's: the JS saver's own minting
+// (max of the checkpoint's versions + 1) reuses numbers across forks. It
+// reads only the primary key index of the thread's blob rows.
+func CheckpointBlobMaxIntVersion(ctx context.Context, db postgres.DBTX, cfg Config) (int64, error) {
+	var n int64
+	err := db.QueryRow(ctx, `SELECT coalesce(max(version::bigint), 0) FROM checkpoint_blobs
+		WHERE thread_id = $1 AND checkpoint_ns = $2 AND version ~ '^[1-9][0-9]{0,17}$'`, cfg.ThreadID, cfg.NS).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("checkpoint blob versions: %w", err)
+	}
+	return n, nil
+}

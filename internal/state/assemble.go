@@ -146,7 +146,7 @@ func pending(cp *checkpoints.Checkpoint, g *graph.Graph) []Task {
 		}
 		return pull[i] < pull[j]
 	})
-	var tasks []Task
+	tasks := []Task{}
 	for _, n := range pull {
 		tasks = append(tasks, Task{Name: n, Path: []any{pullPath, n}})
 	}
@@ -232,7 +232,7 @@ func attachWrites(s *ThreadState, writes []checkpoints.Write) {
 			}
 		case checkpoints.ChannelResume, checkpoints.ChannelScheduled:
 		default:
-			if task != nil {
+			if task != nil && isStateChannel(w.Channel) {
 				if task.Result == nil {
 					task.Result = map[string]any{}
 				}

@@ -74,8 +74,17 @@ func TestJSSaverRowsReadAndFork(t *testing.T) {
 		t.Fatalf("latest = %+v", hist[0])
 	}
 	// Pending writes of the step-1 checkpoint belong to node_b's task.
-	if len(hist[1].Tasks) != 1 || hist[1].Tasks[0].Name != "node_b" {
+	if len(hist[1].Tasks) != 1 || hist[1].Tasks[0].Name != "node_b" || hist[1].Tasks[0].ID != "89254060-84b8-50ad-88d2-f6b3df4dfd7b" {
 		t.Fatalf("tasks = %+v", hist[1].Tasks)
+	}
+	// A task's result is what the node wrote to state channels, not its
+	// trigger writes.
+	raw := s.Must(http.StatusOK, "POST", "/threads/"+tid+"/history", map[string]any{"limit": 3}).Body
+	if !strings.Contains(string(raw), `"result":{"bar":["a"],"foo":"a"}`) || strings.Contains(string(raw), `"result":{"branch`) {
+		t.Fatalf("task results: %s", raw)
+	}
+	if !strings.Contains(string(raw), `"next":[],`) || !strings.Contains(string(raw), `"tasks":[],`) {
+		t.Fatalf("a state with nothing next must carry tasks []: %s", raw)
 	}
 
 	fork := update(t, s, tid, map[string]any{"values": map[string]any{"foo": "fork", "bar": []string{"f"}},
@@ -84,6 +93,19 @@ func TestJSSaverRowsReadAndFork(t *testing.T) {
 	wantValues(t, getState(t, s, "/threads/"+tid+"/state/1f1e6647-53fa-6760-8002-371ea28e3300"), `{"bar":["a","b"],"foo":"b"}`)
 	if st := getState(t, s, "/threads/"+tid+"/state"); st.Checkpoint.CheckpointID != fork.CheckpointID {
 		t.Fatalf("latest = %s, want the fork", st.Checkpoint.CheckpointID)
+	}
+	// The thread is in the JS saver's integer version scheme: the fork
+	// stays in it (so the stock JS saver can continue it) with versions
+	// above every version of the thread (so it cannot reuse the other
+	// branch's 4).
+	var foo, fooType, start string
+	if err := s.DB.QueryRow(t.Context(), `SELECT checkpoint->'channel_versions'->>'foo', jsonb_typeof(checkpoint->'channel_versions'->'foo'),
+		checkpoint->'channel_versions'->>'__start__' FROM checkpoints WHERE thread_id = $1 AND checkpoint_id = $2`,
+		tid, fork.CheckpointID).Scan(&foo, &fooType, &start); err != nil {
+		t.Fatal(err)
+	}
+	if foo != "5" || fooType != "number" || start != "2" {
+		t.Fatalf("fork versions: foo %s (%s), __start__ %s; want 5 (number), 2", foo, fooType, start)
 	}
 	// Default as_node on the JS rows is node_b (it saw the newest version).
 	update(t, s, tid, map[string]any{"values": map[string]any{"foo": "y"}, "checkpoint_id": "1f1e6647-53fa-6760-8002-371ea28e3300"})

@@ -130,7 +130,13 @@ func (s *Service) Update(ctx context.Context, threadID uuid.UUID, p UpdateParams
 		} else if err := checkAsNode(g, asNode); err != nil {
 			return err
 		}
-		cp, md, changed, err := newCheckpoint(g, base, updates, asNode)
+		var threadMax int64
+		if usesIntVersions(base) {
+			if threadMax, err = checkpoints.CheckpointBlobMaxIntVersion(ctx, tx, base.Config); err != nil {
+				return err
+			}
+		}
+		cp, md, changed, err := newCheckpoint(g, base, updates, asNode, nextVersion(base, threadMax))
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"strconv"
 	"encoding/json"
 	"maps"
 	"time"
@@ -12,17 +14,33 @@ import (
 	"github.com/weftdev/weft/internal/graph"
 )
 
-// TaskID is the deterministic id of the task that runs node name (at path)
-// from checkpoint cfg at step: a UUIDv5 in the namespace of the checkpoint
-// id, so replaying a checkpoint yields the same ids and a fork different
-// ones.
+// TaskID is the id of the task that runs node name (at path) from
+// checkpoint cfg, whose metadata step is step. Pull tasks get LangGraph's
+// own id: UUIDv5, in the namespace of the checkpoint id, of the JSON text
+// [task namespace, step+1 as a string, name, "__pregel_pull", [trigger]]
+// (the id LangGraph's executor gives the task and files its writes under).
+// Push tasks (Sends) get [task namespace, step+1, name, path...] in the same
+// namespace.
 func TaskID(cfg checkpoints.Config, step int, name string, path []any) string {
 	ns, err := uuid.Parse(cfg.CheckpointID)
 	if err != nil {
 		ns = uuid.NameSpaceOID
 	}
-	key, _ := json.Marshal([]any{cfg.NS, step, name, path})
-	return uuid.NewSHA1(ns, key).String()
+	taskNS := name
+	if cfg.NS != "" {
+		taskNS = cfg.NS + "|" + name
+	}
+	parts := []any{taskNS, strconv.Itoa(step + 1), name}
+	if len(path) > 0 && path[0] == pullPath {
+		parts = append(parts, pullPath, []string{triggerChannel(name)})
+	} else {
+		parts = append(parts, path...)
+	}
+	var key bytes.Buffer
+	enc := json.NewEncoder(&key)
+	enc.SetEscapeHTML(false) // JSON.stringify's form
+	_ = enc.Encode(parts)
+	return uuid.NewSHA1(ns, bytes.TrimSuffix(key.Bytes(), []byte("\n"))).String()
 }
 
 // copyNode is the as_node that forks a checkpoint without changing it
@@ -32,10 +50,10 @@ const copyNode = "__copy__"
 // newCheckpoint computes the checkpoint update_state writes on top of base
 // (nil for a thread without checkpoints): updates applied through g's
 // reducers as if asNode had written them, asNode's trigger consumed, and
-// the nodes that follow asNode scheduled. It returns the checkpoint, its
-// metadata, the channels it changed (their new version) and the
-// as_node actually used.
-func newCheckpoint(g *graph.Graph, base *checkpoints.Tuple, updates []map[string]any, asNode string) (
+// the nodes that follow asNode scheduled, every channel it writes at the
+// new version. It returns the checkpoint, its metadata and the channels it
+// changed (with their new version).
+func newCheckpoint(g *graph.Graph, base *checkpoints.Tuple, updates []map[string]any, asNode, version string) (
 	checkpoints.Checkpoint, checkpoints.Metadata, map[string]string, error) {
 	cp := checkpoints.Checkpoint{V: 4, ChannelValues: map[string]any{}, ChannelVersions: map[string]string{},
 		VersionsSeen: map[string]map[string]string{}}
@@ -57,15 +75,6 @@ func newCheckpoint(g *graph.Graph, base *checkpoints.Tuple, updates []map[string
 		return cp, md, map[string]string{}, nil
 	}
 
-	// One new version for every channel this update writes, above every
-	// version the base has, as LangGraph's apply_writes mints them.
-	var maxVersion string
-	for _, v := range cp.ChannelVersions {
-		if checkpoints.CompareVersions(v, maxVersion) > 0 {
-			maxVersion = v
-		}
-	}
-	version := checkpoints.NextVersion(maxVersion)
 	changed := map[string]string{}
 
 	values := stateValues(cp.ChannelValues, g)
@@ -111,6 +120,42 @@ func newCheckpoint(g *graph.Graph, base *checkpoints.Tuple, updates []map[string
 		cp.ChannelVersions[ch] = version
 	}
 	return cp, md, changed, nil
+}
+
+// nextVersion mints the version of every channel an update of base writes:
+// above every version base has, as LangGraph's apply_writes mints them.
+// On a thread in the JS saver's integer scheme (base's versions are all
+// integers) it stays an integer, so the stock JS saver can continue the
+// thread, and goes above every integer version of the thread (threadMax),
+// so a fork never reuses a sibling branch's version; otherwise it is
+// checkpoints.NextVersion's unique string.
+func nextVersion(base *checkpoints.Tuple, threadMax int64) string {
+	var maxVersion string
+	if base != nil {
+		for _, v := range base.Checkpoint.ChannelVersions {
+			if checkpoints.CompareVersions(v, maxVersion) > 0 {
+				maxVersion = v
+			}
+		}
+	}
+	if !usesIntVersions(base) {
+		return checkpoints.NextVersion(maxVersion)
+	}
+	n, _ := strconv.ParseInt(maxVersion, 10, 64)
+	return strconv.FormatInt(max(n, threadMax)+1, 10)
+}
+
+// usesIntVersions reports whether base is in the JS saver's integer scheme.
+func usesIntVersions(base *checkpoints.Tuple) bool {
+	if base == nil || len(base.Checkpoint.ChannelVersions) == 0 {
+		return false
+	}
+	for _, v := range base.Checkpoint.ChannelVersions {
+		if !checkpoints.IsIntVersion(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // defaultAsNode picks the node an update without as_node is attributed to,

@@ -12,8 +12,8 @@ build:
 
 test: test-go test-sdk ## Every test: Go (race detector) and the official JS SDK suite
 
-test-go:
-	$(GO) test -race -count=1 ./...
+test-go: ## Go tests, all packages sharing one throw-away PostgreSQL cluster
+	$(GO) run ./cmd/weft-testdb $(GO) test -race -count=1 ./...
 
 test-sdk:
 	cd sdk-tests && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test

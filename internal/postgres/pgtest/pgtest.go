@@ -42,6 +42,13 @@ var (
 // exit code for os.Exit.
 func Main(m *testing.M) int {
 	code := m.Run()
+	if cluster == nil && template != "" {
+		// A shared server outlives this binary: drop its template.
+		if admin, err := postgres.Connect(context.Background(), adminDSN); err == nil {
+			_, _ = admin.Exec(context.Background(), `DROP DATABASE IF EXISTS `+template+` WITH (FORCE)`)
+			admin.Close()
+		}
+	}
 	if cluster != nil {
 		if err := cluster.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest: stop cluster:", err)

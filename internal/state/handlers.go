@@ -161,13 +161,27 @@ func (h *Handlers) PostStateAt(w http.ResponseWriter, r *http.Request) error {
 	return h.getAt(w, r, checkpoints.Config{NS: req.Checkpoint.NS, CheckpointID: req.Checkpoint.CheckpointID})
 }
 
+// baseCheckpoint names the checkpoint a change applies to: checkpoint_id, or
+// checkpoint.checkpoint_id; neither means the latest.
+type baseCheckpoint struct {
+	CheckpointID checkpointID     `json:"checkpoint_id" swaggertype:"string"`
+	Checkpoint   *CheckpointInput `json:"checkpoint"`
+}
+
+func (b baseCheckpoint) baseID() (string, error) {
+	id := string(b.CheckpointID)
+	if id == "" && b.Checkpoint != nil {
+		id = b.Checkpoint.CheckpointID
+	}
+	return id, checkID(id)
+}
+
 // UpdateRequest is the body of POST /threads/{id}/state (update_state).
 type UpdateRequest struct {
 	// Values: an object, a list of objects applied in order, or null.
-	Values       json.RawMessage  `json:"values" swaggertype:"object"`
-	AsNode       string           `json:"as_node"`
-	CheckpointID checkpointID     `json:"checkpoint_id" swaggertype:"string"`
-	Checkpoint   *CheckpointInput `json:"checkpoint"`
+	Values json.RawMessage `json:"values" swaggertype:"object"`
+	AsNode string          `json:"as_node"`
+	baseCheckpoint
 }
 
 // UpdateResponse is what update_state returns: the new checkpoint, also as
@@ -202,11 +216,8 @@ func (h *Handlers) UpdateState(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	base := string(req.CheckpointID)
-	if base == "" && req.Checkpoint != nil {
-		base = req.Checkpoint.CheckpointID
-	}
-	if err := checkID(base); err != nil {
+	base, err := req.baseID()
+	if err != nil {
 		return err
 	}
 	cfg, err := h.svc.Update(r.Context(), id, UpdateParams{Values: req.Values, AsNode: req.AsNode, CheckpointID: base})
@@ -220,9 +231,8 @@ func (h *Handlers) UpdateState(w http.ResponseWriter, r *http.Request) error {
 
 // PatchStateRequest is the body of PATCH /threads/{id}/state.
 type PatchStateRequest struct {
-	Metadata     map[string]any   `json:"metadata"`
-	CheckpointID checkpointID     `json:"checkpoint_id" swaggertype:"string"`
-	Checkpoint   *CheckpointInput `json:"checkpoint"`
+	Metadata map[string]any `json:"metadata"`
+	baseCheckpoint
 }
 
 // PatchState godoc
@@ -245,11 +255,8 @@ func (h *Handlers) PatchState(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	base := string(req.CheckpointID)
-	if base == "" && req.Checkpoint != nil {
-		base = req.Checkpoint.CheckpointID
-	}
-	if err := checkID(base); err != nil {
+	base, err := req.baseID()
+	if err != nil {
 		return err
 	}
 	if err := h.svc.PatchMetadata(r.Context(), id, base, req.Metadata); err != nil {

@@ -2,9 +2,9 @@ package state
 
 import (
 	"bytes"
-	"strconv"
 	"encoding/json"
 	"maps"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"

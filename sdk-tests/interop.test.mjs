@@ -17,7 +17,7 @@
 import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import pg from "pg";
-import { Client } from "@langchain/langgraph-sdk";
+import { Client } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
 import { Annotation, StateGraph, START, END } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { createHash } from "node:crypto";

@@ -8,7 +8,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { Client } from "@langchain/langgraph-sdk";
+import { Client } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
 import { useServer } from "./harness.mjs";
 
 const server = useServer();

@@ -21,6 +21,11 @@ func TestBinaryStartsServesAndStopsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
+	// Let the PostgreSQL user reach the data dir inside (the server would
+	// otherwise place the cluster under /var/lib/weft, outside this test).
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	bin := filepath.Join(dir, "weft")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)

@@ -59,6 +59,11 @@ func TestManagedDatabaseLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
+	// Let the PostgreSQL user reach the data dir inside (the server would
+	// otherwise place the cluster under /var/lib/weft, outside this test).
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cfg := server.Config{Addr: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Migrate: true,
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second}
 	ctx := context.Background()

@@ -8,7 +8,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { Client } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
+import { Client, SDK_LINE } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
 import { useServer } from "./harness.mjs";
 
 const server = useServer();
@@ -376,5 +376,33 @@ describe("ThreadState shape", () => {
     assert.deepEqual(s.tasks, [], `GET /threads/${tid}/state returned "tasks": ${JSON.stringify(s.tasks)}`);
     const [h] = await client.threads.getHistory(tid, { limit: 1 });
     assert.deepEqual(h.tasks, [], `POST /threads/${tid}/history returned "tasks": ${JSON.stringify(h.tasks)}`);
+  });
+});
+
+// `select` on getState / getHistory exists only in the 1.x SDK line (2.0.0 =
+// the 1.6.3 feature set). Checked here: the requests are accepted and the
+// selected key comes back right; dropping the unselected fields is optional.
+describe("SDK 1.x-only select on state reads", { skip: SDK_LINE !== "1" && "the 2.0.0 SDK has no select on getState / getHistory" }, () => {
+  test("getState / getState at a checkpoint / getHistory with select", async () => {
+    const { client, requests } = sdk();
+    const { tid, ids } = await fooBarThread(client, 3);
+    const select = ["values.foo"];
+
+    requests.length = 0;
+    const latest = await client.threads.getState(tid, undefined, { select });
+    assert.equal(new URL(requests.at(-1).url).searchParams.get("select"), "values.foo");
+    assert.equal(latest.values.foo, "v3");
+
+    const byId = await client.threads.getState(tid, ids[0], { select });
+    assert.equal(new URL(requests.at(-1).url).searchParams.get("select"), "values.foo");
+    assert.equal(byId.values.foo, "v1");
+
+    const byObj = await client.threads.getState(tid, { checkpoint_id: ids[1], checkpoint_ns: "" }, { select });
+    assert.deepEqual(requests.at(-1).body.select, select);
+    assert.equal(byObj.values.foo, "v2");
+
+    const h = await client.threads.getHistory(tid, { limit: 2, select });
+    assert.deepEqual(requests.at(-1).body.select, select);
+    assert.deepEqual(h.map((s) => s.values.foo), ["v3", "v2"]);
   });
 });

@@ -6,7 +6,7 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { Client } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
+import { Client, SDK_LINE } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
 import { useServer } from "./harness.mjs";
 
 const server = useServer();
@@ -31,7 +31,7 @@ const THREAD_FIELDS = [
 function sdk() {
   const requests = [];
   const countingFetch = (input, init) => {
-    requests.push({ url: String(input), method: init?.method ?? "GET" });
+    requests.push({ url: String(input), method: init?.method ?? "GET", headers: new Headers(init?.headers) });
     return fetch(input, init);
   };
   const client = new Client({ apiUrl: server.url, callerOptions: { fetch: countingFetch } });
@@ -504,5 +504,59 @@ describe("CORS as a browser SDK sees it", () => {
     for (const h of ["content-type", "x-api-key", "last-event-id"]) {
       assert.ok(allowed === "*" || allowed.includes(h), `${h} not allowed: ${allowed}`);
     }
+  });
+});
+
+// Options only the 1.x SDK line has (2.0.0 = the 1.6.3 feature set lacks
+// them), on routes Weft implements. These check that the requests the newer
+// SDK sends are accepted and keep their core meaning; what the options add
+// (a minimal response, the ttl field, `extracted`) is not required here.
+describe("SDK 1.x-only thread options", { skip: SDK_LINE !== "1" && "the 2.0.0 SDK has no returnMinimal / include / extract" }, () => {
+  test('threads.update({returnMinimal}) sends "Prefer: return=minimal"; the update applies', async () => {
+    const { client, requests } = sdk();
+    const t = await client.threads.create({ metadata: { a: 1 } });
+    requests.length = 0;
+    const u = await client.threads.update(t.thread_id, { metadata: { b: 2 }, returnMinimal: true });
+    assert.equal(requests.length, 1);
+    assert.equal(requests[0].method, "PATCH");
+    assert.equal(requests[0].headers.get("prefer"), "return=minimal");
+    // A server may answer 204 (the SDK resolves undefined) or still send the Thread.
+    if (u !== undefined) assert.deepEqual(u.metadata, { a: 1, b: 2 });
+    assert.deepEqual((await client.threads.get(t.thread_id)).metadata, { a: 1, b: 2 });
+  });
+
+  test("browser preflight for that PATCH allows the Prefer header", async () => {
+    const res = await fetch(`${server.url}/threads/${randomUUID()}`, {
+      method: "OPTIONS",
+      headers: {
+        Origin: "http://localhost:3000",
+        "Access-Control-Request-Method": "PATCH",
+        "Access-Control-Request-Headers": "content-type,prefer",
+      },
+    });
+    await res.body?.cancel();
+    assert.ok(res.status === 200 || res.status === 204, `preflight status ${res.status}`);
+    const allowed = (res.headers.get("access-control-allow-headers") ?? "").toLowerCase();
+    assert.ok(allowed === "*" || allowed.includes("prefer"), `prefer not allowed: ${allowed}`);
+  });
+
+  test('threads.get(id, {include: ["ttl"]}) (GET ?include=ttl) returns the thread', async () => {
+    const { client, requests } = sdk();
+    const created = await client.threads.create({ metadata: { k: "v" } });
+    requests.length = 0;
+    const t = await client.threads.get(created.thread_id, { include: ["ttl"] });
+    assert.equal(new URL(requests.at(-1).url).searchParams.get("include"), "ttl");
+    assertThreadShape(t);
+    assert.equal(t.thread_id, created.thread_id);
+    assert.deepEqual(t.metadata, { k: "v" });
+  });
+
+  test("threads.search({extract}) is accepted; filters still apply", async () => {
+    const { client } = sdk();
+    const tag = randomUUID();
+    const a = await client.threads.create({ metadata: { tag } });
+    await client.threads.create({ metadata: { tag: randomUUID() } });
+    const found = await client.threads.search({ metadata: { tag }, extract: { last: "values.messages[-1]" } });
+    assert.deepEqual(found.map((x) => x.thread_id), [a.thread_id]);
   });
 });

@@ -511,7 +511,7 @@ describe("CORS as a browser SDK sees it", () => {
 // them), on routes Weft implements. These check that the requests the newer
 // SDK sends are accepted and keep their core meaning; what the options add
 // (a minimal response, the ttl field, `extracted`) is not required here.
-describe("SDK 1.x-only thread options", { skip: SDK_LINE !== "1" && "the 2.0.0 SDK has no returnMinimal / include / extract" }, () => {
+describe("SDK 1.x-only thread options", { skip: SDK_LINE !== "1" && "the 2.0.0 SDK has no returnMinimal / include / extract / prune" }, () => {
   test('threads.update({returnMinimal}) sends "Prefer: return=minimal"; the update applies', async () => {
     const { client, requests } = sdk();
     const t = await client.threads.create({ metadata: { a: 1 } });
@@ -549,6 +549,29 @@ describe("SDK 1.x-only thread options", { skip: SDK_LINE !== "1" && "the 2.0.0 S
     assertThreadShape(t);
     assert.equal(t.thread_id, created.thread_id);
     assert.deepEqual(t.metadata, { k: "v" });
+  });
+
+  test("threads.prune: keep_latest keeps the latest state only; delete removes the threads", async () => {
+    const { client } = sdk();
+    const a = await client.threads.create({ graphId: "foo_bar" });
+    const b = await client.threads.create({ graphId: "foo_bar" });
+    for (const t of [a, b]) {
+      await client.threads.updateState(t.thread_id, { values: { foo: "x", bar: ["1"] }, asNode: "node_a" });
+      await client.threads.updateState(t.thread_id, { values: { foo: "y", bar: ["2"] }, asNode: "node_b" });
+    }
+    const latest = await client.threads.getState(a.thread_id);
+    const kept = await client.threads.prune([a.thread_id, randomUUID()], { strategy: "keep_latest" });
+    assert.deepEqual(kept, { pruned_count: 1 });
+    const h = await client.threads.getHistory(a.thread_id);
+    assert.equal(h.length, 1);
+    assert.equal(h[0].checkpoint.checkpoint_id, latest.checkpoint.checkpoint_id);
+    assert.deepEqual(h[0].values, { foo: "y", bar: ["1", "2"] });
+
+    const deleted = await client.threads.prune([a.thread_id, b.thread_id]);
+    assert.deepEqual(deleted, { pruned_count: 2 });
+    for (const t of [a, b]) {
+      await assert.rejects(client.threads.get(t.thread_id), (e) => e.status === 404);
+    }
   });
 
   test("threads.search({extract}) is accepted; filters still apply", async () => {

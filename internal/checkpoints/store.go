@@ -262,3 +262,29 @@ func CheckpointBlobMaxIntVersion(ctx context.Context, db postgres.DBTX, cfg Conf
 	}
 	return n, nil
 }
+
+// checkpointThreadPruneSQL keeps only checkpoint $2 of the thread's root
+// namespace: every other checkpoint (subgraph namespaces included) and its
+// writes go, and so does every blob the kept checkpoint does not name.
+const checkpointThreadPruneSQL = `
+WITH kept AS (
+    SELECT v.key AS channel, v.value AS version
+    FROM checkpoints c, jsonb_each_text(c.checkpoint -> 'channel_versions') v
+    WHERE c.thread_id = $1 AND c.checkpoint_ns = '' AND c.checkpoint_id = $2
+), w AS (
+    DELETE FROM checkpoint_writes WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = $2)
+), c AS (
+    DELETE FROM checkpoints WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = $2)
+)
+DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1
+  AND NOT (b.checkpoint_ns = '' AND EXISTS (SELECT 1 FROM kept k WHERE k.channel = b.channel AND k.version = b.version))`
+
+// CheckpointThreadPrune deletes a thread's history except checkpoint keep
+// (a root-namespace checkpoint id): other checkpoints, their writes, and
+// the blobs keep does not use. One statement: atomic even on a pool.
+func CheckpointThreadPrune(ctx context.Context, db postgres.DBTX, threadID, keep string) error {
+	if _, err := db.Exec(ctx, checkpointThreadPruneSQL, threadID, keep); err != nil {
+		return fmt.Errorf("checkpoint prune: %w", err)
+	}
+	return nil
+}

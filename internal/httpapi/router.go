@@ -61,6 +61,7 @@ func NewRouter(d Deps) http.Handler {
 	r.Post("/threads", h(d.Threads.Create))
 	r.Post("/threads/search", h(d.Threads.Search))
 	r.Post("/threads/count", h(d.Threads.Count))
+	r.Post("/threads/prune", h(d.State.Prune))
 	r.Get("/threads/{thread_id}", h(d.Threads.Get))
 	r.Patch("/threads/{thread_id}", h(d.Threads.Patch))
 	r.Delete("/threads/{thread_id}", h(d.Threads.Delete))

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -143,7 +144,11 @@ func describeType(goType string) string {
 // PathUUID parses the chi URL parameter name as a UUID; a malformed one is
 // a 422 "Invalid <what> ID: must be a UUID" (the official server's wording).
 func PathUUID(r *http.Request, name, what string) (uuid.UUID, error) {
-	return ParseUUID(chi.URLParam(r, name), what)
+	s := chi.URLParam(r, name)
+	if u, err := url.PathUnescape(s); err == nil {
+		s = u // chi hands over the raw segment when the client escaped it
+	}
+	return ParseUUID(s, what)
 }
 
 // ParseUUID parses s as a UUID, with the same 422 as PathUUID.

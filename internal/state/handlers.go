@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
@@ -362,5 +363,57 @@ func (h *Handlers) Copy(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, t)
+	return nil
+}
+
+// PruneRequest is the body of POST /threads/prune.
+type PruneRequest struct {
+	ThreadIDs []string `json:"thread_ids"`
+	Strategy  string   `json:"strategy" enums:"delete,keep_latest" default:"delete"`
+}
+
+// PruneResponse is the answer of POST /threads/prune.
+type PruneResponse struct {
+	PrunedCount int `json:"pruned_count"`
+}
+
+// Prune godoc
+//
+//	@Summary		Prune threads
+//	@Description	delete (default) deletes the threads (their children become roots); keep_latest keeps each thread and its latest checkpoint and deletes the rest of its history. Unknown ids are skipped; pruned_count counts the threads pruned.
+//	@Tags			threads
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		PruneRequest	true	"Threads and strategy"
+//	@Success		200		{object}	PruneResponse
+//	@Failure		422		{object}	httpx.ErrorBody
+//	@Router			/threads/prune [post]
+func (h *Handlers) Prune(w http.ResponseWriter, r *http.Request) error {
+	var req PruneRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.ThreadIDs == nil {
+		return apperr.Errorf(apperr.Invalid, "Invalid request body: field \"thread_ids\" is required")
+	}
+	if req.Strategy == "" {
+		req.Strategy = PruneDelete
+	}
+	if req.Strategy != PruneDelete && req.Strategy != PruneKeepLatest {
+		return apperr.Errorf(apperr.Invalid, "Invalid strategy %q: must be delete or keep_latest", req.Strategy)
+	}
+	ids := make([]uuid.UUID, len(req.ThreadIDs))
+	for i, s := range req.ThreadIDs {
+		id, err := httpx.ParseUUID(s, "thread")
+		if err != nil {
+			return err
+		}
+		ids[i] = id
+	}
+	n, err := h.svc.Prune(r.Context(), ids, req.Strategy)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, PruneResponse{PrunedCount: n})
 	return nil
 }

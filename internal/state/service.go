@@ -218,3 +218,51 @@ func decodeJSON(raw []byte, v any) error {
 	dec.UseNumber()
 	return dec.Decode(v)
 }
+
+// Prune strategies of POST /threads/prune.
+const (
+	PruneDelete     = "delete"      // delete the threads (children detached)
+	PruneKeepLatest = "keep_latest" // keep the threads and their latest checkpoint only
+)
+
+// Prune applies strategy to every thread in ids and returns how many
+// existed. Unknown ids are skipped. Each thread is pruned in its own
+// transaction.
+func (s *Service) Prune(ctx context.Context, ids []uuid.UUID, strategy string) (int, error) {
+	pruned := 0
+	for _, id := range ids {
+		var err error
+		switch strategy {
+		case PruneDelete:
+			_, err = s.threads.Delete(ctx, id, threads.DeleteDetach)
+		case PruneKeepLatest:
+			err = s.keepLatest(ctx, id)
+		default:
+			return pruned, apperr.Errorf(apperr.Invalid, "Invalid strategy %q: must be delete or keep_latest", strategy)
+		}
+		switch {
+		case apperr.CodeOf(err) == apperr.NotFound:
+		case err != nil:
+			return pruned, err
+		default:
+			pruned++
+		}
+	}
+	return pruned, nil
+}
+
+func (s *Service) keepLatest(ctx context.Context, id uuid.UUID) error {
+	return postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		if _, err := s.threads.LockForState(ctx, tx, id, true); err != nil {
+			return err
+		}
+		latest, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: id.String()})
+		if apperr.CodeOf(err) == apperr.NotFound {
+			return nil // nothing to prune
+		}
+		if err != nil {
+			return err
+		}
+		return checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID)
+	})
+}

@@ -431,3 +431,52 @@ func TestPatchStateMergesCheckpointMetadata(t *testing.T) {
 	}
 	s.Must(http.StatusNotFound, "PATCH", "/threads/"+newThread(t, s, "")+"/state", map[string]any{"metadata": map[string]any{}})
 }
+
+func TestPrune(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	keep := newThread(t, s, "foo_bar")
+	fooBarRun(t, s, keep)
+	child := s.Must(http.StatusOK, "POST", "/threads", map[string]any{"parent_thread_id": keep}).Map(t)["thread_id"].(string)
+	gone := newThread(t, s, "foo_bar")
+	fooBarRun(t, s, gone)
+	before := getState(t, s, "/threads/"+keep+"/state")
+
+	var res struct {
+		PrunedCount int `json:"pruned_count"`
+	}
+	s.Must(http.StatusOK, "POST", "/threads/prune", map[string]any{"thread_ids": []string{keep, uuid.NewString()}, "strategy": "keep_latest"}).JSON(t, &res)
+	if res.PrunedCount != 1 {
+		t.Fatalf("keep_latest pruned %d", res.PrunedCount)
+	}
+	after := getState(t, s, "/threads/"+keep+"/state")
+	if asJSON(after.Values) != asJSON(before.Values) || after.Checkpoint.CheckpointID != before.Checkpoint.CheckpointID {
+		t.Fatalf("latest state changed: %+v", after)
+	}
+	if h := history(t, s, keep, nil); len(h) != 1 {
+		t.Fatalf("history after keep_latest = %d states", len(h))
+	}
+	var blobs int
+	if err := s.DB.QueryRow(t.Context(), `SELECT count(*) FROM checkpoint_blobs WHERE thread_id = $1`, keep).Scan(&blobs); err != nil || blobs > 4 {
+		t.Fatalf("%d blobs left for one checkpoint (%v)", blobs, err)
+	}
+	// The kept checkpoint still works as a base.
+	update(t, s, keep, map[string]any{"values": map[string]any{"bar": []string{"c"}}})
+	wantValues(t, getState(t, s, "/threads/"+keep+"/state"), `{"bar":["a","b","c"],"foo":"b"}`)
+
+	s.Must(http.StatusOK, "POST", "/threads/prune", map[string]any{"thread_ids": []string{gone, keep}}).JSON(t, &res)
+	if res.PrunedCount != 2 {
+		t.Fatalf("delete pruned %d", res.PrunedCount)
+	}
+	s.Must(http.StatusNotFound, "GET", "/threads/"+gone, nil)
+	s.Must(http.StatusNotFound, "GET", "/threads/"+keep, nil)
+	if c := s.Must(http.StatusOK, "GET", "/threads/"+child, nil).Map(t); c["parent_thread_id"] != nil {
+		t.Fatalf("child of a pruned thread kept its parent: %v", c)
+	}
+	for _, bad := range []any{map[string]any{}, map[string]any{"thread_ids": []string{"x"}},
+		map[string]any{"thread_ids": []string{}, "strategy": "shred"}} {
+		if r := s.Do("POST", "/threads/prune", bad); r.Status != http.StatusUnprocessableEntity {
+			t.Errorf("prune %v: %d %s", bad, r.Status, r.Body)
+		}
+	}
+}

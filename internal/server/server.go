@@ -80,12 +80,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		return checkpoints.CheckpointThreadDelete(ctx, tx, uuidStrings(ids)...)
 	})
 	stateSvc := state.NewService(s.pool, threadStore, graph.Builtin())
+	threadHandlers := threads.NewHandlers(threadStore)
+	threadHandlers.Supersteps = stateSvc.ApplySupersteps
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Log:     log,
 		DB:      s.pool,
 		Version: Version,
 		MaxBody: cfg.MaxBodyBytes,
-		Threads: threads.NewHandlers(threadStore),
+		Threads: threadHandlers,
 		State:   state.NewHandlers(stateSvc),
 	})
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -102,58 +103,101 @@ func (s *Service) Update(ctx context.Context, threadID uuid.UUID, p UpdateParams
 	}
 	var out checkpoints.Config
 	err = postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
-		ref, err := s.threads.LockForState(ctx, tx, threadID, true)
-		if err != nil {
-			return err
-		}
-		if ref.Status == threads.StatusBusy {
-			return apperr.Errorf(apperr.Conflict, "Thread %s is busy: a run is pending or running; wait for it or cancel it", threadID)
-		}
-		g := s.graphOf(ref)
-		if g == nil {
-			return graphError(ref.GraphID(), s.graphs.IDs())
-		}
-		base, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: p.CheckpointID})
-		switch {
-		case apperr.CodeOf(err) == apperr.NotFound && p.CheckpointID != "":
-			return apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", p.CheckpointID, threadID)
-		case apperr.CodeOf(err) == apperr.NotFound:
-			base = nil
-		case err != nil:
-			return err
-		}
-		asNode := p.AsNode
-		if asNode == "" {
-			if asNode, err = defaultAsNode(g, base); err != nil {
-				return err
-			}
-		} else if err := checkAsNode(g, asNode); err != nil {
-			return err
-		}
-		var threadMax int64
-		if usesIntVersions(base) {
-			if threadMax, err = checkpoints.CheckpointBlobMaxIntVersion(ctx, tx, base.Config); err != nil {
-				return err
-			}
-		}
-		cp, md, changed, err := newCheckpoint(g, base, updates, asNode, nextVersion(base, threadMax))
-		if err != nil {
-			return err
-		}
-		parent := checkpoints.Config{ThreadID: threadID.String()}
-		if base != nil {
-			parent.CheckpointID = base.Config.CheckpointID
-		}
-		if out, err = checkpoints.CheckpointPut(ctx, tx, parent, cp, md, changed); err != nil {
-			return err
-		}
-		t := &checkpoints.Tuple{Config: out, Checkpoint: cp, Metadata: md}
-		if base != nil {
-			t.Parent = &base.Config
-		}
-		return s.project(ctx, tx, threadID, assemble(t, g))
+		out, err = s.updateTx(ctx, tx, threadID, updates, p)
+		return err
 	})
 	return out, err
+}
+
+// updateTx is Update inside the caller's transaction.
+func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, updates []map[string]any, p UpdateParams) (checkpoints.Config, error) {
+	var out checkpoints.Config
+	ref, err := s.threads.LockForState(ctx, tx, threadID, true)
+	if err != nil {
+		return out, err
+	}
+	if ref.Status == threads.StatusBusy {
+		return out, apperr.Errorf(apperr.Conflict, "Thread %s is busy: a run is pending or running; wait for it or cancel it", threadID)
+	}
+	g := s.graphOf(ref)
+	if g == nil {
+		return out, graphError(ref.GraphID(), s.graphs.IDs())
+	}
+	base, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: p.CheckpointID})
+	switch {
+	case apperr.CodeOf(err) == apperr.NotFound && p.CheckpointID != "":
+		return out, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", p.CheckpointID, threadID)
+	case apperr.CodeOf(err) == apperr.NotFound:
+		base = nil
+	case err != nil:
+		return out, err
+	}
+	asNode := p.AsNode
+	if asNode == "" {
+		if asNode, err = defaultAsNode(g, base); err != nil {
+			return out, err
+		}
+	} else if err := checkAsNode(g, asNode); err != nil {
+		return out, err
+	}
+	var threadMax int64
+	if usesIntVersions(base) {
+		if threadMax, err = checkpoints.CheckpointBlobMaxIntVersion(ctx, tx, base.Config); err != nil {
+			return out, err
+		}
+	}
+	cp, md, changed, err := newCheckpoint(g, base, updates, asNode, nextVersion(base, threadMax))
+	if err != nil {
+		return out, err
+	}
+	parent := checkpoints.Config{ThreadID: threadID.String()}
+	if base != nil {
+		parent.CheckpointID = base.Config.CheckpointID
+	}
+	if out, err = checkpoints.CheckpointPut(ctx, tx, parent, cp, md, changed); err != nil {
+		return out, err
+	}
+	t := &checkpoints.Tuple{Config: out, Checkpoint: cp, Metadata: md}
+	if base != nil {
+		t.Parent = &base.Config
+	}
+	return out, s.project(ctx, tx, threadID, assemble(t, g))
+}
+
+// Superstep is one entry of POST /threads' supersteps: updates applied to
+// a new thread, as LangGraph's bulk update_state does when threads are
+// copied between deployments.
+type Superstep struct {
+	Updates []struct {
+		Values json.RawMessage `json:"values"`
+		AsNode string          `json:"as_node"`
+	} `json:"updates"`
+}
+
+// ApplySupersteps writes supersteps to thread threadID inside tx, each
+// update as one update_state on the previous one. It is the threads
+// package's creation hook: an error rolls the creation back.
+func (s *Service) ApplySupersteps(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, raw json.RawMessage) error {
+	var steps []Superstep
+	if err := decodeJSON(raw, &steps); err != nil {
+		return apperr.Errorf(apperr.Invalid, "Invalid supersteps: must be a list of {updates: [{values, as_node}]}")
+	}
+	for i, step := range steps {
+		for j, u := range step.Updates {
+			updates, err := parseUpdates(u.Values)
+			if err == nil {
+				_, err = s.updateTx(ctx, tx, threadID, updates, UpdateParams{AsNode: u.AsNode})
+			}
+			if err != nil {
+				var ae *apperr.Error
+				if errors.As(err, &ae) {
+					return apperr.Errorf(ae.Code, "supersteps[%d].updates[%d]: %s", i, j, ae.Message)
+				}
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // project writes the thread's projection of its latest state: the new

@@ -480,3 +480,38 @@ func TestPrune(t *testing.T) {
 		}
 	}
 }
+
+// POST /threads with supersteps applies them in the creating transaction.
+func TestCreateWithSupersteps(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	th := s.Must(http.StatusOK, "POST", "/threads", map[string]any{
+		"metadata": map[string]any{"graph_id": "foo_bar"},
+		"supersteps": []any{
+			map[string]any{"updates": []any{map[string]any{"values": map[string]any{"foo": ""}, "as_node": "__start__"}}},
+			map[string]any{"updates": []any{map[string]any{"values": map[string]any{"foo": "a", "bar": []string{"a"}}, "as_node": "node_a"}}},
+		},
+	}).Map(t)
+	tid := th["thread_id"].(string)
+	if asJSON(th["values"]) != `{"bar":["a"],"foo":"a"}` || th["status"] != "interrupted" {
+		t.Fatalf("created thread = %v", th)
+	}
+	if h := history(t, s, tid, nil); len(h) != 2 || !reflect.DeepEqual(h[0].Next, []string{"node_b"}) {
+		t.Fatalf("history = %+v", h)
+	}
+	// A bad superstep undoes the whole creation.
+	id := uuid.NewString()
+	r := s.Do("POST", "/threads", map[string]any{"thread_id": id, "metadata": map[string]any{"graph_id": "foo_bar"},
+		"supersteps": []any{map[string]any{"updates": []any{
+			map[string]any{"values": map[string]any{"foo": "x"}, "as_node": "node_a"},
+			map[string]any{"values": map[string]any{"nope": 1}, "as_node": "node_b"},
+		}}}})
+	if r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Detail(t), "supersteps[0].updates[1]") {
+		t.Fatalf("bad superstep: %d %s", r.Status, r.Body)
+	}
+	s.Must(http.StatusNotFound, "GET", "/threads/"+id, nil)
+	var n int
+	if err := s.DB.QueryRow(t.Context(), `SELECT count(*) FROM checkpoints WHERE thread_id = $1`, id).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("rolled-back creation left %d checkpoints (%v)", n, err)
+	}
+}

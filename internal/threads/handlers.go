@@ -1,11 +1,13 @@
 package threads
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"reflect"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
@@ -14,6 +16,10 @@ import (
 // Handlers serves the /threads routes.
 type Handlers struct {
 	store *Store
+	// Supersteps applies POST /threads' supersteps to the new thread inside
+	// its creating transaction (the state package provides it). Without it,
+	// supersteps are refused.
+	Supersteps func(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, raw json.RawMessage) error
 }
 
 // NewHandlers returns the HTTP handlers of the threads API.
@@ -61,8 +67,11 @@ type CreateRequest struct {
 	ParentThreadID *string        `json:"parent_thread_id" format:"uuid"`
 	ResourceID     *string        `json:"resource_id"`
 	// TTL is accepted for SDK compatibility and not enforced yet.
-	TTL        any   `json:"ttl" swaggertype:"object"`
-	Supersteps []any `json:"supersteps" swaggerignore:"true"`
+	TTL any `json:"ttl" swaggertype:"object"`
+	// Supersteps are update_state calls applied to the new thread in its
+	// creating transaction: [{updates: [{values, as_node}]}]; they need
+	// metadata.graph_id.
+	Supersteps json.RawMessage `json:"supersteps" swaggertype:"array,object"`
 }
 
 // Create godoc
@@ -93,8 +102,12 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) error {
 	if req.IfExists != "" && req.IfExists != "raise" && req.IfExists != "do_nothing" {
 		return apperr.Errorf(apperr.Invalid, "Invalid if_exists %q: must be raise or do_nothing", req.IfExists)
 	}
-	if len(req.Supersteps) > 0 {
-		return apperr.Errorf(apperr.BadRequest, "supersteps are not supported yet")
+	if len(req.Supersteps) > 0 && string(req.Supersteps) != "null" && string(req.Supersteps) != "[]" {
+		if h.Supersteps == nil {
+			return apperr.Errorf(apperr.BadRequest, "supersteps are not supported by this server")
+		}
+		raw := req.Supersteps
+		p.Init = func(ctx context.Context, tx pgx.Tx, id uuid.UUID) error { return h.Supersteps(ctx, tx, id, raw) }
 	}
 	parent, err := optionalUUID(req.ParentThreadID, "parent_thread_id")
 	if err != nil {

@@ -39,6 +39,10 @@ type CreateParams struct {
 	IfExists       string // "raise" (default) or "do_nothing"
 	ParentThreadID *uuid.UUID
 	ResourceID     *string
+	// Init, when set, runs in the creating transaction right after the
+	// insert (not for an existing thread returned by do_nothing); its error
+	// undoes the creation. The thread is read again afterwards.
+	Init func(ctx context.Context, tx pgx.Tx, id uuid.UUID) error
 }
 
 func notFound(id uuid.UUID) error {
@@ -95,8 +99,14 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 		if err != nil {
 			return mapWriteErr(err)
 		}
+		if p.Init != nil {
+			if err := p.Init(ctx, tx, t.ThreadID); err != nil {
+				return err
+			}
+			t, err = get(ctx, tx, t.ThreadID)
+		}
 		out = t
-		return nil
+		return err
 	})
 	return out, err
 }

@@ -69,7 +69,8 @@ func CheckpointGetTuple(ctx context.Context, db postgres.DBTX, cfg Config) (*Tup
 // page and the size of its values, never on the thread's length (except for
 // AllNamespaces, see ListOptions, and a Filter that skips many rows). A blob
 // shared by several checkpoints of the page is fetched and decoded once;
-// each tuple still gets its own copy of the value.
+// each tuple gets its own copy of a decoded value, while undecoded JSON
+// text (json.RawMessage, see decodeValue) is shared: nothing modifies it.
 func CheckpointList(ctx context.Context, db postgres.DBTX, cfg Config, opt ListOptions) ([]Tuple, error) {
 	if cfg.ThreadID == "" {
 		return nil, apperr.Errorf(apperr.Invalid, "checkpoint list: thread id is required")

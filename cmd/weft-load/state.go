@@ -6,12 +6,26 @@ import (
 	"sync"
 )
 
-// Reference figures from the issue, milliseconds on a 500-turn chat (1,000
-// messages): the official JS dev server's getState and history(limit 10).
+// Reference figures from the issue, milliseconds: the official JS dev
+// server's getState and history(limit 10) on a 500-turn chat (1,000
+// messages), and LangGraph's PostgresSaver on a 200-turn chat (400).
 const (
-	refGetStateMS = 48.0
-	refHistoryMS  = 430.0
+	refGetStateMS      = 48.0
+	refHistoryMS       = 430.0
+	refSaverGetStateMS = 32.0
+	refSaverHistoryMS  = 320.0
 )
+
+// reference returns the comparison text for a chat of n messages.
+func reference(n int, p50, devServerMS, saverMS float64) string {
+	switch n {
+	case 1000:
+		return fmt.Sprintf("%.1fx faster than the JS dev server's %.0f ms at 500 turns", devServerMS/p50, devServerMS)
+	case 400:
+		return fmt.Sprintf("%.1fx faster than PostgresSaver's %.0f ms at 200 turns", saverMS/p50, saverMS)
+	}
+	return ""
+}
 
 // chatMessage is a ~200-byte message, alternating human and AI.
 func chatMessage(i int) map[string]any {
@@ -45,8 +59,8 @@ func (l *load) buildChat(n int) (string, error) {
 // update_state throughput.
 func (l *load) state() error {
 	fmt.Printf("\n== state: getState and history(limit 10) on an echo_chat thread of N checkpoints (one ~200 B message each)\n")
-	fmt.Printf("%-12s %8s %9s %9s %8s %8s %8s %s\n", "op", "N", "resp KiB", "requests", "p50 ms", "p90 ms", "p99 ms", "vs JS dev server at 500 turns (=1,000 messages)")
-	for _, n := range []int{10, 100, 1000} {
+	fmt.Printf("%-12s %8s %9s %9s %8s %8s %8s %s\n", "op", "N", "resp KiB", "requests", "p50 ms", "p90 ms", "p99 ms", "reference (a turn = 2 messages)")
+	for _, n := range []int{10, 100, 400, 1000} {
 		tid, err := l.buildChat(n)
 		if err != nil {
 			return err
@@ -60,17 +74,12 @@ func (l *load) state() error {
 			return err
 		}
 		res := phase(1, l.duration, l.maxReq, func(int) error { return l.get("/threads/" + tid + "/state") })
-		ref := ""
-		if n == 1000 {
-			ref = fmt.Sprintf("%.1fx faster than %.0f ms", refGetStateMS/res.pct(0.5), refGetStateMS)
-		}
+		ref := reference(n, res.pct(0.5), refGetStateMS, refSaverGetStateMS)
 		fmt.Printf("%-12s %8d %9.1f %9d %8.2f %8.2f %8.2f %s\n", "getState", n, float64(stateSize)/1024, len(res.lat), res.pct(0.5), res.pct(0.9), res.pct(0.99), ref)
 		res = phase(1, l.duration, l.maxReq, func(int) error {
 			return l.post("/threads/"+tid+"/history", map[string]any{"limit": 10}, nil)
 		})
-		if n == 1000 {
-			ref = fmt.Sprintf("%.1fx faster than %.0f ms", refHistoryMS/res.pct(0.5), refHistoryMS)
-		}
+		ref = reference(n, res.pct(0.5), refHistoryMS, refSaverHistoryMS)
 		fmt.Printf("%-12s %8d %9.1f %9d %8.2f %8.2f %8.2f %s\n", "history(10)", n, float64(histSize)/1024, len(res.lat), res.pct(0.5), res.pct(0.9), res.pct(0.99), ref)
 	}
 

@@ -8,41 +8,15 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { Client, SDK_LINE } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
+import { SDK_LINE } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
 import { useServer } from "./harness.mjs";
+import { recordingClient, rejectsWith } from "./helpers.mjs";
 
 const server = useServer();
+const sdk = () => recordingClient(server.url);
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const STATE_FIELDS = ["values", "next", "checkpoint", "metadata", "created_at", "parent_checkpoint", "tasks"];
-
-/** A Client that records every HTTP attempt (method, URL, body). */
-function sdk() {
-  const requests = [];
-  const recordingFetch = (input, init) => {
-    requests.push({ url: String(input), method: init?.method ?? "GET", body: init?.body ? JSON.parse(init.body) : undefined });
-    return fetch(input, init);
-  };
-  const client = new Client({ apiUrl: server.url, callerOptions: { fetch: recordingFetch } });
-  return { client, requests };
-}
-
-/** Awaits an SDK call that must fail with HTTP `status`; returns the error. */
-async function rejectsWith(promise, status) {
-  let err;
-  try {
-    await promise;
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err, `expected HTTP ${status}, but the call succeeded`);
-  assert.equal(err.constructor.name, "HTTPError", `expected the SDK's HTTPError, got ${err}`);
-  assert.equal(err.status, status, `expected HTTP ${status}, got ${err.message}`);
-  const body = JSON.parse(err.text);
-  assert.equal(typeof body.detail, "string");
-  assert.ok(body.detail.length > 0);
-  return err;
-}
 
 function assertStateShape(s) {
   for (const f of STATE_FIELDS) assert.ok(Object.hasOwn(s, f), `state lacks field ${f}: ${JSON.stringify(s)}`);

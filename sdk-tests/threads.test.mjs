@@ -6,10 +6,12 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { Client, SDK_LINE } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
+import { SDK_LINE } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
 import { useServer } from "./harness.mjs";
+import { recordingClient, rejectsWith } from "./helpers.mjs";
 
 const server = useServer();
+const sdk = () => recordingClient(server.url);
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const THREAD_FIELDS = [
@@ -23,20 +25,6 @@ const THREAD_FIELDS = [
   "values",
   "interrupts",
 ];
-
-/**
- * A Client whose every HTTP attempt (including SDK retries) goes through a
- * counting fetch, so a test can see how many requests one SDK call made.
- */
-function sdk() {
-  const requests = [];
-  const countingFetch = (input, init) => {
-    requests.push({ url: String(input), method: init?.method ?? "GET", headers: new Headers(init?.headers) });
-    return fetch(input, init);
-  };
-  const client = new Client({ apiUrl: server.url, callerOptions: { fetch: countingFetch } });
-  return { client, requests };
-}
 
 /** Plain fetch for what the SDK cannot express; returns { status, headers, body }. */
 async function raw(method, path, body, headers = {}) {
@@ -53,25 +41,6 @@ async function raw(method, path, body, headers = {}) {
     json = undefined;
   }
   return { status: res.status, headers: res.headers, body: json, text };
-}
-
-/** Awaits an SDK call that must fail with HTTP `status`; returns the error. */
-async function rejectsWith(promise, status) {
-  let err;
-  try {
-    await promise;
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err, `expected HTTP ${status}, but the call succeeded`);
-  assert.equal(err.constructor.name, "HTTPError", `expected the SDK's HTTPError, got ${err}`);
-  assert.equal(err.status, status, `expected HTTP ${status}, got ${err.message}`);
-  assert.match(err.message, new RegExp(`^HTTP ${status}: `));
-  // Official servers answer errors with {"detail": "..."}; the SDK keeps the raw body in .text.
-  const body = JSON.parse(err.text);
-  assert.equal(typeof body.detail, "string");
-  assert.ok(body.detail.length > 0);
-  return err;
 }
 
 function assertThreadShape(t) {

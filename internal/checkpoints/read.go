@@ -325,3 +325,32 @@ func Materialize(v any) (any, error) {
 	}
 	return serde.Decode(serde.TypeJSON, raw)
 }
+
+// CheckpointNamespacesLatest returns, for each namespace in nss that has
+// checkpoints in the thread, its latest checkpoint id (one indexed lookup
+// per namespace, in one query). Callers use it to find which pending tasks
+// are subgraphs that have started.
+func CheckpointNamespacesLatest(ctx context.Context, db postgres.DBTX, threadID string, nss []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(nss) == 0 {
+		return out, nil
+	}
+	rows, err := db.Query(ctx, `SELECT ns, latest FROM unnest($2::text[]) AS ns,
+		LATERAL (SELECT checkpoint_id AS latest FROM checkpoints
+		         WHERE thread_id = $1 AND checkpoint_ns = ns ORDER BY checkpoint_id DESC LIMIT 1) l`, threadID, nss)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint namespaces: %w", err)
+	}
+	type nsLatest struct {
+		NS     string `db:"ns"`
+		Latest string `db:"latest"`
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[nsLatest])
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint namespaces: %w", err)
+	}
+	for _, f := range found {
+		out[f.NS] = f.Latest
+	}
+	return out, nil
+}

@@ -82,18 +82,20 @@ func checkID(id string) error {
 	return nil
 }
 
-func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints.Config) error {
+func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints.Config, subgraphs bool) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err == nil {
 		err = checkID(cfg.CheckpointID)
 	}
-	if err == nil {
-		_, err = httpx.QueryBool(r, "subgraphs", false)
-	}
 	if err != nil {
 		return err
 	}
-	st, err := h.svc.Get(r.Context(), id, cfg)
+	if !subgraphs {
+		if subgraphs, err = httpx.QueryBool(r, "subgraphs", false); err != nil {
+			return err
+		}
+	}
+	st, err := h.svc.Get(r.Context(), id, cfg, subgraphs)
 	if err != nil {
 		return err
 	}
@@ -108,13 +110,13 @@ func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints
 //	@Tags			state
 //	@Produce		json
 //	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)
-//	@Param			subgraphs	query		bool	false	"Accepted; subgraph states are not expanded"
+//	@Param			subgraphs	query		bool	false	"Also fill in the state of pending tasks that run a subgraph (task.state)"
 //	@Success		200			{object}	ThreadState
 //	@Failure		404			{object}	httpx.ErrorBody
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/state [get]
 func (h *Handlers) GetState(w http.ResponseWriter, r *http.Request) error {
-	return h.getAt(w, r, checkpoints.Config{})
+	return h.getAt(w, r, checkpoints.Config{}, false)
 }
 
 // GetStateAt godoc
@@ -124,13 +126,13 @@ func (h *Handlers) GetState(w http.ResponseWriter, r *http.Request) error {
 //	@Produce	json
 //	@Param		thread_id		path		string	true	"Thread ID"	format(uuid)
 //	@Param		checkpoint_id	path		string	true	"Checkpoint ID"
-//	@Param		subgraphs		query		bool	false	"Accepted; subgraph states are not expanded"
+//	@Param		subgraphs		query		bool	false	"Also fill in the state of pending tasks that run a subgraph (task.state)"
 //	@Success	200				{object}	ThreadState
 //	@Failure	404				{object}	httpx.ErrorBody
 //	@Failure	422				{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/state/{checkpoint_id} [get]
 func (h *Handlers) GetStateAt(w http.ResponseWriter, r *http.Request) error {
-	return h.getAt(w, r, checkpoints.Config{CheckpointID: chi.URLParam(r, "checkpoint_id")})
+	return h.getAt(w, r, checkpoints.Config{CheckpointID: chi.URLParam(r, "checkpoint_id")}, false)
 }
 
 // StateCheckpointRequest is the body of POST /threads/{id}/state/checkpoint.
@@ -159,7 +161,7 @@ func (h *Handlers) PostStateAt(w http.ResponseWriter, r *http.Request) error {
 	if req.Checkpoint == nil {
 		return apperr.Errorf(apperr.Invalid, "Invalid request body: field \"checkpoint\" is required")
 	}
-	return h.getAt(w, r, checkpoints.Config{NS: req.Checkpoint.NS, CheckpointID: req.Checkpoint.CheckpointID})
+	return h.getAt(w, r, checkpoints.Config{NS: req.Checkpoint.NS, CheckpointID: req.Checkpoint.CheckpointID}, req.Subgraphs)
 }
 
 // baseCheckpoint names the checkpoint a change applies to: checkpoint_id, or

@@ -39,8 +39,10 @@ func (s *Service) graphOf(ref *threads.StateRef) *graph.Graph {
 
 // Get returns the state at checkpoint cfg (the latest root checkpoint when
 // cfg.CheckpointID is empty); a thread without checkpoints gives the empty
-// state; an unknown checkpoint id is a 404.
-func (s *Service) Get(ctx context.Context, threadID uuid.UUID, cfg checkpoints.Config) (*ThreadState, error) {
+// state; an unknown checkpoint id is a 404. Pending tasks that run a
+// subgraph which has checkpoints point at it (task.checkpoint); with
+// subgraphs, their nested state is filled in too (task.state).
+func (s *Service) Get(ctx context.Context, threadID uuid.UUID, cfg checkpoints.Config, subgraphs bool) (*ThreadState, error) {
 	ref, err := s.threads.LockForState(ctx, s.db, threadID, false)
 	if err != nil {
 		return nil, err
@@ -56,7 +58,63 @@ func (s *Service) Get(ctx context.Context, threadID uuid.UUID, cfg checkpoints.C
 	if err != nil {
 		return nil, err
 	}
-	return assemble(t, s.graphOf(ref)), nil
+	st := assemble(t, s.graphOf(ref))
+	return st, s.linkSubgraphs(ctx, threadID, []*ThreadState{st}, subgraphs, 0)
+}
+
+// maxSubgraphDepth bounds the expansion of nested subgraph states.
+const maxSubgraphDepth = 8
+
+// subgraphNS is the namespace LangGraph gives the subgraph that task runs
+// from a checkpoint in namespace parent: "<name>:<task id>", nested with "|".
+func subgraphNS(parent string, t *Task) string {
+	ns := t.Name + ":" + t.ID
+	if parent != "" {
+		ns = parent + "|" + ns
+	}
+	return ns
+}
+
+// linkSubgraphs points every pending task whose subgraph has checkpoints
+// at the subgraph's latest checkpoint (one query for all the states), and
+// with expand fills in the subgraph's state, recursively. Subgraphs are not
+// graphs this server knows, so their values are every non-internal channel.
+func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, states []*ThreadState, expand bool, depth int) error {
+	var nss []string
+	for _, st := range states {
+		for i := range st.Tasks {
+			nss = append(nss, subgraphNS(st.Checkpoint.NS, &st.Tasks[i]))
+		}
+	}
+	latest, err := checkpoints.CheckpointNamespacesLatest(ctx, s.db, threadID.String(), nss)
+	if err != nil || len(latest) == 0 {
+		return err
+	}
+	for _, st := range states {
+		for i := range st.Tasks {
+			task := &st.Tasks[i]
+			ns := subgraphNS(st.Checkpoint.NS, task)
+			id, ok := latest[ns]
+			if !ok {
+				continue
+			}
+			cfg := checkpoints.Config{ThreadID: threadID.String(), NS: ns, CheckpointID: id}
+			task.Checkpoint = refOf(cfg)
+			if !expand || depth >= maxSubgraphDepth {
+				continue
+			}
+			t, err := checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
+			if err != nil {
+				return err
+			}
+			sub := assemble(t, nil)
+			if err := s.linkSubgraphs(ctx, threadID, []*ThreadState{sub}, true, depth+1); err != nil {
+				return err
+			}
+			task.State = sub
+		}
+	}
+	return nil
 }
 
 // HistoryParams select a page of history.
@@ -83,7 +141,7 @@ func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryPara
 	for i := range list {
 		out[i] = assemble(&list[i], g)
 	}
-	return out, nil
+	return out, s.linkSubgraphs(ctx, threadID, out, false, 0)
 }
 
 // UpdateParams are update_state's inputs.

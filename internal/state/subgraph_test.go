@@ -1,0 +1,75 @@
+package state_test
+
+import (
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/server/servertest"
+	"github.com/weftdev/weft/internal/state"
+)
+
+// A pending task that runs a subgraph with checkpoints of its own points at
+// it; with subgraphs=true its state is filled in.
+func TestPendingSubgraphTasks(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	tid := newThread(t, s, "js_subgraph") // a graph this server does not know
+	ctx := t.Context()
+	put := func(cfg checkpoints.Config, step int, values map[string]any, versions map[string]string) checkpoints.Config {
+		t.Helper()
+		cp := checkpoints.Checkpoint{ID: checkpoints.NewCheckpointID(step), ChannelValues: values,
+			ChannelVersions: versions, VersionsSeen: map[string]map[string]string{}}
+		out, err := checkpoints.CheckpointPut(ctx, s.DB, cfg, cp, checkpoints.Metadata{"source": "loop", "step": step}, versions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	parent := put(checkpoints.Config{ThreadID: tid}, 1,
+		map[string]any{"items": []any{"plan"}, "branch:to:sub": nil}, map[string]string{"items": "2", "branch:to:sub": "2"})
+	taskID := state.TaskID(parent, 1, "sub", []any{"__pregel_pull", "sub"})
+	ns := "sub:" + taskID
+	first := put(checkpoints.Config{ThreadID: tid, NS: ns}, 0,
+		map[string]any{"items": []any{"plan"}, "branch:to:step1": nil}, map[string]string{"items": "1", "branch:to:step1": "1"})
+	sub := put(checkpoints.Config{ThreadID: tid, NS: ns, CheckpointID: first.CheckpointID}, 1,
+		map[string]any{"items": []any{"plan", "s1"}, "branch:to:ask": nil}, map[string]string{"items": "2", "branch:to:ask": "2"})
+
+	st := getState(t, s, "/threads/"+tid+"/state")
+	wantValues(t, st, `{"items":["plan"]}`, "sub")
+	raw := s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Map(t)
+	task := raw["tasks"].([]any)[0].(map[string]any)
+	if task["id"] != taskID || task["state"] != nil ||
+		!reflect.DeepEqual(task["checkpoint"], map[string]any{"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": sub.CheckpointID, "checkpoint_map": nil}) {
+		t.Fatalf("task = %v", task)
+	}
+
+	raw = s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state?subgraphs=true", nil).Map(t)
+	nested, _ := raw["tasks"].([]any)[0].(map[string]any)["state"].(map[string]any)
+	if asJSON(nested["values"]) != `{"items":["plan","s1"]}` || asJSON(nested["next"]) != `["ask"]` ||
+		nested["checkpoint"].(map[string]any)["checkpoint_ns"] != ns {
+		t.Fatalf("nested state = %v", nested)
+	}
+	// The same through POST /state/checkpoint {subgraphs: true}.
+	raw = s.Must(http.StatusOK, "POST", "/threads/"+tid+"/state/checkpoint",
+		map[string]any{"checkpoint": map[string]any{"checkpoint_id": parent.CheckpointID}, "subgraphs": true}).Map(t)
+	if raw["tasks"].([]any)[0].(map[string]any)["state"] == nil {
+		t.Fatalf("POST /state/checkpoint subgraphs: %v", raw)
+	}
+	// History links the subgraph too (without expanding it), and lists the
+	// subgraph's own history by namespace.
+	var h []map[string]any
+	s.Must(http.StatusOK, "POST", "/threads/"+tid+"/history", nil).JSON(t, &h)
+	if len(h) != 1 {
+		t.Fatalf("history = %v", h)
+	}
+	ht := h[0]["tasks"].([]any)[0].(map[string]any)
+	if ht["checkpoint"].(map[string]any)["checkpoint_id"] != sub.CheckpointID || ht["state"] != nil {
+		t.Fatalf("history task = %v", ht)
+	}
+	subHist := history(t, s, tid, map[string]any{"checkpoint": map[string]any{"checkpoint_ns": ns}})
+	if len(subHist) != 2 || subHist[0].Checkpoint.CheckpointID != sub.CheckpointID || !reflect.DeepEqual(subHist[0].Next, []string{"ask"}) {
+		t.Fatalf("subgraph history = %+v", subHist)
+	}
+}

@@ -282,7 +282,12 @@ func loadWrites(ctx context.Context, db postgres.DBTX, threadID string, tuples [
 		if w.Type != nil {
 			typ = *w.Type
 		}
+		// Writes are small and read by logic (interrupts, errors, resume
+		// values), so they are always decoded: never json.RawMessage.
 		v, err := decodeValue(typ, w.Blob)
+		if err == nil {
+			v, err = Materialize(v)
+		}
 		if err != nil && !errors.Is(err, serde.ErrEmpty) {
 			return fmt.Errorf("checkpoint %s write %s/%d (%q): %w", w.CheckpointID, w.TaskID, w.Idx, w.Channel, err)
 		}

@@ -36,6 +36,14 @@ func TestPendingSubgraphTasks(t *testing.T) {
 	sub := put(checkpoints.Config{ThreadID: tid, NS: ns, CheckpointID: first.CheckpointID}, 1,
 		map[string]any{"items": []any{"plan", "s1"}, "branch:to:ask": nil}, map[string]string{"items": "2", "branch:to:ask": "2"})
 
+	// The subgraph's pending task is interrupted: LangGraph files the
+	// interrupt under the subgraph checkpoint, for the ask task.
+	askID := state.TaskID(sub, 1, "ask", []any{"__pregel_pull", "ask"})
+	intr := []any{map[string]any{"id": "abaaeba943d3b95d816b2cc02c0ad48c", "value": map[string]any{"question": "ok?"}}}
+	if err := checkpoints.CheckpointWritesPut(ctx, s.DB, sub, []checkpoints.Write{{TaskID: askID, Channel: "__interrupt__", Value: intr}}); err != nil {
+		t.Fatal(err)
+	}
+
 	st := getState(t, s, "/threads/"+tid+"/state")
 	wantValues(t, st, `{"items":["plan"]}`, "sub")
 	raw := s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Map(t)
@@ -47,6 +55,10 @@ func TestPendingSubgraphTasks(t *testing.T) {
 
 	raw = s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state?subgraphs=true", nil).Map(t)
 	nested, _ := raw["tasks"].([]any)[0].(map[string]any)["state"].(map[string]any)
+	wantIntr := `[{"id":"abaaeba943d3b95d816b2cc02c0ad48c","value":{"question":"ok?"}}]`
+	if asJSON(nested["interrupts"]) != wantIntr || asJSON(nested["tasks"].([]any)[0].(map[string]any)["interrupts"]) != wantIntr {
+		t.Fatalf("nested interrupts = %v / %v", nested["interrupts"], nested["tasks"])
+	}
 	if asJSON(nested["values"]) != `{"items":["plan","s1"]}` || asJSON(nested["next"]) != `["ask"]` ||
 		nested["checkpoint"].(map[string]any)["checkpoint_ns"] != ns {
 		t.Fatalf("nested state = %v", nested)

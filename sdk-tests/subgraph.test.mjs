@@ -21,46 +21,26 @@
 // The database is reached as the harness describes it (server.db); against
 // an external server without WEFT_DATABASE_URL these tests skip.
 
-import { test, describe, after } from "node:test";
+import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import pg from "pg";
-import { Client } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
 import { Annotation, StateGraph, START, END, Command, interrupt } from "@langchain/langgraph";
-import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { useServer } from "./harness.mjs";
+import { databaseSession } from "./database.mjs";
 
 const server = useServer();
 
-// Created on first use: server.url / server.db are known only once the
-// harness's before hook has started the server.
+const db = databaseSession(server);
 let pool = null;
 let saver = null;
 let client = null;
 
-/** Skips t when there is no database; otherwise makes sure pool / saver / client exist. */
+/** Skips t when there is no database; otherwise makes pool / saver / client available. */
 function noDb(t) {
-  if (!server.db) {
-    // Only an external server (WEFT_URL) can lack a database; a server the
-    // harness started always has one, so there these tests never skip.
-    assert.ok(process.env.WEFT_URL, "the harness started a server but found no database for it");
-    t.skip("no database for this server (set WEFT_DATABASE_URL with WEFT_URL)");
-    return true;
-  }
-  client ??= new Client({ apiUrl: server.url });
-  if (!pool) {
-    pool = new pg.Pool({ ...server.db, max: 4 });
-    // The server stops its PostgreSQL at the end; an idle pooled connection
-    // being terminated must not crash the test process.
-    pool.on("error", () => {});
-    saver = new PostgresSaver(pool);
-  }
+  if (!db.ready(t)) return true;
+  ({ pool, saver, client } = db);
   return false;
 }
-
-after(async () => {
-  await pool?.end();
-});
 
 // ---------------------------------------------------------------- the graph
 

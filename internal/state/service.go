@@ -14,6 +14,7 @@ import (
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/graph"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/pregel"
 	"github.com/weftdev/weft/internal/threads"
 )
 
@@ -199,12 +200,16 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 		return out, err
 	}
 	var threadMax int64
-	if usesIntVersions(base) {
+	var baseCP *checkpoints.Checkpoint
+	if base != nil {
+		baseCP = &base.Checkpoint
+	}
+	if pregel.UsesIntVersions(baseCP) {
 		if threadMax, err = checkpoints.CheckpointBlobMaxIntVersion(ctx, tx, base.Config); err != nil {
 			return out, err
 		}
 	}
-	cp, md, changed, err := newCheckpoint(g, base, updates, asNode, nextVersion(base, threadMax))
+	cp, md, changed, err := pregel.UpdateCheckpoint(g, base, updates, asNode, pregel.NextVersion(baseCP, threadMax))
 	if err != nil {
 		return out, err
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/pregel"
 	"github.com/weftdev/weft/internal/server/servertest"
-	"github.com/weftdev/weft/internal/state"
 )
 
 // A pending task that runs a subgraph with checkpoints of its own points at
@@ -29,7 +29,7 @@ func TestPendingSubgraphTasks(t *testing.T) {
 	}
 	parent := put(checkpoints.Config{ThreadID: tid}, 1,
 		map[string]any{"items": []any{"plan"}, "branch:to:sub": nil}, map[string]string{"items": "2", "branch:to:sub": "2"})
-	taskID := state.TaskID(parent, 1, "sub", []any{"__pregel_pull", "sub"})
+	taskID := pregel.TaskID(parent, 1, "sub", []any{"__pregel_pull", "sub"})
 	ns := "sub:" + taskID
 	first := put(checkpoints.Config{ThreadID: tid, NS: ns}, 0,
 		map[string]any{"items": []any{"plan"}, "branch:to:step1": nil}, map[string]string{"items": "1", "branch:to:step1": "1"})
@@ -38,7 +38,7 @@ func TestPendingSubgraphTasks(t *testing.T) {
 
 	// The subgraph's pending task is interrupted: LangGraph files the
 	// interrupt under the subgraph checkpoint, for the ask task.
-	askID := state.TaskID(sub, 1, "ask", []any{"__pregel_pull", "ask"})
+	askID := pregel.TaskID(sub, 1, "ask", []any{"__pregel_pull", "ask"})
 	intr := []any{map[string]any{"id": "abaaeba943d3b95d816b2cc02c0ad48c", "value": map[string]any{"question": "ok?"}}}
 	if err := checkpoints.CheckpointWritesPut(ctx, s.DB, sub, []checkpoints.Write{{TaskID: askID, Channel: "__interrupt__", Value: intr}}); err != nil {
 		t.Fatal(err)

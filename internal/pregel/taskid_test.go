@@ -1,4 +1,4 @@
-package state
+package pregel
 
 import (
 	"testing"
@@ -22,7 +22,7 @@ func TestTaskIDIsLangGraphs(t *testing.T) {
 		{"1f1e6647-54b4-6020-8002-bc33c555e6ce", 2, "review", "f43bb4c5-186e-50cd-85f1-fb647571fe86"},
 	}
 	for _, c := range cases {
-		got := TaskID(checkpoints.Config{CheckpointID: c.checkpoint}, c.step, c.node, []any{pullPath, c.node})
+		got := TaskID(checkpoints.Config{CheckpointID: c.checkpoint}, c.step, c.node, []any{PullPath, c.node})
 		if got != c.want {
 			t.Errorf("TaskID(%s, step %d, %s) = %s, want %s", c.checkpoint, c.step, c.node, got, c.want)
 		}

@@ -1,0 +1,89 @@
+package pregel
+
+import (
+	"maps"
+	"time"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/graph"
+)
+
+// CopyNode is the as_node that forks a checkpoint without changing it
+// (metadata source "fork"), as LangGraph's update_state(..., "__copy__").
+const CopyNode = "__copy__"
+
+// UpdateCheckpoint computes the checkpoint update_state writes on top of base
+// (nil for a thread without checkpoints): updates applied through g's
+// reducers as if asNode had written them, asNode's trigger consumed, and
+// the nodes that follow asNode scheduled, every channel it writes at the
+// new version. It returns the checkpoint, its metadata and the channels it
+// changed (with their new version).
+func UpdateCheckpoint(g *graph.Graph, base *checkpoints.Tuple, updates []map[string]any, asNode, version string) (
+	checkpoints.Checkpoint, checkpoints.Metadata, map[string]string, error) {
+	cp := checkpoints.Checkpoint{V: 4, ChannelValues: map[string]any{}, ChannelVersions: map[string]string{},
+		VersionsSeen: map[string]map[string]string{}}
+	step := -1
+	if base != nil {
+		maps.Copy(cp.ChannelValues, base.Checkpoint.ChannelValues)
+		maps.Copy(cp.ChannelVersions, base.Checkpoint.ChannelVersions)
+		for node, seen := range base.Checkpoint.VersionsSeen {
+			cp.VersionsSeen[node] = maps.Clone(seen)
+		}
+		step, _ = base.Metadata.Step()
+	}
+	step++
+	md := checkpoints.Metadata{"source": "update", "step": step, "parents": map[string]any{}, "graph_id": g.ID}
+	cp.ID = checkpoints.NewCheckpointID(step)
+	cp.TS = time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00")
+	if asNode == CopyNode {
+		md["source"] = "fork"
+		return cp, md, map[string]string{}, nil
+	}
+
+	changed := map[string]string{}
+
+	values := StateValues(cp.ChannelValues, g)
+	for k, v := range values {
+		dec, err := checkpoints.Materialize(v)
+		if err != nil {
+			return cp, nil, nil, err
+		}
+		values[k] = dec
+	}
+	for _, u := range updates {
+		next, err := g.Apply(values, u)
+		if err != nil {
+			return cp, nil, nil, apperr.Errorf(apperr.Invalid, "Invalid update: %v", err)
+		}
+		values = next
+		for k := range u {
+			cp.ChannelValues[k] = values[k]
+			changed[k] = version
+		}
+	}
+	// as_node consumes its own trigger, as if it had just run.
+	trig := TriggerChannel(asNode)
+	if _, available := cp.ChannelValues[trig]; available {
+		seen := cp.VersionsSeen[asNode]
+		if seen == nil {
+			seen = map[string]string{}
+			cp.VersionsSeen[asNode] = seen
+		}
+		seen[trig] = cp.ChannelVersions[trig]
+		delete(cp.ChannelValues, trig)
+		changed[trig] = version
+	}
+	next, err := g.Next(asNode, values)
+	if err != nil {
+		return cp, nil, nil, apperr.Errorf(apperr.Invalid, "Cannot route after %s: %v", asNode, err)
+	}
+	for _, n := range next {
+		cp.ChannelValues[TriggerChannel(n)] = nil
+		changed[TriggerChannel(n)] = version
+	}
+	for ch := range changed {
+		cp.ChannelVersions[ch] = version
+	}
+	return cp, md, changed, nil
+}

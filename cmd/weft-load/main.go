@@ -8,7 +8,16 @@
 // phase is bounded by -duration and -max-requests; only loopback addresses
 // are accepted as targets.
 //
+// The threads suite also runs a baseline at each concurrency: the bare
+// durable INSERT INTO threads … RETURNING (one autocommit statement, i.e.
+// its own transaction) through pgx on the same database, one connection
+// per worker, and prints Weft's create throughput as a ratio of it. With
+// -url the baseline needs -database-url (it is skipped otherwise).
+// -cpuprofile writes a CPU profile of the whole process (client and, when
+// in-process, server) taken during the create phases.
+//
 //	go run ./cmd/weft-load                      # self-contained
+//	go run ./cmd/weft-load -suite threads -cpuprofile /tmp/create.pprof
 //	go run ./cmd/weft-load -url http://127.0.0.1:8123 -duration 10s
 package main
 
@@ -40,14 +49,16 @@ func main() {
 	maxReq := flag.Int("max-requests", 200000, "request cap per phase")
 	concs := flag.String("concurrency", "1,16", "comma-separated concurrencies")
 	suites := flag.String("suite", "all", "threads, state or all")
+	dsn := flag.String("database-url", "", "with -url: the server's database, for the INSERT baseline")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the create phases to this file")
 	flag.Parse()
-	if err := run(*target, *duration, *maxReq, *concs, *suites); err != nil {
+	if err := run(*target, *duration, *maxReq, *concs, *suites, *dsn, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "weft-load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target string, duration time.Duration, maxReq int, concs, suites string) error {
+func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, cpuProfile string) error {
 	if target == "" {
 		dir, err := os.MkdirTemp("", "weft-load-")
 		if err != nil {
@@ -61,6 +72,7 @@ func run(target string, duration time.Duration, maxReq int, concs, suites string
 		}
 		defer srv.Shutdown(context.Background())
 		target = srv.URL()
+		dsn = srv.DSN()
 		fmt.Printf("server: in-process Weft %s on %s, managed PostgreSQL (fsync on) in %s\n", server.Version, target, dir)
 	} else {
 		fmt.Printf("server: %s\n", target)
@@ -77,10 +89,12 @@ func run(target string, duration time.Duration, maxReq int, concs, suites string
 		levels = append(levels, n)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 60 * time.Second}
-	l := &load{client: client, target: target, duration: duration, maxReq: maxReq, levels: levels}
+	l := &load{client: client, target: target, dsn: dsn, duration: duration, maxReq: maxReq, levels: levels, cpuProfile: cpuProfile}
 	fmt.Printf("method: each phase runs N workers in a closed loop for %s (or %d requests); latency is per request, client side\n", duration, maxReq)
 	if suites == "all" || suites == "threads" {
-		l.threads()
+		if err := l.threads(); err != nil {
+			return err
+		}
 	}
 	if suites == "all" || suites == "state" {
 		if err := l.state(); err != nil {
@@ -107,11 +121,13 @@ func checkLoopback(target string) error {
 
 // load is one benchmark session against one server.
 type load struct {
-	client   *http.Client
-	target   string
-	duration time.Duration
-	maxReq   int
-	levels   []int
+	client     *http.Client
+	target     string
+	dsn        string // the server's database ("" = unknown: no baseline)
+	duration   time.Duration
+	maxReq     int
+	levels     []int
+	cpuProfile string
 }
 
 // post sends a JSON body and decodes a JSON answer into out (when not nil).

@@ -133,6 +133,10 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // URL is the server's base URL.
 func (s *Server) URL() string { return "http://" + s.Addr() }
 
+// DSN is the connection string of the database the server uses (the
+// managed cluster's when no DatabaseURL was given).
+func (s *Server) DSN() string { return s.pool.Config().ConnString() }
+
 // Done is closed with the serve error if the server stops on its own.
 func (s *Server) Done() <-chan error { return s.done }
 

@@ -64,10 +64,22 @@ func collectOne(rows pgx.Rows, err error) (*Thread, error) {
 	return &t, nil
 }
 
+// threadInsert inserts one thread; no row comes back when the id exists.
+const threadInsert = `
+	INSERT INTO threads (thread_id, metadata, parent_thread_id, resource_id)
+	VALUES ($1, $2, $3, $4)
+	ON CONFLICT (thread_id) DO NOTHING
+	RETURNING ` + threadColumns
+
 // Create inserts a thread. With IfExists "do_nothing" an existing thread of
 // the same id is returned unchanged; otherwise it is a 409. A parent that
 // does not exist is a 422; the parent row is locked FOR SHARE so it cannot
 // be deleted (or gain a deleted ancestor) before this transaction commits.
+//
+// A root thread without Init is one INSERT … ON CONFLICT DO NOTHING
+// RETURNING, atomic on its own: no BEGIN/COMMIT round trips. A transaction
+// is opened only when a parent must be locked or Init must run with the
+// insert.
 func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 	if p.ThreadID == uuid.Nil {
 		p.ThreadID = uuid.Must(uuid.NewV7())
@@ -76,6 +88,10 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 		p.Metadata = map[string]any{}
 	}
 	p.ResourceID = normalizeText(p.ResourceID)
+	if p.ParentThreadID == nil && p.Init == nil {
+		t, _, err := create(ctx, s.db, p)
+		return t, err
+	}
 	var out *Thread
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		if p.ParentThreadID != nil {
@@ -83,32 +99,36 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 				return err
 			}
 		}
-		t, err := collectOne(tx.Query(ctx, `
-			INSERT INTO threads (thread_id, metadata, parent_thread_id, resource_id)
-			VALUES ($1, $2, $3, $4)
-			ON CONFLICT (thread_id) DO NOTHING
-			RETURNING `+threadColumns,
-			p.ThreadID, p.Metadata, p.ParentThreadID, p.ResourceID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			if p.IfExists == "do_nothing" {
-				out, err = get(ctx, tx, p.ThreadID)
-				return err
-			}
-			return apperr.Errorf(apperr.Conflict, "Thread %s already exists", p.ThreadID)
+		t, existed, err := create(ctx, tx, p)
+		if err != nil || existed || p.Init == nil {
+			out = t
+			return err
 		}
-		if err != nil {
-			return mapWriteErr(err)
+		if err := p.Init(ctx, tx, t.ThreadID); err != nil {
+			return err
 		}
-		if p.Init != nil {
-			if err := p.Init(ctx, tx, t.ThreadID); err != nil {
-				return err
-			}
-			t, err = get(ctx, tx, t.ThreadID)
-		}
-		out = t
+		out, err = get(ctx, tx, t.ThreadID)
 		return err
 	})
 	return out, err
+}
+
+// create runs threadInsert for p (normalised by Create). An existing
+// thread of the same id is returned unchanged with existed set for IfExists
+// "do_nothing", and is a 409 otherwise.
+func create(ctx context.Context, db postgres.DBTX, p CreateParams) (t *Thread, existed bool, err error) {
+	t, err = collectOne(db.Query(ctx, threadInsert, p.ThreadID, p.Metadata, p.ParentThreadID, p.ResourceID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		if p.IfExists == "do_nothing" {
+			t, err = get(ctx, db, p.ThreadID)
+			return t, true, err
+		}
+		return nil, true, apperr.Errorf(apperr.Conflict, "Thread %s already exists", p.ThreadID)
+	}
+	if err != nil {
+		return nil, false, mapWriteErr(err)
+	}
+	return t, false, nil
 }
 
 // mapWriteErr turns constraint violations that a race can still produce

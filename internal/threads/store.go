@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/internal/apperr"
@@ -117,7 +118,13 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 // thread of the same id is returned unchanged with existed set for IfExists
 // "do_nothing", and is a 409 otherwise.
 func create(ctx context.Context, db postgres.DBTX, p CreateParams) (t *Thread, existed bool, err error) {
-	t, err = collectOne(db.Query(ctx, threadInsert, p.ThreadID, p.Metadata, p.ParentThreadID, p.ResourceID))
+	// pgtype.UUID goes straight to the wire; a uuid.UUID would go through
+	// its driver.Valuer (format to a string, then parse it back).
+	id, parent := pgtype.UUID{Bytes: p.ThreadID, Valid: true}, pgtype.UUID{}
+	if p.ParentThreadID != nil {
+		parent = pgtype.UUID{Bytes: *p.ParentThreadID, Valid: true}
+	}
+	t, err = collectOne(db.Query(ctx, threadInsert, id, p.Metadata, parent, p.ResourceID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		if p.IfExists == "do_nothing" {
 			t, err = get(ctx, db, p.ThreadID)

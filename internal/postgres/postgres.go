@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,7 +29,11 @@ type TxStarter interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// Connect opens a connection pool and checks it with a ping.
+// Connect opens a connection pool and checks it with a ping. The pool has
+// at least 16 connections, and keeps minConns of them open (unless the URL
+// sets pool_min_conns) so a request after an idle spell does not pay for a
+// new connection: a fork on the server, authentication, and preparing its
+// statements again.
 func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -36,6 +41,9 @@ func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	}
 	if cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
+	}
+	if !strings.Contains(dsn, "pool_min_conns") {
+		cfg.MinConns = min(minConns, cfg.MaxConns)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -47,6 +55,9 @@ func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	}
 	return pool, nil
 }
+
+// minConns is the default number of connections a pool keeps open.
+const minConns = 2
 
 // maxTxAttempts bounds the retries of a transaction that lost a deadlock or
 // serialization race.

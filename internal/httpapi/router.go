@@ -13,7 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/api"
+	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/web"
@@ -24,12 +26,14 @@ const DefaultMaxBody = 10 << 20
 
 // Deps is what the router serves.
 type Deps struct {
-	Log     *slog.Logger
-	DB      *pgxpool.Pool
-	Version string
-	MaxBody int64 // request body limit; 0 → DefaultMaxBody
-	Threads *threads.Handlers
-	State   *state.Handlers
+	Log        *slog.Logger
+	DB         *pgxpool.Pool
+	Version    string
+	MaxBody    int64 // request body limit; 0 → DefaultMaxBody
+	Threads    *threads.Handlers
+	State      *state.Handlers
+	Runs       *runs.Handlers
+	Assistants *assistants.Handlers
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
@@ -75,6 +79,29 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/threads/{thread_id}/state/{checkpoint_id}", h(d.State.GetStateAt))
 	r.Get("/threads/{thread_id}/history", h(d.State.GetHistory))
 	r.Post("/threads/{thread_id}/history", h(d.State.PostHistory))
+
+	r.Post("/assistants/search", h(d.Assistants.Search))
+	r.Get("/assistants/{assistant_id}", h(d.Assistants.Get))
+
+	r.Post("/threads/{thread_id}/runs", h(d.Runs.CreateStateful))
+	r.Get("/threads/{thread_id}/runs", h(d.Runs.List))
+	r.Post("/threads/{thread_id}/runs/wait", h(d.Runs.WaitStateful))
+	r.Get("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Get))
+	r.Delete("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Delete))
+	r.Get("/threads/{thread_id}/runs/{run_id}/join", h(d.Runs.Join))
+	r.Post("/threads/{thread_id}/runs/{run_id}/cancel", h(d.Runs.Cancel))
+	r.Get("/threads/{thread_id}/runs/{run_id}/dispatches", h(d.Runs.RunDispatches))
+	r.Post("/runs", h(d.Runs.CreateStateless))
+	r.Post("/runs/wait", h(d.Runs.WaitStateless))
+	r.Post("/runs/batch", h(d.Runs.Batch))
+	r.Post("/runs/cancel", h(d.Runs.CancelMany))
+
+	r.Get("/dispatches", h(d.Runs.ListDispatches))
+	r.Post("/dispatches/{dispatch_id}/retry", h(d.Runs.RetryDispatch))
+	r.Post("/dispatch/claim", h(d.Runs.Claim))
+	r.Post("/dispatch/{dispatch_id}/heartbeat", h(d.Runs.Heartbeat))
+	r.Post("/dispatch/{dispatch_id}/nack", h(d.Runs.Nack))
+	r.Post("/dispatch/{dispatch_id}/commit", h(d.Runs.Commit))
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)

@@ -79,6 +79,15 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // wrong type is a 422 naming the problem; a body over the limit set by the
 // router is a 413.
 func DecodeJSON(r *http.Request, dst any) error {
+	return decodeBody(r, dst, '{', "a JSON object")
+}
+
+// DecodeJSONArray is DecodeJSON for a body that must be a JSON array.
+func DecodeJSONArray(r *http.Request, dst any) error {
+	return decodeBody(r, dst, '[', "a JSON array")
+}
+
+func decodeBody(r *http.Request, dst any, open byte, what string) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -91,8 +100,8 @@ func DecodeJSON(r *http.Request, dst any) error {
 	if len(body) == 0 || string(body) == "null" {
 		return nil
 	}
-	if body[0] != '{' {
-		return apperr.Errorf(apperr.Invalid, "Request body must be a JSON object")
+	if body[0] != open {
+		return apperr.Errorf(apperr.Invalid, "Request body must be %s", what)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -253,4 +262,13 @@ func (t *Time) Scan(src any) error {
 		return fmt.Errorf("httpx.Time: cannot scan %T", src)
 	}
 	return nil
+}
+
+// PathParam returns the chi URL parameter name, unescaped.
+func PathParam(r *http.Request, name string) string {
+	s := chi.URLParam(r, name)
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
 }

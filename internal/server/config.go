@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"time"
 
+	"github.com/weftdev/weft/internal/graph"
 	"github.com/weftdev/weft/internal/httpapi"
 )
 
@@ -22,6 +24,14 @@ type Config struct {
 	LogLevel        slog.Level    // -log-level, WEFT_LOG_LEVEL: debug, info (default), warn, error
 	MaxBodyBytes    int64         // -max-body-bytes, WEFT_MAX_BODY_BYTES (default 10 MiB)
 	ShutdownTimeout time.Duration // -shutdown-timeout, WEFT_SHUTDOWN_TIMEOUT (default 30s): drain limit
+	Workers         int           // -workers, WEFT_WORKERS (default 4 × CPUs): in-process run workers; 0 = external workers only
+	Lease           time.Duration // -lease, WEFT_LEASE (default 30s): how long a claimed run lasts without a heartbeat
+	MaxAttempts     int           // -max-attempts, WEFT_MAX_ATTEMPTS (default 5): claims of a run before it is dead-lettered
+	WorkerID        string        // -worker-id, WEFT_WORKER_ID: this process's name in dispatch audits (default generated)
+
+	// Graphs are the graphs this server runs (not a flag; nil → the
+	// built-in graphs). Tests register their own.
+	Graphs *graph.Registry
 }
 
 // ParseConfig reads flags from args and the environment through getenv.
@@ -35,7 +45,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c Config
-	var level, migrate, maxBody, shutdown string
+	var level, migrate, maxBody, shutdown, workers, lease, attempts string
 	fs.StringVar(&c.Addr, "addr", env("WEFT_ADDR", "127.0.0.1:8123"), "listen address (WEFT_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty runs a managed local cluster (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("WEFT_DATA_DIR", ".weft"), "directory of the managed local cluster (WEFT_DATA_DIR)")
@@ -44,6 +54,10 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&level, "log-level", env("WEFT_LOG_LEVEL", "info"), "log level: debug, info, warn, error (WEFT_LOG_LEVEL)")
 	fs.StringVar(&maxBody, "max-body-bytes", env("WEFT_MAX_BODY_BYTES", strconv.Itoa(httpapi.DefaultMaxBody)), "request body limit in bytes (WEFT_MAX_BODY_BYTES)")
 	fs.StringVar(&shutdown, "shutdown-timeout", env("WEFT_SHUTDOWN_TIMEOUT", "30s"), "how long shutdown waits for in-flight requests (WEFT_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&workers, "workers", env("WEFT_WORKERS", strconv.Itoa(4*runtime.NumCPU())), "in-process run workers; 0 leaves runs to external workers (WEFT_WORKERS)")
+	fs.StringVar(&lease, "lease", env("WEFT_LEASE", "30s"), "lease of a claimed run without heartbeat (WEFT_LEASE)")
+	fs.StringVar(&attempts, "max-attempts", env("WEFT_MAX_ATTEMPTS", "5"), "claims of a run before it is dead-lettered (WEFT_MAX_ATTEMPTS)")
+	fs.StringVar(&c.WorkerID, "worker-id", env("WEFT_WORKER_ID", ""), "name of this process's workers in dispatch audits (WEFT_WORKER_ID)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -62,6 +76,15 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	}
 	if c.ShutdownTimeout, err = time.ParseDuration(shutdown); err != nil || c.ShutdownTimeout < 0 {
 		return c, fmt.Errorf("shutdown timeout: %q is not a duration", shutdown)
+	}
+	if c.Workers, err = strconv.Atoi(workers); err != nil || c.Workers < 0 || c.Workers > 1024 {
+		return c, fmt.Errorf("workers: %q must be an integer from 0 to 1024", workers)
+	}
+	if c.Lease, err = time.ParseDuration(lease); err != nil || c.Lease < time.Second {
+		return c, fmt.Errorf("lease: %q must be a duration of at least 1s", lease)
+	}
+	if c.MaxAttempts, err = strconv.Atoi(attempts); err != nil || c.MaxAttempts < 1 || c.MaxAttempts > 100 {
+		return c, fmt.Errorf("max attempts: %q must be an integer from 1 to 100", attempts)
 	}
 	if c.Addr == "" {
 		return c, fmt.Errorf("addr must not be empty")

@@ -10,16 +10,19 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/graph"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/threads"
 )
@@ -36,6 +39,9 @@ type Server struct {
 	ln      net.Listener
 	http    *http.Server
 	done    chan error
+	// stopRuns stops the in-process workers (their runs are given back to
+	// the queue), the reaper and the notification listener.
+	stopRuns func()
 }
 
 // Start connects to (or starts) the database, migrates it, binds the
@@ -75,20 +81,41 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		return nil, err
 	}
 
+	graphs := cfg.Graphs
+	if graphs == nil {
+		graphs = graph.Builtin()
+	}
+	assistantStore := assistants.NewStore(s.pool)
+	if err := assistantStore.EnsureSystem(ctx, graphs.IDs()); err != nil {
+		return nil, err
+	}
 	threadStore := threads.NewStore(s.pool)
 	threadStore.OnDelete(func(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) error {
+		if err := runs.StopThreads(ctx, tx, ids); err != nil {
+			return err
+		}
 		return checkpoints.CheckpointThreadDelete(ctx, tx, uuidStrings(ids)...)
 	})
-	stateSvc := state.NewService(s.pool, threadStore, graph.Builtin())
+	stateSvc := state.NewService(s.pool, threadStore, graphs)
 	threadHandlers := threads.NewHandlers(threadStore)
 	threadHandlers.Supersteps = stateSvc.ApplySupersteps
+	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{
+		Workers: cfg.Workers, Lease: cfg.Lease, MaxAttempts: cfg.MaxAttempts, WorkerID: cfg.WorkerID})
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	listener := postgres.NewListener(s.pool.Config().ConnString(), log, runs.NotifyChannels()...)
+	var listening sync.WaitGroup
+	listening.Go(func() { listener.Run(bg) })
+	waitRuns := runSvc.Start(bg, listener)
+	s.stopRuns = func() { stopBG(); waitRuns(); listening.Wait() }
 	handler := httpapi.NewRouter(httpapi.Deps{
-		Log:     log,
-		DB:      s.pool,
-		Version: Version,
-		MaxBody: cfg.MaxBodyBytes,
-		Threads: threadHandlers,
-		State:   state.NewHandlers(stateSvc),
+		Log:        log,
+		DB:         s.pool,
+		Version:    Version,
+		MaxBody:    cfg.MaxBodyBytes,
+		Threads:    threadHandlers,
+		State:      state.NewHandlers(stateSvc),
+		Runs:       runs.NewHandlers(runSvc),
+		Assistants: assistants.NewHandlers(assistantStore),
 	})
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -156,6 +183,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) closeDB() {
+	if s.stopRuns != nil {
+		s.stopRuns()
+		s.stopRuns = nil
+	}
 	if s.pool != nil {
 		s.pool.Close()
 	}

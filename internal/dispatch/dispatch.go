@@ -1,0 +1,398 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// State is a dispatch's state.
+type State string
+
+// Dispatch states; see the package documentation.
+const (
+	Queued     State = "queued"
+	Claimed    State = "claimed"
+	Acked      State = "acked"
+	Cancelled  State = "cancelled"
+	Superseded State = "superseded"
+	DeadLetter State = "dead_letter"
+)
+
+// ValidState reports whether s names a dispatch state.
+func ValidState(s string) bool {
+	switch State(s) {
+	case Queued, Claimed, Acked, Cancelled, Superseded, DeadLetter:
+		return true
+	}
+	return false
+}
+
+// NOTIFY channels.
+const (
+	ChannelDispatch = "weft_dispatch" // payload: graph id of newly queued work
+	ChannelCancel   = "weft_cancel"   // payload: dispatch id whose run must stop
+)
+
+// DefaultMaxAttempts is how many claims a dispatch gets before it is
+// dead-lettered.
+const DefaultMaxAttempts = 5
+
+// ErrFenced is returned (as an apperr.Conflict, HTTP 409) when an operation
+// presents a claim that is no longer valid.
+var ErrFenced = errors.New("fenced")
+
+func fenced(id uuid.UUID) error {
+	return fmt.Errorf("%w: %w", apperr.Errorf(apperr.Conflict,
+		"Dispatch %s is fenced: its lease expired or it was reclaimed, cancelled or finished; this worker must stop", id), ErrFenced)
+}
+
+// Dispatch is one row of run_dispatches.
+type Dispatch struct {
+	DispatchID     uuid.UUID  `db:"dispatch_id" json:"dispatch_id"`
+	RunID          uuid.UUID  `db:"run_id" json:"run_id"`
+	ThreadID       uuid.UUID  `db:"thread_id" json:"thread_id"`
+	GraphID        string     `db:"graph_id" json:"graph_id"`
+	State          State      `db:"state" json:"state" enums:"queued,claimed,acked,cancelled,superseded,dead_letter"`
+	Priority       int        `db:"priority" json:"priority"`
+	AvailableAt    httpx.Time `db:"available_at" json:"available_at" swaggertype:"string" format:"date-time"`
+	Attempt        int        `db:"attempt" json:"attempt"`
+	MaxAttempts    int        `db:"max_attempts" json:"max_attempts"`
+	Epoch          int64      `db:"epoch" json:"epoch"`
+	ClaimToken     *uuid.UUID `db:"claim_token" json:"-"`
+	ClaimedBy      *string    `db:"claimed_by" json:"claimed_by"`
+	ClaimedAt      httpx.Time `db:"claimed_at" json:"claimed_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	LeaseExpiresAt httpx.Time `db:"lease_expires_at" json:"lease_expires_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	CancelAction   *string    `db:"cancel_action" json:"cancel_action"`
+	LastError      *string    `db:"last_error" json:"last_error"`
+	CreatedAt      httpx.Time `db:"created_at" json:"created_at" swaggertype:"string" format:"date-time"`
+	UpdatedAt      httpx.Time `db:"updated_at" json:"updated_at" swaggertype:"string" format:"date-time"`
+	FinishedAt     httpx.Time `db:"finished_at" json:"finished_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+}
+
+// Attempt is one claim of a dispatch.
+type Attempt struct {
+	Attempt   int        `db:"attempt" json:"attempt"`
+	Worker    string     `db:"worker" json:"worker"`
+	ClaimedAt httpx.Time `db:"claimed_at" json:"claimed_at" swaggertype:"string" format:"date-time"`
+	EndedAt   httpx.Time `db:"ended_at" json:"ended_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	Outcome   *string    `db:"outcome" json:"outcome"`
+	Error     *string    `db:"error" json:"error"`
+}
+
+const columns = `dispatch_id, run_id, thread_id, graph_id, state, priority, available_at, attempt, max_attempts,
+	epoch, claim_token, claimed_by, claimed_at, lease_expires_at, cancel_action, last_error, created_at, updated_at, finished_at`
+
+func collect(rows pgx.Rows, err error) ([]Dispatch, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[Dispatch])
+}
+
+// EnqueueParams describe a new dispatch.
+type EnqueueParams struct {
+	RunID, ThreadID uuid.UUID
+	GraphID         string
+	Epoch           int64
+	Delay           time.Duration // available after this long (after_seconds)
+	MaxAttempts     int           // 0 → DefaultMaxAttempts
+}
+
+// DispatchEnqueue inserts a queued dispatch and notifies workers when the
+// transaction commits.
+func DispatchEnqueue(ctx context.Context, db postgres.DBTX, p EnqueueParams) (uuid.UUID, error) {
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = DefaultMaxAttempts
+	}
+	id := uuid.Must(uuid.NewV7())
+	_, err := db.Exec(ctx, `
+		WITH d AS (
+			INSERT INTO run_dispatches (dispatch_id, run_id, thread_id, graph_id, epoch, max_attempts, available_at)
+			VALUES ($1, $2, $3, $4, $5, $6, now() + $7::interval)
+		)
+		SELECT pg_notify('`+ChannelDispatch+`', $4)`,
+		id, p.RunID, p.ThreadID, p.GraphID, p.Epoch, p.MaxAttempts, p.Delay)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("dispatch enqueue: %w", err)
+	}
+	return id, nil
+}
+
+// ClaimParams select what a worker claims.
+type ClaimParams struct {
+	Worker   string
+	GraphIDs []string // nil: any graph
+	Limit    int
+	Lease    time.Duration
+}
+
+const dispatchClaimSQL = `
+WITH picked AS (
+    SELECT d.dispatch_id FROM run_dispatches d
+    WHERE d.state = 'queued' AND d.available_at <= now()
+      AND ($2::text[] IS NULL OR d.graph_id = ANY($2))
+      AND NOT EXISTS (SELECT 1 FROM run_dispatches o
+                      WHERE o.thread_id = d.thread_id AND o.state IN ('queued', 'claimed') AND o.seq < d.seq)
+    ORDER BY d.priority, d.available_at, d.seq
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE run_dispatches d SET state = 'claimed', claim_token = gen_random_uuid(), claimed_by = $3,
+        claimed_at = clock_timestamp(), lease_expires_at = clock_timestamp() + $4::interval,
+        attempt = d.attempt + 1, updated_at = now()
+    FROM picked WHERE d.dispatch_id = picked.dispatch_id
+    RETURNING d.*
+), attempts AS (
+    INSERT INTO run_dispatch_attempts (dispatch_id, attempt, worker, claimed_at)
+    SELECT dispatch_id, attempt, claimed_by, claimed_at FROM claimed
+)
+SELECT ` + columns + ` FROM claimed`
+
+// DispatchClaim claims up to p.Limit available dispatches (oldest first,
+// FIFO per thread, never a second claimed dispatch on a thread) with a fresh
+// claim token and a lease of p.Lease, in one statement.
+func DispatchClaim(ctx context.Context, db postgres.DBTX, p ClaimParams) ([]Dispatch, error) {
+	if p.Limit <= 0 {
+		p.Limit = 1
+	}
+	var graphs any
+	if p.GraphIDs != nil {
+		graphs = p.GraphIDs
+	}
+	list, err := collect(db.Query(ctx, dispatchClaimSQL, p.Limit, graphs, p.Worker, p.Lease))
+	if err != nil && postgres.IsUniqueViolation(err) {
+		// Two claimers raced on one thread's successive dispatches: the
+		// loser claims nothing this time and tries again later.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dispatch claim: %w", err)
+	}
+	return list, nil
+}
+
+// DispatchFence locks dispatch id for the rest of the transaction and
+// checks the claim: it must be claimed with token and its lease must not
+// have expired. Anything else is ErrFenced (409).
+func DispatchFence(ctx context.Context, tx pgx.Tx, id, token uuid.UUID) (*Dispatch, error) {
+	list, err := collect(tx.Query(ctx, `SELECT `+columns+` FROM run_dispatches WHERE dispatch_id = $1 FOR UPDATE`, id))
+	if err != nil {
+		return nil, fmt.Errorf("dispatch fence: %w", err)
+	}
+	if len(list) == 0 {
+		return nil, fenced(id)
+	}
+	d := &list[0]
+	if d.State != Claimed || d.ClaimToken == nil || *d.ClaimToken != token || !d.LeaseExpiresAt.After(time.Now()) {
+		return nil, fenced(id)
+	}
+	return d, nil
+}
+
+// DispatchRenewLease extends a valid claim's lease to lease from now and
+// returns the new expiry and the cancellation requested for its run ("" when
+// none). An invalid claim is ErrFenced.
+func DispatchRenewLease(ctx context.Context, db postgres.DBTX, id, token uuid.UUID, lease time.Duration) (time.Time, string, error) {
+	var exp time.Time
+	var cancel *string
+	err := db.QueryRow(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $3::interval, updated_at = now()
+		WHERE dispatch_id = $1 AND claim_token = $2 AND state = 'claimed' AND lease_expires_at > clock_timestamp()
+		RETURNING lease_expires_at, cancel_action`, id, token, lease).Scan(&exp, &cancel)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, "", fenced(id)
+	}
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("dispatch renew lease: %w", err)
+	}
+	if cancel == nil {
+		return exp, "", nil
+	}
+	return exp, *cancel, nil
+}
+
+// DispatchEnd moves a claimed dispatch to a terminal state (acked,
+// cancelled, superseded or dead_letter) and closes its attempt with outcome.
+func DispatchEnd(ctx context.Context, db postgres.DBTX, id uuid.UUID, state State, outcome, errText string) error {
+	_, err := db.Exec(ctx, `
+		WITH d AS (
+			UPDATE run_dispatches SET state = $2, claim_token = NULL, lease_expires_at = NULL,
+				last_error = coalesce(nullif($4, ''), last_error), finished_at = now(), updated_at = now()
+			WHERE dispatch_id = $1
+			RETURNING dispatch_id, attempt
+		)
+		UPDATE run_dispatch_attempts a SET ended_at = clock_timestamp(), outcome = $3, error = nullif($4, '')
+		FROM d WHERE a.dispatch_id = d.dispatch_id AND a.attempt = d.attempt AND a.ended_at IS NULL`,
+		id, state, outcome, errText)
+	if err != nil {
+		return fmt.Errorf("dispatch end: %w", err)
+	}
+	return nil
+}
+
+// Backoff is the delay before retry number attempt (1-based): 250 ms
+// doubling up to 30 s, with ±20% jitter.
+func Backoff(attempt int) time.Duration {
+	d := 250 * time.Millisecond << min(max(attempt-1, 0), 7)
+	d = min(d, 30*time.Second)
+	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
+}
+
+// DispatchRequeue ends the current attempt of a claimed dispatch with
+// outcome and errText: back to queued after a backoff, or to dead_letter
+// when it has had max_attempts claims. It returns the new state.
+func DispatchRequeue(ctx context.Context, db postgres.DBTX, d *Dispatch, outcome, errText string) (State, error) {
+	if d.Attempt >= d.MaxAttempts {
+		return DeadLetter, DispatchEnd(ctx, db, d.DispatchID, DeadLetter, outcome, errText)
+	}
+	_, err := db.Exec(ctx, `
+		WITH d AS (
+			UPDATE run_dispatches SET state = 'queued', claim_token = NULL, claimed_by = NULL, lease_expires_at = NULL,
+				available_at = now() + $3::interval, last_error = nullif($4, ''), updated_at = now()
+			WHERE dispatch_id = $1
+			RETURNING dispatch_id, attempt
+		)
+		UPDATE run_dispatch_attempts a SET ended_at = clock_timestamp(), outcome = $2, error = nullif($4, '')
+		FROM d WHERE a.dispatch_id = d.dispatch_id AND a.attempt = d.attempt AND a.ended_at IS NULL`,
+		d.DispatchID, outcome, Backoff(d.Attempt), errText)
+	if err != nil {
+		return "", fmt.Errorf("dispatch requeue: %w", err)
+	}
+	return Queued, nil
+}
+
+// DispatchExpired locks up to limit claimed dispatches whose lease has
+// expired (SKIP LOCKED, so concurrent reapers split the work) for the rest
+// of the transaction.
+func DispatchExpired(ctx context.Context, tx pgx.Tx, limit int) ([]Dispatch, error) {
+	return collect(tx.Query(ctx, `SELECT `+columns+` FROM run_dispatches
+		WHERE state = 'claimed' AND lease_expires_at <= clock_timestamp()
+		ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`, limit))
+}
+
+// DispatchOfRun returns the newest dispatch of a run, locked FOR UPDATE.
+func DispatchOfRun(ctx context.Context, tx pgx.Tx, runID uuid.UUID) (*Dispatch, error) {
+	list, err := collect(tx.Query(ctx, `SELECT `+columns+` FROM run_dispatches WHERE run_id = $1
+		ORDER BY seq DESC LIMIT 1 FOR UPDATE`, runID))
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	return &list[0], nil
+}
+
+// DispatchCancelQueued cancels the queued dispatches of runs (state
+// cancelled, or superseded when supersede) and returns the run ids it
+// changed.
+func DispatchCancelQueued(ctx context.Context, db postgres.DBTX, runIDs []uuid.UUID, supersede bool) ([]uuid.UUID, error) {
+	state := Cancelled
+	if supersede {
+		state = Superseded
+	}
+	rows, err := db.Query(ctx, `UPDATE run_dispatches SET state = $2, finished_at = now(), updated_at = now()
+		WHERE run_id = ANY($1) AND state = 'queued' RETURNING run_id`, runIDs, state)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch cancel: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+}
+
+// DispatchRequestCancel asks the worker holding run's claimed dispatch to
+// stop (action interrupt or rollback) and notifies it. It reports whether
+// a claimed dispatch was found.
+func DispatchRequestCancel(ctx context.Context, db postgres.DBTX, runID uuid.UUID, action string) (bool, error) {
+	var id uuid.UUID
+	err := db.QueryRow(ctx, `
+		WITH d AS (
+			UPDATE run_dispatches SET cancel_action = CASE WHEN cancel_action = 'rollback' THEN cancel_action ELSE $2 END,
+				updated_at = now()
+			WHERE run_id = $1 AND state = 'claimed'
+			RETURNING dispatch_id
+		)
+		SELECT dispatch_id FROM d, pg_notify('`+ChannelCancel+`', d.dispatch_id::text) n`, runID, action).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("dispatch request cancel: %w", err)
+	}
+	return true, nil
+}
+
+// DispatchRetry puts a dead-lettered dispatch back in the queue with a fresh
+// attempt budget and returns it; any other state is a 409.
+func DispatchRetry(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error) {
+	list, err := collect(db.Query(ctx, `
+		WITH d AS (
+			UPDATE run_dispatches SET state = 'queued', attempt = 0, available_at = now(), finished_at = NULL,
+				cancel_action = NULL, claimed_by = NULL, updated_at = now()
+			WHERE dispatch_id = $1 AND state = 'dead_letter'
+			RETURNING *
+		)
+		SELECT `+columns+` FROM d, pg_notify('`+ChannelDispatch+`', d.graph_id) n`, id))
+	if err != nil {
+		return nil, fmt.Errorf("dispatch retry: %w", err)
+	}
+	if len(list) == 0 {
+		var state State
+		err := db.QueryRow(ctx, `SELECT state FROM run_dispatches WHERE dispatch_id = $1`, id).Scan(&state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, apperr.Errorf(apperr.NotFound, "Dispatch %s not found", id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return nil, apperr.Errorf(apperr.Conflict, "Dispatch %s is %s: only a dead_letter dispatch can be retried", id, state)
+	}
+	return &list[0], nil
+}
+
+// Get returns one dispatch.
+func Get(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error) {
+	list, err := collect(db.Query(ctx, `SELECT `+columns+` FROM run_dispatches WHERE dispatch_id = $1`, id))
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, apperr.Errorf(apperr.NotFound, "Dispatch %s not found", id)
+	}
+	return &list[0], nil
+}
+
+// ListParams filter List.
+type ListParams struct {
+	State   string
+	GraphID string
+	RunID   *uuid.UUID
+	Limit   int
+	Offset  int
+}
+
+// List returns dispatches, newest first (oldest first for one run).
+func List(ctx context.Context, db postgres.DBTX, p ListParams) ([]Dispatch, error) {
+	order := "updated_at DESC, seq DESC"
+	if p.RunID != nil {
+		order = "seq"
+	}
+	return collect(db.Query(ctx, `SELECT `+columns+` FROM run_dispatches
+		WHERE ($1 = '' OR state = $1) AND ($2 = '' OR graph_id = $2) AND ($3::uuid IS NULL OR run_id = $3)
+		ORDER BY `+order+` LIMIT $4 OFFSET $5`, p.State, p.GraphID, p.RunID, p.Limit, p.Offset))
+}
+
+// Attempts returns every attempt of a dispatch, oldest first.
+func Attempts(ctx context.Context, db postgres.DBTX, id uuid.UUID) ([]Attempt, error) {
+	rows, err := db.Query(ctx, `SELECT attempt, worker, claimed_at, ended_at, outcome, error
+		FROM run_dispatch_attempts WHERE dispatch_id = $1 ORDER BY attempt`, id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[Attempt])
+}

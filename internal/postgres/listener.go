@@ -1,0 +1,95 @@
+package postgres
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Listener holds LISTEN on one dedicated connection and hands every
+// notification to the subscribers of its channel. The connection is
+// re-opened with backoff when it fails; while it is down, subscribers are
+// told nothing, so each must keep a polling fallback (and Reconnected lets
+// them re-check after an outage).
+type Listener struct {
+	dsn      string
+	channels []string
+	log      *slog.Logger
+
+	mu   sync.Mutex
+	subs map[string][]func(payload string)
+	up   []func()
+}
+
+// NewListener returns a listener for channels on the database at dsn; Run
+// starts it.
+func NewListener(dsn string, log *slog.Logger, channels ...string) *Listener {
+	return &Listener{dsn: dsn, channels: channels, log: log, subs: map[string][]func(string){}}
+}
+
+// Subscribe calls fn with the payload of every notification on channel. fn
+// runs on the listener's goroutine and must not block.
+func (l *Listener) Subscribe(channel string, fn func(payload string)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.subs[channel] = append(l.subs[channel], fn)
+}
+
+// OnConnect calls fn every time the listening connection is (re)established.
+func (l *Listener) OnConnect(fn func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.up = append(l.up, fn)
+}
+
+// Run listens until ctx is cancelled.
+func (l *Listener) Run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := l.listen(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		l.log.Warn("notification listener disconnected; reconnecting", "error", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (l *Listener) listen(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, l.dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	for _, ch := range l.channels {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	l.mu.Lock()
+	up := append([]func(){}, l.up...)
+	l.mu.Unlock()
+	for _, fn := range up {
+		fn()
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		l.mu.Lock()
+		subs := l.subs[n.Channel]
+		l.mu.Unlock()
+		for _, fn := range subs {
+			fn(n.Payload)
+		}
+	}
+}

@@ -1,0 +1,462 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/pregel"
+	"github.com/weftdev/weft/internal/threads"
+)
+
+// NOTIFY channels of runs.
+const (
+	channelRunEnd   = "weft_run_end"   // payload: run id
+	channelRunEvent = "weft_run_event" // payload: "<run id> <last seq>"
+)
+
+// CheckpointPut is one checkpoint a commit writes: the saver's put.
+type CheckpointPut struct {
+	// Parent is the parent checkpoint id ("" for a thread's first).
+	Parent string `json:"parent_checkpoint_id"`
+	NS     string `json:"checkpoint_ns"`
+	// Checkpoint holds at least the values of the channels in NewVersions.
+	Checkpoint checkpoints.Checkpoint `json:"checkpoint"`
+	Metadata   checkpoints.Metadata   `json:"metadata" swaggertype:"object"`
+	// NewVersions names the channels this checkpoint changed (blob rows).
+	NewVersions map[string]string `json:"new_versions"`
+}
+
+// WriteBatch is pending writes under one checkpoint: the saver's put_writes.
+type WriteBatch struct {
+	NS           string              `json:"checkpoint_ns"`
+	CheckpointID string              `json:"checkpoint_id"`
+	Writes       []checkpoints.Write `json:"writes"`
+}
+
+// Event is one entry of a run's event log.
+type Event struct {
+	Event string `json:"event" example:"values"`
+	Data  any    `json:"data" swaggertype:"object"`
+}
+
+// End ends the run.
+type End struct {
+	// Status is success, error or interrupted (a requested cancellation
+	// turns success into interrupted, and rollback deletes the run).
+	Status Status `json:"status" enums:"success,error,interrupted"`
+	// Error is {"error": class, "message": text} for an error.
+	Error map[string]any `json:"error,omitempty"`
+	// Result is what wait/join return: the final values (with
+	// "__interrupt__" when the run paused on an interrupt).
+	Result any `json:"result,omitempty" swaggertype:"object"`
+}
+
+// CommitRequest is one atomic write of a run's progress. Everything in it
+// is applied in one transaction, or nothing is.
+type CommitRequest struct {
+	ClaimToken uuid.UUID `json:"claim_token"`
+	// CommitID makes the commit idempotent; it defaults to the id of the
+	// last checkpoint. A commit whose key was applied already returns the
+	// first result and writes nothing.
+	CommitID    string          `json:"commit_id,omitempty"`
+	Checkpoints []CheckpointPut `json:"checkpoints"`
+	Writes      []WriteBatch    `json:"writes"`
+	Events      []Event         `json:"events"`
+	End         *End            `json:"end,omitempty"`
+}
+
+// CommitResult is what a commit returns.
+type CommitResult struct {
+	CheckpointIDs []string `json:"checkpoint_ids"`
+	// LastSeq is the sequence number of the run's last event.
+	LastSeq int64 `json:"last_seq"`
+	// Cancel is the cancellation requested for the run ("interrupt",
+	// "rollback") that the worker must honour, "" when none.
+	Cancel string `json:"cancel,omitempty"`
+	// Replayed is true when the commit key had been applied already.
+	Replayed bool `json:"replayed"`
+}
+
+// Commit is the commit coordinator: the single durable write path of a run,
+// for the in-process pool and external workers alike. In one transaction it
+// checks the fence (dispatch_id, claim_token, unexpired lease; 409
+// otherwise), writes the checkpoints with their blobs, the pending writes,
+// the run's events (numbered by a per-run sequence), renews the lease, and
+// with End finishes the run: run status, dispatch ended, thread projection
+// (values, interrupts, status, error, run pointers). It is idempotent on
+// the commit key.
+func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitRequest) (*CommitResult, error) {
+	key := req.CommitID
+	if key == "" && len(req.Checkpoints) > 0 {
+		key = req.Checkpoints[len(req.Checkpoints)-1].Checkpoint.ID
+	}
+	for _, c := range req.Checkpoints {
+		if c.Checkpoint.ID == "" {
+			return nil, apperr.Errorf(apperr.Invalid, "Every checkpoint needs an id")
+		}
+	}
+	var res *CommitResult
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		var err error
+		res, err = s.commitTx(ctx, tx, dispatchID, key, req)
+		return err
+	})
+	return res, err
+}
+
+func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID, key string, req *CommitRequest) (*CommitResult, error) {
+	var threadID, runID uuid.UUID
+	var stored []byte
+	err := tx.QueryRow(ctx, `SELECT d.thread_id, d.run_id, c.result FROM run_dispatches d
+		LEFT JOIN run_commits c ON c.run_id = d.run_id AND c.commit_key = $2
+		WHERE d.dispatch_id = $1`, dispatchID, key).Scan(&threadID, &runID, &stored)
+	if errors.Is(err, pgx.ErrNoRows) {
+		_, err = dispatch.DispatchFence(ctx, tx, dispatchID, req.ClaimToken)
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil {
+		var res CommitResult
+		if err := json.Unmarshal(stored, &res); err != nil {
+			return nil, err
+		}
+		res.Replayed = true
+		return &res, nil
+	}
+	if req.End != nil {
+		// Thread before dispatch: the lock order of run creation.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID); err != nil {
+			return nil, err
+		}
+	}
+	d, err := dispatch.DispatchFence(ctx, tx, dispatchID, req.ClaimToken)
+	if err != nil {
+		return nil, err
+	}
+	res := &CommitResult{CheckpointIDs: []string{}}
+	tid := threadID.String()
+	for _, c := range req.Checkpoints {
+		cfg := checkpoints.Config{ThreadID: tid, NS: c.NS, CheckpointID: c.Parent}
+		out, err := checkpoints.CheckpointPut(ctx, tx, cfg, c.Checkpoint, c.Metadata, c.NewVersions)
+		if err != nil {
+			return nil, err
+		}
+		res.CheckpointIDs = append(res.CheckpointIDs, out.CheckpointID)
+	}
+	for _, b := range req.Writes {
+		if err := s.putWrites(ctx, tx, runID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes); err != nil {
+			return nil, err
+		}
+	}
+	if res.LastSeq, err = appendEvents(ctx, tx, runID, threadID, req.Events); err != nil {
+		return nil, err
+	}
+	if d.CancelAction != nil {
+		res.Cancel = *d.CancelAction
+	}
+	if req.End != nil {
+		if err := s.finish(ctx, tx, d, *req.End); err != nil {
+			return nil, err
+		}
+	} else if _, _, err := dispatch.DispatchRenewLease(ctx, tx, dispatchID, req.ClaimToken, s.cfg.Lease); err != nil {
+		return nil, err
+	}
+	if key != "" {
+		if _, err := tx.Exec(ctx, `INSERT INTO run_commits (run_id, commit_key, result) VALUES ($1, $2, $3)
+			ON CONFLICT DO NOTHING`, runID, key, mustJSON(res)); err != nil && !postgres.IsForeignKeyViolation(err) {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// putWrites records writes and remembers that this run made them.
+func (s *Service) putWrites(ctx context.Context, tx pgx.Tx, runID uuid.UUID, cfg checkpoints.Config, writes []checkpoints.Write) error {
+	if len(writes) == 0 {
+		return nil
+	}
+	if err := checkpoints.CheckpointWritesPut(ctx, tx, cfg, writes); err != nil {
+		return err
+	}
+	taskIDs, idxs := make([]string, len(writes)), make([]int32, len(writes))
+	for i, w := range writes {
+		idx, _ := checkpoints.WriteIdx(w.Channel, w.Idx)
+		taskIDs[i], idxs[i] = w.TaskID, int32(idx)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO run_writes (run_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+		SELECT $1, $2, $3, $4, t, i FROM unnest($5::text[], $6::int[]) AS w(t, i) ON CONFLICT DO NOTHING`,
+		runID, cfg.ThreadID, cfg.NS, cfg.CheckpointID, taskIDs, idxs)
+	return err
+}
+
+// appendEvents appends events to the run's log with the next sequence
+// numbers and notifies listeners; it returns the last sequence number.
+func appendEvents(ctx context.Context, tx pgx.Tx, runID, threadID uuid.UUID, events []Event) (int64, error) {
+	if len(events) == 0 {
+		var seq int64
+		err := tx.QueryRow(ctx, `SELECT event_seq FROM runs WHERE run_id = $1`, runID).Scan(&seq)
+		return seq, err
+	}
+	names, datas := make([]string, len(events)), make([]string, len(events))
+	for i, e := range events {
+		b, err := json.Marshal(e.Data)
+		if err != nil {
+			return 0, fmt.Errorf("event %s: %w", e.Event, err)
+		}
+		names[i], datas[i] = e.Event, string(b)
+	}
+	var last int64
+	err := tx.QueryRow(ctx, `
+		WITH s AS (
+			UPDATE runs SET event_seq = event_seq + $3, updated_at = now() WHERE run_id = $1 RETURNING event_seq - $3 AS base
+		), ins AS (
+			INSERT INTO run_events (run_id, seq, thread_id, event, data)
+			SELECT $1, s.base + e.ord, $2, e.name, e.data::jsonb
+			FROM s, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ord)
+			RETURNING seq
+		)
+		SELECT max(seq), pg_notify('`+channelRunEvent+`', $1::text || ' ' || max(seq)) FROM ins`,
+		runID, threadID, len(events), names, datas).Scan(&last, new(any))
+	return last, err
+}
+
+// finish ends the run of claimed dispatch d (locked) with end: the run's
+// status, error and result; the dispatch acked (cancelled when a
+// cancellation was requested); the thread's projection. A requested
+// rollback deletes the run and everything it wrote instead.
+func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End) error {
+	action := ""
+	if d.CancelAction != nil {
+		action = *d.CancelAction
+	}
+	dstate, outcome := dispatch.Acked, string(end.Status)
+	if action != "" {
+		dstate, outcome = dispatch.Cancelled, "cancelled:"+action
+	}
+	return s.endRun(ctx, tx, d, end, action, dstate, outcome, "")
+}
+
+// endRun records the end of run d.RunID and of its dispatch's attempt.
+func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End, action string, dstate dispatch.State, outcome, errText string) error {
+	if action == ActionRollback {
+		if err := s.rollbackRun(ctx, tx, d.ThreadID, d.RunID); err != nil {
+			return err
+		}
+		return s.projectThread(ctx, tx, d.ThreadID, d.GraphID, nil)
+	}
+	if action == ActionInterrupt && end.Status != StatusError {
+		end.Status = StatusInterrupted
+	}
+	var runErr, result []byte
+	if end.Error != nil {
+		runErr = mustJSON(end.Error)
+		result = mustJSON(map[string]any{"__error__": end.Error})
+	} else if end.Result != nil {
+		result = mustJSON(end.Result)
+	}
+	if _, err := tx.Exec(ctx, `
+		WITH r AS (
+			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now()
+			WHERE run_id = $1 RETURNING run_id
+		)
+		SELECT pg_notify('`+channelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result); err != nil {
+		return err
+	}
+	if err := dispatch.DispatchEnd(ctx, tx, d.DispatchID, dstate, outcome, errText); err != nil {
+		return err
+	}
+	return s.projectThread(ctx, tx, d.ThreadID, d.GraphID, runErr)
+}
+
+// rollbackRun deletes a run and every checkpoint and pending write it
+// produced, and the blobs no remaining checkpoint uses.
+func (s *Service) rollbackRun(ctx context.Context, tx pgx.Tx, threadID, runID uuid.UUID) error {
+	tid := threadID.String()
+	if _, err := tx.Exec(ctx, `
+		WITH cps AS (
+			SELECT checkpoint_ns, checkpoint_id FROM checkpoints
+			WHERE thread_id = $1 AND metadata @> jsonb_build_object('run_id', $2::text)
+		), w1 AS (
+			DELETE FROM checkpoint_writes w USING run_writes r
+			WHERE r.run_id = $2 AND w.thread_id = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns
+			  AND w.checkpoint_id = r.checkpoint_id AND w.task_id = r.task_id AND w.idx = r.idx
+		), w2 AS (
+			DELETE FROM checkpoint_writes w USING cps
+			WHERE w.thread_id = $1 AND w.checkpoint_ns = cps.checkpoint_ns AND w.checkpoint_id = cps.checkpoint_id
+		)
+		DELETE FROM checkpoints c USING cps
+		WHERE c.thread_id = $1 AND c.checkpoint_ns = cps.checkpoint_ns AND c.checkpoint_id = cps.checkpoint_id`,
+		tid, runID); err != nil {
+		return fmt.Errorf("rollback run %s: %w", runID, err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1 AND NOT EXISTS (
+		SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = b.checkpoint_ns
+		  AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)`, tid); err != nil {
+		return fmt.Errorf("rollback run %s: blobs: %w", runID, err)
+	}
+	_, err := tx.Exec(ctx, `WITH r AS (DELETE FROM runs WHERE run_id = $1 RETURNING run_id)
+		SELECT pg_notify('`+channelRunEnd+`', run_id::text) FROM r`, runID)
+	return err
+}
+
+// projectThread recomputes the thread's projection after a run ended or
+// was cancelled: values and interrupts of the latest root checkpoint, and
+// the status: busy while another run is pending or running, else error
+// when the run failed (runErr), interrupted when tasks are pending, idle.
+func (s *Service) projectThread(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, graphID string, runErr []byte) error {
+	var busy bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running'))`,
+		threadID).Scan(&busy); err != nil {
+		return err
+	}
+	g, _ := s.graphs.Lookup(graphID)
+	values, interrupts := []byte("null"), []byte("{}")
+	pendingTasks := 0
+	t, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String()})
+	switch {
+	case apperr.CodeOf(err) == apperr.NotFound:
+	case err != nil:
+		return err
+	default:
+		tasks := pregel.Tasks(t, g)
+		pendingTasks = len(tasks)
+		values = mustJSON(pregel.StateValues(t.Checkpoint.ChannelValues, g))
+		interrupts = mustJSON(pregel.InterruptsByTask(tasks))
+	}
+	status := "idle"
+	switch {
+	case busy:
+		status = "busy"
+	case runErr != nil:
+		status = "error"
+	case pendingTasks > 0:
+		status = "interrupted"
+	}
+	_, err = tx.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, status = $4, error = $5,
+		active_run_id = NULL, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`,
+		threadID, values, interrupts, status, runErr)
+	return err
+}
+
+// Heartbeat renews a claim's lease and returns the new expiry and the
+// cancellation requested for its run.
+func (s *Service) Heartbeat(ctx context.Context, dispatchID, token uuid.UUID) (time.Time, string, error) {
+	return dispatch.DispatchRenewLease(ctx, s.db, dispatchID, token, s.cfg.Lease)
+}
+
+// Nack gives a claimed dispatch back after a failure that a retry may cure:
+// it is queued again after a backoff (its run pending again), or
+// dead-lettered at its last attempt (its run error).
+func (s *Service) Nack(ctx context.Context, dispatchID, token uuid.UUID, errText string) (dispatch.State, error) {
+	var state dispatch.State
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		var threadID uuid.UUID
+		err := tx.QueryRow(ctx, `SELECT thread_id FROM run_dispatches WHERE dispatch_id = $1`, dispatchID).Scan(&threadID)
+		if err == nil {
+			_, err = tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		d, err := dispatch.DispatchFence(ctx, tx, dispatchID, token)
+		if err != nil {
+			return err
+		}
+		state, err = s.requeue(ctx, tx, d, "nacked", errText)
+		return err
+	})
+	return state, err
+}
+
+// requeue ends the attempt of claimed dispatch d (locked; thread locked)
+// and queues it again, or dead-letters it (run error) at its last attempt.
+// A dispatch whose run was asked to stop ends as cancelled instead.
+func (s *Service) requeue(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, outcome, errText string) (dispatch.State, error) {
+	if d.CancelAction != nil {
+		return dispatch.Cancelled, s.endRun(ctx, tx, d, End{Status: StatusInterrupted}, *d.CancelAction,
+			dispatch.Cancelled, outcome, errText)
+	}
+	if d.Attempt >= d.MaxAttempts {
+		msg := fmt.Sprintf("Run dead-lettered after %d attempts: %s", d.Attempt, errText)
+		end := End{Status: StatusError, Error: map[string]any{"error": "DeadLetter", "message": msg}}
+		return dispatch.DeadLetter, s.endRun(ctx, tx, d, end, "", dispatch.DeadLetter, outcome, errText)
+	}
+	state, err := dispatch.DispatchRequeue(ctx, tx, d, outcome, errText)
+	if err != nil {
+		return "", err
+	}
+	_, err = tx.Exec(ctx, `WITH r AS (UPDATE runs SET status = 'pending', updated_at = now() WHERE run_id = $1)
+		UPDATE threads SET active_run_id = NULL WHERE thread_id = $2`, d.RunID, d.ThreadID)
+	return state, err
+}
+
+// Reap handles claims whose lease expired (their worker died or hung):
+// each is requeued with backoff, dead-lettered at its last attempt, or, when
+// its run was being cancelled, ended as cancelled. Safe on every replica at
+// once (SKIP LOCKED). It also deletes the temporary threads of stateless
+// runs that ended more than TempRetention ago. It returns how many claims
+// it handled.
+func (s *Service) Reap(ctx context.Context) (int, error) {
+	n := 0
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		n = 0
+		expired, err := dispatch.DispatchExpired(ctx, tx, 100)
+		if err != nil {
+			return err
+		}
+		for i := range expired {
+			d := &expired[i]
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, d.ThreadID); err != nil {
+				return err
+			}
+			if _, err := s.requeue(ctx, tx, d, "lease_expired", "lease expired (worker "+deref(d.ClaimedBy)+" stopped renewing it)"); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, s.sweepTemporary(ctx, s.cfg.TempRetention)
+}
+
+// sweepTemporary deletes the temporary threads (with their checkpoints) of
+// stateless runs that ended more than olderThan ago.
+func (s *Service) sweepTemporary(ctx context.Context, olderThan time.Duration) error {
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT thread_id FROM runs
+		WHERE temporary AND finished_at < now() - $1::interval LIMIT 100`, olderThan)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := s.threads.Delete(ctx, id, threads.DeleteDetach); err != nil && apperr.CodeOf(err) != apperr.NotFound {
+			return err
+		}
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

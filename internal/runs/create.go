@@ -1,0 +1,425 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// CreateRequest is the body of every run-creating route (RunCreateStateful
+// and RunCreateStateless, reference §6.2). Unknown fields are ignored.
+type CreateRequest struct {
+	AssistantID  string          `json:"assistant_id" example:"foo_bar"`
+	Input        json.RawMessage `json:"input" swaggertype:"object"`
+	Command      *Command        `json:"command"`
+	Metadata     map[string]any  `json:"metadata"`
+	Config       map[string]any  `json:"config"`
+	Context      map[string]any  `json:"context"`
+	CheckpointID string          `json:"checkpoint_id" format:"uuid"`
+	Checkpoint   *struct {
+		CheckpointID string `json:"checkpoint_id"`
+		NS           string `json:"checkpoint_ns"`
+	} `json:"checkpoint"`
+	InterruptBefore   stringList `json:"interrupt_before" swaggertype:"array,string"`
+	InterruptAfter    stringList `json:"interrupt_after" swaggertype:"array,string"`
+	MultitaskStrategy string     `json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
+	IfNotExists       string     `json:"if_not_exists" enums:"create,reject"`
+	OnCompletion      string     `json:"on_completion" enums:"delete,keep"`
+	AfterSeconds      *float64   `json:"after_seconds"`
+	StreamMode        stringList `json:"stream_mode" swaggertype:"array,string"`
+	StreamSubgraphs   bool       `json:"stream_subgraphs"`
+	StreamResumable   bool       `json:"stream_resumable"`
+	OnDisconnect      string     `json:"on_disconnect" enums:"cancel,continue"`
+	Webhook           *string    `json:"webhook"`
+	FeedbackKeys      []string   `json:"feedback_keys"`
+	Durability        string     `json:"durability"`
+}
+
+// validated is a CreateRequest checked against the graph.
+type validated struct {
+	assistantID uuid.UUID
+	graph       *graph.Graph
+	kwargs      Kwargs
+	metadata    map[string]any
+	strategy    string
+	delay       time.Duration
+}
+
+func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bool) (*validated, error) {
+	a, err := s.assistants.Resolve(ctx, s.db, req.AssistantID)
+	if err != nil {
+		return nil, err
+	}
+	g, ok := s.graphs.Lookup(a.GraphID)
+	if !ok {
+		return nil, apperr.Errorf(apperr.BadRequest, "Graph %q of assistant %s is not registered on this server", a.GraphID, a.AssistantID)
+	}
+	v := &validated{assistantID: a.AssistantID, graph: g, metadata: req.Metadata}
+	if v.metadata == nil {
+		v.metadata = map[string]any{}
+	}
+	if _, set := v.metadata["assistant_id"]; !set {
+		v.metadata["assistant_id"] = a.AssistantID.String()
+	}
+	k := Kwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context,
+		StreamMode: req.StreamMode, InterruptBefore: req.InterruptBefore, InterruptAfter: req.InterruptAfter,
+		Subgraphs: req.StreamSubgraphs, Resumable: req.StreamResumable, OnDisconnect: req.OnDisconnect,
+		Webhook: req.Webhook, FeedbackKeys: req.FeedbackKeys, Durability: req.Durability}
+	if k.Config == nil {
+		k.Config = map[string]any{}
+	}
+	if k.Context == nil {
+		k.Context = map[string]any{}
+	}
+	if len(k.StreamMode) == 0 {
+		k.StreamMode = []string{"values"}
+	}
+	if k.OnDisconnect == "" {
+		k.OnDisconnect = "continue"
+	}
+	if k.OnDisconnect != "continue" && k.OnDisconnect != "cancel" {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid on_disconnect %q: must be cancel or continue", k.OnDisconnect)
+	}
+	k.CheckpointID = req.CheckpointID
+	if k.CheckpointID == "" && req.Checkpoint != nil {
+		k.CheckpointID = req.Checkpoint.CheckpointID
+	}
+	if k.CheckpointID != "" {
+		if _, err := uuid.Parse(k.CheckpointID); err != nil || len(k.CheckpointID) != 36 {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid checkpoint_id: must be a UUID, got %q", k.CheckpointID)
+		}
+	}
+	if stateless && k.CheckpointID != "" {
+		return nil, apperr.Errorf(apperr.BadRequest, "checkpoint_id needs a thread: a stateless run has no history")
+	}
+	if err := checkNodes(g, "interrupt_before", k.InterruptBefore); err != nil {
+		return nil, err
+	}
+	if err := checkNodes(g, "interrupt_after", k.InterruptAfter); err != nil {
+		return nil, err
+	}
+	if rl, ok := k.Config["recursion_limit"]; ok {
+		if n, err := recursionLimit(k.Config); err != nil || n < 1 {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid config.recursion_limit %v: must be a positive integer", rl)
+		}
+	}
+	if k.Command != nil {
+		if stateless && rawPresent(k.Command.Resume) {
+			return nil, apperr.Errorf(apperr.BadRequest, "You must provide a thread_id when resuming.")
+		}
+		if rawPresent(k.Command.Update) {
+			if _, err := commandUpdates(g, k.Command.Update); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := commandGoto(g, k.Command.Goto); err != nil {
+			return nil, err
+		}
+		k.Input = nil // a command replaces the input (agent-chat-ui sends both)
+	}
+	if rawPresent(k.Input) {
+		var in map[string]any
+		if err := decodeJSON(k.Input, &in); err != nil || in == nil {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid input: must be an object or null")
+		}
+		if _, err := g.Apply(graph.State{}, in); err != nil {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid input: %v", err)
+		}
+	} else {
+		k.Input = nil
+	}
+	switch v.strategy = req.MultitaskStrategy; v.strategy {
+	case "":
+		v.strategy = StrategyEnqueue
+	case StrategyReject, StrategyEnqueue, StrategyInterrupt, StrategyRollback:
+	default:
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid multitask_strategy %q: must be reject, enqueue, interrupt or rollback", v.strategy)
+	}
+	switch req.IfNotExists {
+	case "", "reject", "create":
+	default:
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid if_not_exists %q: must be create or reject", req.IfNotExists)
+	}
+	switch req.OnCompletion {
+	case "", "delete", "keep":
+	default:
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid on_completion %q: must be delete or keep", req.OnCompletion)
+	}
+	k.Temporary = stateless && req.OnCompletion != "keep"
+	if req.AfterSeconds != nil {
+		a := *req.AfterSeconds
+		if a < 0 || a > 366*24*3600 || math.IsNaN(a) {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid after_seconds: must be between 0 and one year")
+		}
+		v.delay = time.Duration(a * float64(time.Second))
+	}
+	v.kwargs = k
+	return v, nil
+}
+
+func checkNodes(g *graph.Graph, field string, nodes []string) error {
+	for _, n := range nodes {
+		if n == "*" {
+			continue
+		}
+		if _, ok := g.Node(n); !ok {
+			return apperr.Errorf(apperr.Invalid, "Invalid %s: graph %q has no node %q", field, g.ID, n)
+		}
+	}
+	return nil
+}
+
+// recursionLimit reads config.recursion_limit (default 25).
+func recursionLimit(cfg map[string]any) (int, error) {
+	v, ok := cfg["recursion_limit"]
+	if !ok || v == nil {
+		return 25, nil
+	}
+	switch n := v.(type) {
+	case json.Number:
+		i, err := n.Int64()
+		if err != nil || i > math.MaxInt32 {
+			return 0, fmt.Errorf("not an integer: %s", n)
+		}
+		return int(i), nil
+	case float64:
+		if n != math.Trunc(n) || n > math.MaxInt32 {
+			return 0, fmt.Errorf("not an integer: %v", n)
+		}
+		return int(n), nil
+	}
+	return 0, fmt.Errorf("not a number: %v", v)
+}
+
+// commandUpdates reads command.update: an object, or a list of [key, value]
+// pairs, each key a channel of g.
+func commandUpdates(g *graph.Graph, raw json.RawMessage) (graph.State, error) {
+	var obj map[string]any
+	if err := decodeJSON(raw, &obj); err != nil || obj == nil {
+		var pairs [][]json.RawMessage
+		if err := decodeJSON(raw, &pairs); err != nil {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid command.update: must be an object or a list of [key, value] pairs")
+		}
+		obj = map[string]any{}
+		for _, p := range pairs {
+			var k string
+			if len(p) != 2 || json.Unmarshal(p[0], &k) != nil {
+				return nil, apperr.Errorf(apperr.Invalid, "Invalid command.update: each pair must be [key, value]")
+			}
+			var val any
+			if err := decodeJSON(p[1], &val); err != nil {
+				return nil, apperr.Errorf(apperr.Invalid, "Invalid command.update value for %q", k)
+			}
+			obj[k] = val
+		}
+	}
+	if _, err := g.Apply(graph.State{}, obj); err != nil {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid command.update: %v", err)
+	}
+	return obj, nil
+}
+
+// commandGoto reads command.goto: a node name, {node, input}, or a list of
+// either; it returns the node names (Send inputs are not supported).
+func commandGoto(g *graph.Graph, raw json.RawMessage) ([]string, error) {
+	if !rawPresent(raw) {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := decodeJSON(raw, &items); err != nil {
+		items = []json.RawMessage{raw}
+	}
+	var out []string
+	for _, it := range items {
+		var name string
+		if json.Unmarshal(it, &name) != nil {
+			var send struct {
+				Node  string `json:"node"`
+				Input any    `json:"input"`
+			}
+			if json.Unmarshal(it, &send) != nil || send.Node == "" {
+				return nil, apperr.Errorf(apperr.Invalid, "Invalid command.goto: must be a node name or a list of node names")
+			}
+			if send.Input != nil {
+				return nil, apperr.Errorf(apperr.BadRequest, "command.goto with a Send input is not supported yet")
+			}
+			name = send.Node
+		}
+		if _, ok := g.Node(name); !ok {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid command.goto: graph %q has no node %q", g.ID, name)
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// Create creates a run on thread threadID (uuid.Nil: a stateless run on a
+// new temporary thread) and queues its dispatch, in one transaction. On a
+// busy thread the multitask strategy decides (reject → 409; enqueue;
+// interrupt / rollback cancel the inflight runs first).
+func (s *Service) Create(ctx context.Context, threadID uuid.UUID, req *CreateRequest) (*Run, error) {
+	stateless := threadID == uuid.Nil
+	v, err := s.validate(ctx, req, stateless)
+	if err != nil {
+		return nil, err
+	}
+	var run *Run
+	err = postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		var err error
+		run, err = s.createTx(ctx, tx, threadID, req.IfNotExists == "create", v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, create bool, v *validated) (*Run, error) {
+	md := map[string]any{"graph_id": v.graph.ID, "assistant_id": v.assistantID.String()}
+	var epoch int64
+	if threadID == uuid.Nil {
+		threadID = uuid.Must(uuid.NewV7())
+		if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata, status) VALUES ($1, $2, 'busy')`, threadID, md); err != nil {
+			return nil, err
+		}
+	} else {
+		err := tx.QueryRow(ctx, `SELECT dispatch_epoch FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID).Scan(&epoch)
+		if errors.Is(err, pgx.ErrNoRows) {
+			if !create {
+				return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata) VALUES ($1, $2)`, threadID, md); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if v.kwargs.CheckpointID != "" {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = '' AND checkpoint_id = $2)`,
+			threadID.String(), v.kwargs.CheckpointID).Scan(&exists); err != nil {
+			return nil, err
+		}
+		if !exists {
+			return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", v.kwargs.CheckpointID, threadID)
+		}
+	}
+	rows, err := tx.Query(ctx, `SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')
+		ORDER BY created_at FOR UPDATE`, threadID)
+	if err != nil {
+		return nil, err
+	}
+	inflight, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, err
+	}
+	if len(inflight) > 0 {
+		switch v.strategy {
+		case StrategyReject:
+			return nil, apperr.Errorf(apperr.Conflict,
+				"Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
+		case StrategyInterrupt, StrategyRollback:
+			action := ActionInterrupt
+			if v.strategy == StrategyRollback {
+				action = ActionRollback
+			}
+			if epoch, err = s.cancelInflight(ctx, tx, threadID, inflight, action); err != nil {
+				return nil, err
+			}
+		}
+	}
+	runID := uuid.Must(uuid.NewV7())
+	run, err := collectRun(tx.Query(ctx, `
+		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + $9::interval, now())
+		RETURNING `+runColumns,
+		runID, threadID, v.assistantID, v.graph.ID, v.strategy, mustJSON(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dispatch.DispatchEnqueue(ctx, tx, dispatch.EnqueueParams{RunID: runID, ThreadID: threadID,
+		GraphID: v.graph.ID, Epoch: epoch, Delay: v.delay, MaxAttempts: s.cfg.MaxAttempts}); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
+		updated_at = now() WHERE thread_id = $1`, threadID, md, runID); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// cancelInflight cancels a thread's inflight runs with action, inside the
+// caller's transaction (thread row locked): the dispatch epoch is bumped,
+// queued dispatches are superseded (their runs become interrupted, or are
+// deleted on rollback), and the worker of a claimed one is told to stop. It
+// returns the new epoch.
+func (s *Service) cancelInflight(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, runIDs []uuid.UUID, action string) (int64, error) {
+	var epoch int64
+	if err := tx.QueryRow(ctx, `UPDATE threads SET dispatch_epoch = dispatch_epoch + 1 WHERE thread_id = $1
+		RETURNING dispatch_epoch`, threadID).Scan(&epoch); err != nil {
+		return 0, err
+	}
+	queued, err := dispatch.DispatchCancelQueued(ctx, tx, runIDs, true)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.endQueuedRuns(ctx, tx, queued, action); err != nil {
+		return 0, err
+	}
+	for _, id := range runIDs {
+		if _, err := dispatch.DispatchRequestCancel(ctx, tx, id, action); err != nil {
+			return 0, err
+		}
+	}
+	return epoch, nil
+}
+
+// endQueuedRuns ends runs whose dispatch was cancelled before any worker
+// took it: interrupted, or deleted on rollback (they wrote nothing).
+func (s *Service) endQueuedRuns(ctx context.Context, tx pgx.Tx, runIDs []uuid.UUID, action string) error {
+	if len(runIDs) == 0 {
+		return nil
+	}
+	var err error
+	if action == ActionRollback {
+		_, err = tx.Exec(ctx, `DELETE FROM runs WHERE run_id = ANY($1)`, runIDs)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE runs SET status = 'interrupted', finished_at = now(), updated_at = now()
+			WHERE run_id = ANY($1)`, runIDs)
+	}
+	if err == nil {
+		_, err = tx.Exec(ctx, `SELECT pg_notify('`+channelRunEnd+`', id::text) FROM unnest($1::uuid[]) id`, runIDs)
+	}
+	return err
+}
+
+func collectRun(rows pgx.Rows, err error) (*Run, error) {
+	if err != nil {
+		return nil, err
+	}
+	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func decodeJSON(raw []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	return dec.Decode(v)
+}

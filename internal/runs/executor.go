@@ -1,0 +1,555 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/internal/pregel"
+)
+
+// execute runs one claimed dispatch in this process: a heartbeat keeps the
+// lease (and learns of cancellation), the Pregel loop commits through the
+// coordinator, and a failure that is not the graph's (a database error, a
+// shutdown) gives the dispatch back for a retry.
+func (s *Service) execute(parent context.Context, c Claimed) {
+	d := c.Dispatch
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	defer cancel(nil)
+	stopShutdown := context.AfterFunc(parent, func() { cancel(errShutdown) })
+	defer stopShutdown()
+	s.cancels.Store(d.DispatchID, cancel)
+	defer s.cancels.Delete(d.DispatchID)
+	if d.CancelAction != nil {
+		cancel(errCancelRequested)
+	}
+	hbCtx, stopHB := context.WithCancel(ctx)
+	defer stopHB()
+	go s.heartbeat(hbCtx, d.DispatchID, c.ClaimToken, cancel)
+
+	x := &execution{s: s, d: d, run: c.Run, token: c.ClaimToken}
+	err := x.exec(ctx)
+	if err == nil {
+		return
+	}
+	cause := context.Cause(ctx)
+	if errors.Is(cause, errLeaseLost) || errors.Is(err, dispatch.ErrFenced) {
+		s.log.Warn("run stopped: lease lost", "run_id", d.RunID, "dispatch_id", d.DispatchID, "error", err)
+		return
+	}
+	reason := err.Error()
+	if errors.Is(cause, errShutdown) {
+		reason = "worker shut down"
+	}
+	nctx, ncancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
+	defer ncancel()
+	state, nerr := s.Nack(nctx, d.DispatchID, c.ClaimToken, reason)
+	s.log.Warn("run attempt failed", "run_id", d.RunID, "attempt", d.Attempt, "error", err, "dispatch_state", state, "nack_error", nerr)
+}
+
+// heartbeat renews the lease every third of it; a refused renewal cancels
+// the execution (lease lost), a requested cancellation stops it.
+func (s *Service) heartbeat(ctx context.Context, id, token uuid.UUID, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(s.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, action, err := s.Heartbeat(ctx, id, token)
+		switch {
+		case errors.Is(err, dispatch.ErrFenced):
+			cancel(errLeaseLost)
+			return
+		case err != nil:
+			s.log.Warn("heartbeat failed", "dispatch_id", id, "error", err)
+		case action != "":
+			cancel(errCancelRequested)
+		}
+	}
+}
+
+// execution is one attempt of one run.
+type execution struct {
+	s     *Service
+	d     dispatch.Dispatch
+	run   Run
+	token uuid.UUID
+	g     *graph.Graph
+	k     Kwargs
+
+	mu      sync.Mutex
+	pending CommitRequest // writes and events not committed yet
+	md      checkpoints.Metadata
+	stop    int // the step after which the recursion limit is exceeded
+	limit   int
+	resume  any
+	resumed bool // whether a resume value is waiting for an interrupted task
+}
+
+func (x *execution) emit(event string, data any) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.pending.Events = append(x.pending.Events, Event{Event: event, Data: data})
+}
+
+// commit sends the pending writes and events, plus cps and end, as one
+// commit. It uses a context that a cancellation does not interrupt, so a
+// cancelled run can still record how it ended.
+func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut, end *End) (*CommitResult, error) {
+	x.mu.Lock()
+	req := x.pending
+	x.pending = CommitRequest{}
+	x.mu.Unlock()
+	req.ClaimToken, req.CommitID, req.Checkpoints, req.End = x.token, key, cps, end
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return x.s.Commit(cctx, x.d.DispatchID, &req)
+}
+
+func (x *execution) exec(ctx context.Context) error {
+	x.g, _ = x.s.graphs.Lookup(x.run.GraphID)
+	if err := decodeJSON(x.run.Kwargs, &x.k); err != nil {
+		return x.fail(ctx, fmt.Errorf("run kwargs: %w", err))
+	}
+	if x.g == nil {
+		return x.fail(ctx, fmt.Errorf("graph %q is not registered on this worker", x.run.GraphID))
+	}
+	var err error
+	if x.limit, err = recursionLimit(x.k.Config); err != nil {
+		return x.fail(ctx, err)
+	}
+	x.md = checkpoints.Metadata{}
+	var runMD map[string]any
+	_ = decodeJSON(x.run.Metadata, &runMD)
+	maps.Copy(x.md, runMD)
+	maps.Copy(x.md, checkpoints.Metadata{"run_id": x.run.RunID.String(), "thread_id": x.run.ThreadID.String(),
+		"graph_id": x.g.ID, "assistant_id": x.run.AssistantID.String(), "parents": map[string]any{}})
+	x.emit("metadata", map[string]any{"run_id": x.run.RunID.String(), "attempt": x.d.Attempt})
+
+	base, err := x.start(ctx)
+	if err != nil {
+		var ae *apperr.Error
+		if errors.As(err, &ae) {
+			return x.fail(ctx, err)
+		}
+		return err
+	}
+	return x.loop(ctx, base)
+}
+
+// fail ends the run as error with err's message (a problem of the run, not
+// of the infrastructure: retrying would not help).
+func (x *execution) fail(ctx context.Context, err error) error {
+	e := map[string]any{"error": pregel.ErrorClass(err), "message": err.Error()}
+	x.emit("error", e)
+	x.emit("end", map[string]any{"status": StatusError})
+	_, cerr := x.commit(ctx, "end", nil, &End{Status: StatusError, Error: e})
+	return cerr
+}
+
+// tupleOf turns a checkpoint this execution wrote into a Tuple.
+func tupleOf(thread string, cp checkpoints.Checkpoint, md checkpoints.Metadata, parent *checkpoints.Config) *checkpoints.Tuple {
+	return &checkpoints.Tuple{Config: checkpoints.Config{ThreadID: thread, CheckpointID: cp.ID}, Checkpoint: cp,
+		Metadata: md, Parent: parent}
+}
+
+// start finds where this attempt begins: after the last checkpoint an
+// earlier attempt of the run committed, or, on a first attempt, at the
+// run's base (the given checkpoint or the thread's latest) with the input
+// or command applied (an input checkpoint, queued for the first commit).
+func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
+	tid := x.run.ThreadID.String()
+	if x.d.Attempt > 1 || x.run.Attempt > 1 {
+		var first, last string
+		var firstStep int
+		var firstSource string
+		err := x.s.db.QueryRow(ctx, `
+			SELECT (array_agg(checkpoint_id ORDER BY checkpoint_id))[1], max(checkpoint_id),
+			       ((array_agg(metadata ORDER BY checkpoint_id))[1] ->> 'step')::int,
+			       (array_agg(metadata ORDER BY checkpoint_id))[1] ->> 'source'
+			FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = '' AND metadata @> jsonb_build_object('run_id', $2::text)
+			HAVING count(*) > 0`, tid, x.run.RunID.String()).Scan(&first, &last, &firstStep, &firstSource)
+		if err == nil {
+			if firstSource == "input" {
+				firstStep++
+			}
+			x.stop = firstStep + x.limit
+			x.takeResume()
+			return checkpoints.CheckpointGetTuple(ctx, x.s.db, checkpoints.Config{ThreadID: tid, CheckpointID: last})
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, err
+		}
+	}
+	base, err := checkpoints.CheckpointGetTuple(ctx, x.s.db, checkpoints.Config{ThreadID: tid, CheckpointID: x.k.CheckpointID})
+	if apperr.CodeOf(err) == apperr.NotFound {
+		if x.k.CheckpointID != "" {
+			return nil, err
+		}
+		base, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	step := -1
+	if base != nil {
+		step, _ = base.Metadata.Step()
+	}
+	var writes []pregel.TaskWrites
+	if c := x.k.Command; c != nil {
+		var tw pregel.TaskWrites
+		tw.Name = pregel.InputTask
+		if rawPresent(c.Update) {
+			upd, err := commandUpdates(x.g, c.Update)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range slices.Sorted(maps.Keys(upd)) {
+				tw.Writes = append(tw.Writes, checkpoints.Write{Channel: k, Value: upd[k]})
+			}
+		}
+		nodes, err := commandGoto(x.g, c.Goto)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range nodes {
+			tw.Writes = append(tw.Writes, checkpoints.Write{Channel: pregel.TriggerChannel(n)})
+		}
+		if len(tw.Writes) > 0 {
+			writes = []pregel.TaskWrites{tw}
+		}
+		if rawPresent(c.Resume) && base != nil {
+			x.takeResume()
+			x.pending.Writes = append(x.pending.Writes, WriteBatch{CheckpointID: base.Config.CheckpointID,
+				Writes: []checkpoints.Write{{TaskID: pregel.NullTaskID, Channel: checkpoints.ChannelResume, Value: x.resume}}})
+		}
+	} else if rawPresent(x.k.Input) {
+		var in map[string]any
+		if err := decodeJSON(x.k.Input, &in); err != nil {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid input: %v", err)
+		}
+		var pending []pregel.Task
+		if base != nil {
+			pending = pregel.Tasks(base, x.g)
+		}
+		writes = pregel.InputWrites(pending, in)
+	} else if base != nil {
+		// Continuing with no input: past any static breakpoint it stopped at.
+		cp := pregel.Clone(&base.Checkpoint)
+		cp.ID, cp.TS = base.Checkpoint.ID, base.Checkpoint.TS
+		pregel.MarkInterruptSeen(&cp)
+		base = &checkpoints.Tuple{Config: base.Config, Checkpoint: cp, Metadata: base.Metadata, Parent: base.Parent, PendingWrites: base.PendingWrites}
+	}
+	x.stop = step + 1 + x.limit
+	if len(writes) == 0 {
+		return base, nil
+	}
+	var baseCP *checkpoints.Checkpoint
+	var parent *checkpoints.Config
+	if base != nil {
+		baseCP, parent = &base.Checkpoint, &base.Config
+	}
+	version, err := x.version(ctx, baseCP)
+	if err != nil {
+		return nil, err
+	}
+	cp, changed, err := pregel.ApplyWrites(x.g, baseCP, writes, version)
+	if err != nil {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid input: %v", err)
+	}
+	if base == nil {
+		step = -1 // a thread's first checkpoint is the input at step -1
+	} else {
+		step++
+	}
+	x.stop = step + 1 + x.limit
+	cp.ID, cp.TS = checkpoints.NewCheckpointID(step), now()
+	md := x.metadata("input", step)
+	put := CheckpointPut{Checkpoint: cp, Metadata: md, NewVersions: changed}
+	if parent != nil {
+		put.Parent = parent.CheckpointID
+	}
+	if _, err := x.commit(ctx, "", []CheckpointPut{put}, nil); err != nil {
+		return nil, err
+	}
+	return tupleOf(tid, cp, md, parent), nil
+}
+
+// takeResume reads the run's command.resume, if any, as the answer for the
+// interrupted tasks of the run's first step.
+func (x *execution) takeResume() {
+	if x.k.Command != nil && rawPresent(x.k.Command.Resume) {
+		_ = decodeJSON(x.k.Command.Resume, &x.resume)
+		x.resumed = true
+	}
+}
+
+func (x *execution) metadata(source string, step int) checkpoints.Metadata {
+	md := maps.Clone(x.md)
+	md["source"], md["step"] = source, step
+	return md
+}
+
+func now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00") }
+
+// version mints the channel version of a step on top of base.
+func (x *execution) version(ctx context.Context, base *checkpoints.Checkpoint) (string, error) {
+	var threadMax int64
+	if pregel.UsesIntVersions(base) {
+		var err error
+		threadMax, err = checkpoints.CheckpointBlobMaxIntVersion(ctx, x.s.db, checkpoints.Config{ThreadID: x.run.ThreadID.String()})
+		if err != nil {
+			return "", err
+		}
+	}
+	return pregel.NextVersion(base, threadMax), nil
+}
+
+// resumeFor returns the answers task gets: those recorded for it, plus the
+// run's resume value when the task is waiting on an interrupt (a map keyed
+// by interrupt id answers only the interrupts it names).
+func (x *execution) resumeFor(t pregel.Task) []any {
+	r := t.Resumes()
+	if !x.resumed || len(t.Interrupts) == 0 {
+		return r
+	}
+	if m, ok := x.resume.(map[string]any); ok {
+		matched := false
+		for _, in := range t.Interrupts {
+			if im, ok := in.(map[string]any); ok {
+				if id, _ := im["id"].(string); id != "" {
+					if v, ok := m[id]; ok {
+						r = append(r, v)
+						matched = true
+					}
+				}
+			}
+		}
+		if matched {
+			return r
+		}
+	}
+	return append(r, x.resume)
+}
+
+// loop runs supersteps from base until the graph ends, pauses, fails, is
+// cancelled or exceeds its recursion limit. Each step's result is one
+// commit (the writes of its last task, the new checkpoint and the step's
+// events); writes of a task that finishes while others still run are
+// committed at once, so a retried step does not re-run it.
+func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
+	tid := x.run.ThreadID.String()
+	for {
+		if base == nil {
+			return x.end(ctx, &End{Status: StatusSuccess, Result: map[string]any{}})
+		}
+		tasks := pregel.Tasks(base, x.g)
+		values, err := pregel.Values(&base.Checkpoint, x.g)
+		if err != nil {
+			return err
+		}
+		if len(tasks) == 0 {
+			return x.end(ctx, &End{Status: StatusSuccess, Result: values})
+		}
+		if errors.Is(context.Cause(ctx), errCancelRequested) {
+			return x.end(ctx, &End{Status: StatusInterrupted, Result: values})
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		step, _ := base.Metadata.Step()
+		step++
+		if step > x.stop {
+			return x.fail(ctx, fmt.Errorf("%w: recursion limit of %d reached without hitting a stop condition; "+
+				"raise config.recursion_limit", pregel.ErrRecursion, x.limit))
+		}
+		if stopAt := pregel.ShouldInterrupt(&base.Checkpoint, x.k.InterruptBefore, tasks); len(stopAt) > 0 {
+			x.emit("updates", map[string]any{"__interrupt__": []any{}})
+			return x.end(ctx, &End{Status: StatusSuccess, Result: values})
+		}
+
+		outcomes := x.runTasks(ctx, base, tasks, values)
+		x.resumed = false
+		cause := context.Cause(ctx)
+		if errors.Is(cause, errLeaseLost) {
+			return cause
+		}
+		var interrupts []any
+		var failure error
+		cancelled := false
+		for i, o := range outcomes {
+			if o.Err != nil && (errors.Is(o.Err, context.Canceled) || errors.Is(o.Err, context.DeadlineExceeded)) && ctx.Err() != nil {
+				cancelled = true
+				outcomes[i].Writes.Writes = nil // a cancelled task wrote nothing
+				continue
+			}
+			interrupts = append(interrupts, o.Interrupts...)
+			if o.Err != nil && failure == nil {
+				failure = o.Err
+			}
+		}
+		batch := WriteBatch{CheckpointID: base.Config.CheckpointID}
+		for _, o := range outcomes {
+			if !o.committed {
+				batch.Writes = append(batch.Writes, o.Writes.Writes...)
+			}
+		}
+		x.addWrites(batch)
+		switch {
+		case failure != nil:
+			e := map[string]any{"error": pregel.ErrorClass(failure), "message": failure.Error()}
+			x.emit("error", e)
+			return x.end(ctx, &End{Status: StatusError, Error: e})
+		case cancelled && errors.Is(cause, errShutdown):
+			if _, err := x.commit(ctx, "", nil, nil); err != nil {
+				return err
+			}
+			return cause
+		case cancelled:
+			return x.end(ctx, &End{Status: StatusInterrupted, Result: values})
+		case len(interrupts) > 0:
+			x.emit("updates", map[string]any{"__interrupt__": interrupts})
+			res := maps.Clone(values)
+			res["__interrupt__"] = interrupts
+			x.emit("values", res)
+			return x.end(ctx, &End{Status: StatusSuccess, Result: res})
+		}
+
+		writes := make([]pregel.TaskWrites, len(outcomes))
+		for i, o := range outcomes {
+			writes[i] = o.Writes
+		}
+		version, err := x.version(ctx, &base.Checkpoint)
+		if err != nil {
+			return err
+		}
+		cp, changed, err := pregel.ApplyWrites(x.g, &base.Checkpoint, writes, version)
+		if err != nil {
+			e := map[string]any{"error": pregel.ErrorClass(err), "message": err.Error()}
+			x.emit("error", e)
+			return x.end(ctx, &End{Status: StatusError, Error: e})
+		}
+		cp.ID, cp.TS = checkpoints.NewCheckpointID(step), now()
+		md := x.metadata("loop", step)
+		next := tupleOf(tid, cp, md, &base.Config)
+		newValues, err := pregel.Values(&cp, x.g)
+		if err != nil {
+			return err
+		}
+		for i, o := range outcomes {
+			if tasks[i].Name != graph.START && o.Update != nil {
+				x.emit("updates", map[string]any{tasks[i].Name: o.Update})
+			}
+		}
+		x.emit("values", newValues)
+		var end *End
+		ran := make([]pregel.Task, len(tasks))
+		copy(ran, tasks)
+		if len(pregel.Tasks(next, x.g)) == 0 || len(pregel.ShouldInterrupt(&cp, x.k.InterruptAfter, ran)) > 0 {
+			end = &End{Status: StatusSuccess, Result: newValues}
+			x.emit("end", map[string]any{"status": end.Status})
+		}
+		put := CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed}
+		res, err := x.commit(ctx, "", []CheckpointPut{put}, end)
+		if err != nil {
+			return err
+		}
+		if end != nil {
+			return nil
+		}
+		if res.Cancel != "" {
+			x.s.cancelOf(x.d.DispatchID)
+		}
+		base = next
+	}
+}
+
+// cancelOf cancels the in-process execution of dispatch id, if any.
+func (s *Service) cancelOf(id uuid.UUID) {
+	if c, ok := s.cancels.Load(id); ok {
+		c.(context.CancelCauseFunc)(errCancelRequested)
+	}
+}
+
+func (x *execution) addWrites(b WriteBatch) {
+	if len(b.Writes) == 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.pending.Writes = append(x.pending.Writes, b)
+}
+
+// end commits the end of the run with whatever is pending.
+func (x *execution) end(ctx context.Context, end *End) error {
+	x.emit("end", map[string]any{"status": end.Status})
+	_, err := x.commit(ctx, "end", nil, end)
+	return err
+}
+
+// outcome is a task's result in this attempt.
+type outcome struct {
+	pregel.TaskOutcome
+	committed bool // its writes were committed on their own already
+}
+
+// runTasks runs a step's tasks in parallel; tasks that completed in an
+// earlier attempt are not run again, their recorded writes are reused. A
+// task that finishes while others still run has its writes committed at
+// once.
+func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks []pregel.Task, values graph.State) []outcome {
+	out := make([]outcome, len(tasks))
+	var startInput any
+	if v, ok := base.Checkpoint.ChannelValues[graph.START]; ok {
+		startInput, _ = checkpoints.Materialize(v)
+	}
+	var todo []int
+	for i, t := range tasks {
+		if t.Done() {
+			writes := slices.DeleteFunc(slices.Clone(t.Writes), func(w checkpoints.Write) bool { return w.Channel == checkpoints.ChannelResume })
+			out[i] = outcome{TaskOutcome: pregel.TaskOutcome{Update: t.Result,
+				Writes: pregel.TaskWrites{Name: t.Name, Triggers: []string{pregel.TriggerChannel(t.Name)}, Writes: writes}}, committed: true}
+			continue
+		}
+		todo = append(todo, i)
+	}
+	var mu sync.Mutex
+	remaining := len(todo)
+	var wg sync.WaitGroup
+	for _, i := range todo {
+		wg.Go(func() {
+			o := pregel.RunTask(ctx, x.g, tasks[i], values, startInput, x.resumeFor(tasks[i]))
+			mu.Lock()
+			remaining--
+			early := remaining > 0 && o.Err == nil && ctx.Err() == nil
+			mu.Unlock()
+			out[i] = outcome{TaskOutcome: o}
+			if early {
+				key := "writes:" + base.Config.CheckpointID + ":" + tasks[i].ID
+				req := CommitRequest{ClaimToken: x.token, CommitID: key,
+					Writes: []WriteBatch{{CheckpointID: base.Config.CheckpointID, Writes: o.Writes.Writes}}}
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+				defer cancel()
+				if _, err := x.s.Commit(cctx, x.d.DispatchID, &req); err == nil {
+					out[i].committed = true
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}

@@ -1,0 +1,602 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// Handlers serves the run routes, the dispatch routes and the worker API.
+type Handlers struct{ svc *Service }
+
+// NewHandlers returns the run handlers.
+func NewHandlers(svc *Service) *Handlers { return &Handlers{svc: svc} }
+
+func runPath(threadID, runID uuid.UUID, temporary bool) string {
+	if temporary {
+		return "/runs/" + runID.String()
+	}
+	return "/threads/" + threadID.String() + "/runs/" + runID.String()
+}
+
+func (h *Handlers) create(w http.ResponseWriter, r *http.Request, threadID uuid.UUID) (*Run, error) {
+	var req CreateRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	return h.svc.Create(r.Context(), threadID, &req)
+}
+
+// CreateStateful godoc
+//
+//	@Summary		Create a run on a thread
+//	@Description	Queues a run (status pending) and returns it at once. On a busy thread multitask_strategy decides: reject → 409, enqueue (default) → runs one after the other, interrupt / rollback → the inflight runs are cancelled first. Content-Location names the run.
+//	@Tags			runs
+//	@Accept			json
+//	@Produce		json
+//	@Param			thread_id	path		string			true	"Thread ID"	format(uuid)
+//	@Param			body		body		CreateRequest	true	"Run"
+//	@Success		200			{object}	Run
+//	@Failure		400			{object}	httpx.ErrorBody
+//	@Failure		404			{object}	httpx.ErrorBody	"thread, assistant or checkpoint not found"
+//	@Failure		409			{object}	httpx.ErrorBody	"thread busy and multitask_strategy reject"
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/runs [post]
+func (h *Handlers) CreateStateful(w http.ResponseWriter, r *http.Request) error {
+	tid, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		return err
+	}
+	run, err := h.create(w, r, tid)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Location", runPath(run.ThreadID, run.RunID, false))
+	httpx.WriteJSON(w, http.StatusOK, run)
+	return nil
+}
+
+// CreateStateless godoc
+//
+//	@Summary		Create a stateless run
+//	@Description	Runs on a new temporary thread, deleted after the run unless on_completion is keep.
+//	@Tags			runs
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		CreateRequest	true	"Run"
+//	@Success		200		{object}	Run
+//	@Failure		400		{object}	httpx.ErrorBody
+//	@Failure		404		{object}	httpx.ErrorBody
+//	@Failure		422		{object}	httpx.ErrorBody
+//	@Router			/runs [post]
+func (h *Handlers) CreateStateless(w http.ResponseWriter, r *http.Request) error {
+	run, err := h.create(w, r, uuid.Nil)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Location", runPath(run.ThreadID, run.RunID, true))
+	httpx.WriteJSON(w, http.StatusOK, run)
+	return nil
+}
+
+// waitKeepAlive is how often a waiting response writes a newline.
+const waitKeepAlive = 5 * time.Second
+
+// writeResult waits for run to end and writes the result document. The
+// status and headers go out first; while waiting, a newline every few
+// seconds keeps proxies from closing the connection (leading whitespace is
+// valid JSON).
+func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	done := make(chan struct{})
+	var final *Run
+	var err error
+	go func() {
+		defer close(done)
+		final, err = h.svc.Join(r.Context(), run.ThreadID, run.RunID)
+	}()
+	tick := time.NewTicker(waitKeepAlive)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-tick.C:
+			_, _ = w.Write([]byte("\n"))
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+	var body json.RawMessage
+	switch {
+	case apperr.CodeOf(err) == apperr.NotFound:
+		body = mustJSON(map[string]any{"__error__": map[string]any{"error": "RunDeleted", "message": "The run was rolled back"}})
+	case err != nil:
+		if r.Context().Err() != nil {
+			return nil
+		}
+		h.svc.log.Error("wait for run", "run_id", run.RunID, "error", err)
+		body = mustJSON(map[string]any{"__error__": map[string]any{"error": "InternalError", "message": "waiting for the run failed"}})
+	default:
+		if body, err = h.svc.Result(r.Context(), final); err != nil {
+			h.svc.log.Error("run result", "run_id", run.RunID, "error", err)
+			body = mustJSON(map[string]any{"__error__": map[string]any{"error": "InternalError", "message": "reading the result failed"}})
+		}
+		if final.Temporary {
+			if _, derr := h.svc.threads.Delete(context.WithoutCancel(r.Context()), final.ThreadID, "detach"); derr != nil && apperr.CodeOf(derr) != apperr.NotFound {
+				h.svc.log.Warn("delete temporary thread", "thread_id", final.ThreadID, "error", derr)
+			}
+		}
+	}
+	_, _ = w.Write(append(body, '\n'))
+	return nil
+}
+
+// cancelOnDisconnect cancels run when the client goes away before it ends
+// (on_disconnect: cancel).
+func (h *Handlers) cancelOnDisconnect(r *http.Request, run *Run, enabled bool) func() {
+	if !enabled {
+		return func() {}
+	}
+	stop := context.AfterFunc(r.Context(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := h.svc.Cancel(ctx, run.ThreadID, run.RunID, ActionInterrupt); err != nil && apperr.CodeOf(err) != apperr.NotFound {
+			h.svc.log.Warn("cancel on disconnect", "run_id", run.RunID, "error", err)
+		}
+	})
+	return func() { stop() }
+}
+
+func onDisconnectCancel(run *Run) bool {
+	var k Kwargs
+	_ = decodeJSON(run.Kwargs, &k)
+	return k.OnDisconnect == "cancel"
+}
+
+// WaitStateful godoc
+//
+//	@Summary		Create a run and wait for its result
+//	@Description	Creates a run like POST /threads/{thread_id}/runs, then answers 200 with the final values, or {"__error__": {error, message}} for a failed run (reference §7.1). Newlines may precede the JSON while the run executes. Location is the run's join URL.
+//	@Tags			runs
+//	@Accept			json
+//	@Produce		json
+//	@Param			thread_id	path		string			true	"Thread ID"	format(uuid)
+//	@Param			body		body		CreateRequest	true	"Run"
+//	@Success		200			{object}	object
+//	@Failure		400			{object}	httpx.ErrorBody
+//	@Failure		404			{object}	httpx.ErrorBody
+//	@Failure		409			{object}	httpx.ErrorBody
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/runs/wait [post]
+func (h *Handlers) WaitStateful(w http.ResponseWriter, r *http.Request) error {
+	tid, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		return err
+	}
+	run, err := h.create(w, r, tid)
+	if err != nil {
+		return err
+	}
+	p := runPath(run.ThreadID, run.RunID, false)
+	w.Header().Set("Content-Location", p)
+	w.Header().Set("Location", p+"/join")
+	defer h.cancelOnDisconnect(r, run, onDisconnectCancel(run))()
+	return h.writeResult(w, r, run)
+}
+
+// WaitStateless godoc
+//
+//	@Summary		Create a stateless run and wait for its result
+//	@Tags			runs
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		CreateRequest	true	"Run"
+//	@Success		200		{object}	object
+//	@Failure		400		{object}	httpx.ErrorBody
+//	@Failure		404		{object}	httpx.ErrorBody
+//	@Failure		422		{object}	httpx.ErrorBody
+//	@Router			/runs/wait [post]
+func (h *Handlers) WaitStateless(w http.ResponseWriter, r *http.Request) error {
+	run, err := h.create(w, r, uuid.Nil)
+	if err != nil {
+		return err
+	}
+	p := runPath(run.ThreadID, run.RunID, false)
+	w.Header().Set("Content-Location", p)
+	w.Header().Set("Location", p+"/join")
+	defer h.cancelOnDisconnect(r, run, onDisconnectCancel(run))()
+	return h.writeResult(w, r, run)
+}
+
+// Batch godoc
+//
+//	@Summary	Create several stateless runs
+//	@Tags		runs
+//	@Accept		json
+//	@Produce	json
+//	@Param		body	body		[]CreateRequest	true	"Runs"
+//	@Success	200		{array}		Run
+//	@Failure	422		{object}	httpx.ErrorBody
+//	@Router		/runs/batch [post]
+func (h *Handlers) Batch(w http.ResponseWriter, r *http.Request) error {
+	var reqs []CreateRequest
+	if err := httpx.DecodeJSONArray(r, &reqs); err != nil {
+		return err
+	}
+	if len(reqs) == 0 || len(reqs) > 100 {
+		return apperr.Errorf(apperr.Invalid, "Invalid batch: must hold 1 to 100 runs")
+	}
+	for i := range reqs {
+		if _, err := h.svc.validate(r.Context(), &reqs[i], true); err != nil {
+			if ae, ok := err.(*apperr.Error); ok {
+				return apperr.Errorf(ae.Code, "runs[%d]: %s", i, ae.Message)
+			}
+			return err
+		}
+	}
+	out := make([]*Run, 0, len(reqs))
+	for i := range reqs {
+		run, err := h.svc.Create(r.Context(), uuid.Nil, &reqs[i])
+		if err != nil {
+			return err
+		}
+		out = append(out, run)
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func threadRun(r *http.Request) (uuid.UUID, uuid.UUID, error) {
+	tid, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		return tid, uuid.Nil, err
+	}
+	rid, err := httpx.PathUUID(r, "run_id", "run")
+	return tid, rid, err
+}
+
+// List godoc
+//
+//	@Summary	List a thread's runs
+//	@Tags		runs
+//	@Produce	json
+//	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
+//	@Param		limit		query		int		false	"Page size"	default(10)	minimum(1)	maximum(1000)
+//	@Param		offset		query		int		false	"Offset"	default(0)	minimum(0)
+//	@Param		status		query		string	false	"Only runs with this status"	Enums(pending, running, success, error, timeout, interrupted)
+//	@Success	200			{array}		Run
+//	@Failure	404			{object}	httpx.ErrorBody
+//	@Failure	422			{object}	httpx.ErrorBody
+//	@Router		/threads/{thread_id}/runs [get]
+func (h *Handlers) List(w http.ResponseWriter, r *http.Request) error {
+	tid, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		return err
+	}
+	limit, err := httpx.QueryInt(r, "limit", 10, 1, 1000)
+	if err != nil {
+		return err
+	}
+	offset, err := httpx.QueryInt(r, "offset", 0, 0, 1<<30)
+	if err != nil {
+		return err
+	}
+	status := r.URL.Query().Get("status")
+	if status != "" && !validStatus(status) {
+		return apperr.Errorf(apperr.Invalid, "Invalid status %q", status)
+	}
+	list, err := h.svc.List(r.Context(), tid, status, limit, offset)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
+}
+
+// Get godoc
+//
+//	@Summary	Get a run
+//	@Tags		runs
+//	@Produce	json
+//	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
+//	@Param		run_id		path		string	true	"Run ID"	format(uuid)
+//	@Success	200			{object}	Run
+//	@Failure	404			{object}	httpx.ErrorBody
+//	@Failure	422			{object}	httpx.ErrorBody
+//	@Router		/threads/{thread_id}/runs/{run_id} [get]
+func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
+	tid, rid, err := threadRun(r)
+	if err != nil {
+		return err
+	}
+	run, err := h.svc.Get(r.Context(), tid, rid)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, run)
+	return nil
+}
+
+// Delete godoc
+//
+//	@Summary		Delete a run
+//	@Description	Deletes a finished run with its event log and dispatch history; its checkpoints stay. 409 while it is pending or running.
+//	@Tags			runs
+//	@Param			thread_id	path	string	true	"Thread ID"	format(uuid)
+//	@Param			run_id		path	string	true	"Run ID"	format(uuid)
+//	@Success		204
+//	@Failure		404	{object}	httpx.ErrorBody
+//	@Failure		409	{object}	httpx.ErrorBody
+//	@Failure		422	{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/runs/{run_id} [delete]
+func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
+	tid, rid, err := threadRun(r)
+	if err != nil {
+		return err
+	}
+	if err := h.svc.Delete(r.Context(), tid, rid); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Join godoc
+//
+//	@Summary		Wait for a run's result
+//	@Description	Answers when the run has ended (at once if it has) with the same body as wait.
+//	@Tags			runs
+//	@Produce		json
+//	@Param			thread_id				path		string	true	"Thread ID"	format(uuid)
+//	@Param			run_id					path		string	true	"Run ID"	format(uuid)
+//	@Param			cancel_on_disconnect	query		bool	false	"Cancel the run if this client goes away"
+//	@Success		200						{object}	object
+//	@Failure		404						{object}	httpx.ErrorBody
+//	@Failure		422						{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/runs/{run_id}/join [get]
+func (h *Handlers) Join(w http.ResponseWriter, r *http.Request) error {
+	tid, rid, err := threadRun(r)
+	if err != nil {
+		return err
+	}
+	cancelOnDisc, err := httpx.QueryBool(r, "cancel_on_disconnect", false)
+	if err != nil {
+		return err
+	}
+	run, err := h.svc.Get(r.Context(), tid, rid)
+	if err != nil {
+		return err
+	}
+	p := runPath(tid, rid, false)
+	w.Header().Set("Content-Location", p)
+	w.Header().Set("Location", p+"/join")
+	defer h.cancelOnDisconnect(r, run, cancelOnDisc)()
+	return h.writeResult(w, r, run)
+}
+
+func cancelAction(r *http.Request) string {
+	if r.URL.Query().Get("action") == ActionRollback {
+		return ActionRollback
+	}
+	return ActionInterrupt
+}
+
+// Cancel godoc
+//
+//	@Summary		Cancel a run
+//	@Description	action=interrupt (default) stops the run at its next step boundary keeping its checkpoints (status interrupted); rollback also deletes the run and everything it wrote. A pending run ends at once. wait=1 answers when the run has ended: 200 with its result, or 204 when it was rolled back; otherwise 202. Cancelling a finished run changes nothing.
+//	@Tags			runs
+//	@Produce		json
+//	@Param			thread_id	path	string	true	"Thread ID"	format(uuid)
+//	@Param			run_id		path	string	true	"Run ID"	format(uuid)
+//	@Param			action		query	string	false	"interrupt or rollback"	Enums(interrupt, rollback)	default(interrupt)
+//	@Param			wait		query	bool	false	"Wait for the run to end"
+//	@Success		200			{object}	object
+//	@Success		202
+//	@Success		204
+//	@Failure		404	{object}	httpx.ErrorBody
+//	@Failure		422	{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/runs/{run_id}/cancel [post]
+func (h *Handlers) Cancel(w http.ResponseWriter, r *http.Request) error {
+	tid, rid, err := threadRun(r)
+	if err != nil {
+		return err
+	}
+	wait, err := httpx.QueryBool(r, "wait", false)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.Cancel(r.Context(), tid, rid, cancelAction(r)); err != nil {
+		return err
+	}
+	if !wait {
+		w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+	run, err := h.svc.Join(r.Context(), tid, rid)
+	if apperr.CodeOf(err) == apperr.NotFound {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	body, err := h.svc.Result(r.Context(), run)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// CancelManyRequest is the body of POST /runs/cancel: thread_id with
+// run_ids, or status.
+type CancelManyRequest struct {
+	ThreadID string   `json:"thread_id" format:"uuid"`
+	RunIDs   []string `json:"run_ids"`
+	Status   string   `json:"status" enums:"pending,running,all"`
+}
+
+// CancelMany godoc
+//
+//	@Summary		Cancel several runs
+//	@Description	By run ids on one thread, or every run with a status (pending, running or all). 204; 404 when nothing matched.
+//	@Tags			runs
+//	@Accept			json
+//	@Param			action	query	string				false	"interrupt or rollback"	Enums(interrupt, rollback)
+//	@Param			body	body	CancelManyRequest	true	"Which runs"
+//	@Success		204
+//	@Failure		404	{object}	httpx.ErrorBody
+//	@Failure		422	{object}	httpx.ErrorBody
+//	@Router			/runs/cancel [post]
+func (h *Handlers) CancelMany(w http.ResponseWriter, r *http.Request) error {
+	var req CancelManyRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	byIDs := req.ThreadID != "" || len(req.RunIDs) > 0
+	if byIDs == (req.Status != "") {
+		return apperr.Errorf(apperr.Invalid, "Give either thread_id with run_ids, or status")
+	}
+	var tid uuid.UUID
+	ids := []uuid.UUID{}
+	if byIDs {
+		var err error
+		if tid, err = httpx.ParseUUID(req.ThreadID, "thread"); err != nil {
+			return err
+		}
+		if len(req.RunIDs) == 0 {
+			return apperr.Errorf(apperr.Invalid, "run_ids must not be empty")
+		}
+		for _, s := range req.RunIDs {
+			id, err := httpx.ParseUUID(s, "run")
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+	} else if req.Status != "pending" && req.Status != "running" && req.Status != "all" {
+		return apperr.Errorf(apperr.Invalid, "Invalid status %q: must be pending, running or all", req.Status)
+	}
+	n, err := h.svc.CancelMany(r.Context(), tid, ids, req.Status, cancelAction(r))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return apperr.Errorf(apperr.NotFound, "No pending or running run matched")
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// DispatchHistory is a dispatch with every attempt.
+type DispatchHistory struct {
+	dispatch.Dispatch
+	Attempts []dispatch.Attempt `json:"attempts"`
+}
+
+// RunDispatches godoc
+//
+//	@Summary		A run's dispatches
+//	@Description	Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+//	@Tags			dispatch
+//	@Produce		json
+//	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)
+//	@Param			run_id		path		string	true	"Run ID"	format(uuid)
+//	@Success		200			{array}		DispatchHistory
+//	@Failure		404			{object}	httpx.ErrorBody
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/runs/{run_id}/dispatches [get]
+func (h *Handlers) RunDispatches(w http.ResponseWriter, r *http.Request) error {
+	tid, rid, err := threadRun(r)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.Get(r.Context(), tid, rid); err != nil {
+		return err
+	}
+	list, err := dispatch.List(r.Context(), h.svc.db, dispatch.ListParams{RunID: &rid, Limit: 1000})
+	if err != nil {
+		return err
+	}
+	out := make([]DispatchHistory, len(list))
+	for i, d := range list {
+		out[i].Dispatch = d
+		if out[i].Attempts, err = dispatch.Attempts(r.Context(), h.svc.db, d.DispatchID); err != nil {
+			return err
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// ListDispatches godoc
+//
+//	@Summary		Search dispatches
+//	@Description	Newest first; state=dead_letter lists the dead-letter queue.
+//	@Tags			dispatch
+//	@Produce		json
+//	@Param			state		query		string	false	"Dispatch state"	Enums(queued, claimed, acked, cancelled, superseded, dead_letter)
+//	@Param			graph_id	query		string	false	"Graph"
+//	@Param			limit		query		int		false	"Page size"	default(100)	minimum(1)	maximum(1000)
+//	@Param			offset		query		int		false	"Offset"	default(0)	minimum(0)
+//	@Success		200			{array}		dispatch.Dispatch
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Router			/dispatches [get]
+func (h *Handlers) ListDispatches(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	state := q.Get("state")
+	if state != "" && !dispatch.ValidState(state) {
+		return apperr.Errorf(apperr.Invalid, "Invalid state %q", state)
+	}
+	limit, err := httpx.QueryInt(r, "limit", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	offset, err := httpx.QueryInt(r, "offset", 0, 0, 1<<30)
+	if err != nil {
+		return err
+	}
+	list, err := dispatch.List(r.Context(), h.svc.db, dispatch.ListParams{State: state, GraphID: q.Get("graph_id"), Limit: limit, Offset: offset})
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, list)
+	return nil
+}
+
+// RetryDispatch godoc
+//
+//	@Summary		Requeue a dead letter
+//	@Description	Puts a dead_letter dispatch back in the queue with a fresh attempt budget; its run becomes pending again. 409 for any other state.
+//	@Tags			dispatch
+//	@Produce		json
+//	@Param			dispatch_id	path		string	true	"Dispatch ID"	format(uuid)
+//	@Success		200			{object}	dispatch.Dispatch
+//	@Failure		404			{object}	httpx.ErrorBody
+//	@Failure		409			{object}	httpx.ErrorBody
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Router			/dispatches/{dispatch_id}/retry [post]
+func (h *Handlers) RetryDispatch(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathUUID(r, "dispatch_id", "dispatch")
+	if err != nil {
+		return err
+	}
+	d, err := h.svc.Retry(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, d)
+	return nil
+}

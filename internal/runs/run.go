@@ -1,0 +1,138 @@
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// Status is a run's status (reference API §6.1).
+type Status string
+
+// Run statuses.
+const (
+	StatusPending     Status = "pending"
+	StatusRunning     Status = "running"
+	StatusSuccess     Status = "success"
+	StatusError       Status = "error"
+	StatusTimeout     Status = "timeout"
+	StatusInterrupted Status = "interrupted"
+)
+
+func validStatus(s string) bool {
+	switch Status(s) {
+	case StatusPending, StatusRunning, StatusSuccess, StatusError, StatusTimeout, StatusInterrupted:
+		return true
+	}
+	return false
+}
+
+// Multitask strategies (reference API §6.3).
+const (
+	StrategyReject    = "reject"
+	StrategyEnqueue   = "enqueue"
+	StrategyInterrupt = "interrupt"
+	StrategyRollback  = "rollback"
+)
+
+// Cancel actions.
+const (
+	ActionInterrupt = "interrupt"
+	ActionRollback  = "rollback"
+)
+
+// Run is the Run object of the API (reference §6.1).
+type Run struct {
+	RunID             uuid.UUID       `db:"run_id" json:"run_id"`
+	ThreadID          uuid.UUID       `db:"thread_id" json:"thread_id"`
+	AssistantID       uuid.UUID       `db:"assistant_id" json:"assistant_id"`
+	CreatedAt         httpx.Time      `db:"created_at" json:"created_at" swaggertype:"string" format:"date-time"`
+	UpdatedAt         httpx.Time      `db:"updated_at" json:"updated_at" swaggertype:"string" format:"date-time"`
+	Status            Status          `db:"status" json:"status" enums:"pending,running,success,error,timeout,interrupted"`
+	Metadata          json.RawMessage `db:"metadata" json:"metadata" swaggertype:"object"`
+	Kwargs            json.RawMessage `db:"kwargs" json:"kwargs" swaggertype:"object"`
+	MultitaskStrategy string          `db:"multitask_strategy" json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
+	// Attempt counts the claims of the run's dispatch (1 on the first).
+	Attempt int `db:"attempt" json:"attempt"`
+
+	GraphID   string          `db:"graph_id" json:"-"`
+	Error     json.RawMessage `db:"error" json:"-"`
+	Result    json.RawMessage `db:"result" json:"-"`
+	Temporary bool            `db:"temporary" json:"-"`
+}
+
+const runColumns = `run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
+	multitask_strategy, attempt, graph_id, error, result, temporary`
+
+// finished reports whether the run has ended.
+func (r *Run) finished() bool { return r.Status != StatusPending && r.Status != StatusRunning }
+
+// Command is a run's command (reference §6.2): resume an interrupt, update
+// the state, jump to nodes.
+type Command struct {
+	Resume json.RawMessage `json:"resume,omitempty" swaggertype:"object"`
+	Update json.RawMessage `json:"update,omitempty" swaggertype:"object"`
+	Goto   json.RawMessage `json:"goto,omitempty" swaggertype:"object"`
+}
+
+// Kwargs is what a run executes with, stored on the run (its "kwargs").
+type Kwargs struct {
+	Input           json.RawMessage `json:"input"`
+	Command         *Command        `json:"command"`
+	Config          map[string]any  `json:"config"`
+	Context         map[string]any  `json:"context"`
+	CheckpointID    string          `json:"checkpoint_id,omitempty"`
+	StreamMode      []string        `json:"stream_mode"`
+	InterruptBefore []string        `json:"interrupt_before"`
+	InterruptAfter  []string        `json:"interrupt_after"`
+	Subgraphs       bool            `json:"subgraphs"`
+	Resumable       bool            `json:"resumable"`
+	OnDisconnect    string          `json:"on_disconnect"`
+	Webhook         *string         `json:"webhook"`
+	FeedbackKeys    []string        `json:"feedback_keys"`
+	Temporary       bool            `json:"temporary"`
+	Durability      string          `json:"durability,omitempty"`
+}
+
+// stringList is a field that takes a string or a list of strings ("*" or
+// ["a","b"]).
+type stringList []string
+
+// UnmarshalJSON accepts a string, a list of strings or null.
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		*l = nil
+		return nil
+	}
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*l = stringList{s}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeFor[[]string]()}
+	}
+	*l = list
+	return nil
+}
+
+// rawPresent reports whether a raw JSON field was given and is not null.
+func rawPresent(r json.RawMessage) bool {
+	t := bytes.TrimSpace(r)
+	return len(t) > 0 && string(t) != "null"
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("runs: marshal %T: %v", v, err))
+	}
+	return b
+}

@@ -26,16 +26,28 @@ import (
 type Server struct {
 	URL  string
 	DB   *pgxpool.Pool
+	DSN  string
+	Srv  *server.Server
 	http *http.Client
 	t    testing.TB
 }
 
-// Start runs a server on a fresh database for t; it stops when t ends.
+// Start runs a server on a fresh database for t; it stops when t ends. It
+// has two in-process run workers.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	dsn := pgtest.DSN(t)
+	return StartWith(t, pgtest.DSN(t), nil)
+}
+
+// StartWith runs a server on the database at dsn (several servers may
+// share one), with the test defaults changed by edit (nil: none).
+func StartWith(t testing.TB, dsn string, edit func(*server.Config)) *Server {
+	t.Helper()
 	cfg := server.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, Migrate: true,
-		MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second}
+		MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, Workers: 2, Lease: 5 * time.Second}
+	if edit != nil {
+		edit(&cfg)
+	}
 	// Internal errors (5xx) are printed: a test that hits one should show why.
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	srv, err := server.Start(context.Background(), cfg, log)
@@ -48,7 +60,7 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("servertest: %v", err)
 	}
 	t.Cleanup(pool.Close)
-	return &Server{URL: srv.URL(), DB: pool, http: &http.Client{Timeout: 30 * time.Second}, t: t}
+	return &Server{URL: srv.URL(), DB: pool, DSN: dsn, Srv: srv, http: &http.Client{Timeout: 60 * time.Second}, t: t}
 }
 
 // Response is a decoded response.

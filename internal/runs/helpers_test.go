@@ -1,0 +1,203 @@
+package runs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/internal/postgres/pgtest"
+	"github.com/weftdev/weft/internal/server"
+	"github.com/weftdev/weft/internal/server/servertest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// calls counts node executions of the test graphs, keyed by "<tag>:<node>"
+// (each test uses its own tag), and failB says how many more times node b
+// of "fan" fails for a tag.
+var (
+	callsMu sync.Mutex
+	calls   = map[string]int{}
+	failB   = map[string]int{}
+)
+
+func count(key string) int {
+	callsMu.Lock()
+	defer callsMu.Unlock()
+	return calls[key]
+}
+
+func tagOf(in graph.NodeInput) string { s, _ := in.Values["tag"].(string); return s }
+
+// testGraphs are the built-in graphs plus:
+//
+//	fan:  START → a, b (in parallel) → join; each appends its name to log;
+//	      b fails while failB[tag] > 0.
+//	loop: START → inc → inc → … (n+1 each time) until n reaches 1000.
+func testGraphs() *graph.Registry {
+	r := graph.Builtin()
+	node := func(name string) graph.NodeFunc {
+		return func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
+			tag := tagOf(in)
+			callsMu.Lock()
+			calls[tag+":"+name]++
+			fail := name == "b" && failB[tag] > 0
+			if fail {
+				failB[tag]--
+			}
+			callsMu.Unlock()
+			if fail {
+				return nil, errors.New("b failed on purpose")
+			}
+			return graph.State{"log": []any{name}}, nil
+		}
+	}
+	must := func(g *graph.Graph) {
+		if err := r.Register(g); err != nil {
+			panic(err)
+		}
+	}
+	must(&graph.Graph{
+		ID:       "fan",
+		Channels: []graph.Channel{{Name: "tag"}, {Name: "log", Kind: graph.Append, Default: []any{}}},
+		Nodes:    []graph.Node{{Name: "a", Func: node("a")}, {Name: "b", Func: node("b")}, {Name: "join", Func: node("join")}},
+		Edges: []graph.Edge{{From: graph.START, To: "a"}, {From: graph.START, To: "b"},
+			{From: "a", To: "join"}, {From: "b", To: "join"}, {From: "join", To: graph.END}},
+	})
+	must(&graph.Graph{
+		ID:       "loop",
+		Channels: []graph.Channel{{Name: "n", Default: float64(0)}},
+		Nodes: []graph.Node{{Name: "inc", Func: func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
+			return graph.State{"n": number(in.Values["n"]) + 1}, nil
+		}}},
+		Edges: []graph.Edge{{From: graph.START, To: "inc"}, {From: "inc", Targets: []string{"inc", graph.END},
+			Route: func(v graph.State) ([]string, error) {
+				if number(v["n"]) >= 1000 {
+					return []string{graph.END}, nil
+				}
+				return []string{"inc"}, nil
+			}}},
+	})
+	return r
+}
+
+// number reads a JSON number (float64 fresh from a node, json.Number once
+// read back from the database).
+func number(v any) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case json.Number:
+		f, _ := n.Float64()
+		return f
+	}
+	return 0
+}
+
+// start runs a server with the test graphs and two in-process workers.
+func start(t *testing.T) *servertest.Server {
+	return startWith(t, nil)
+}
+
+func startWith(t *testing.T, edit func(*server.Config)) *servertest.Server {
+	t.Helper()
+	t.Parallel()
+	return servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) {
+		c.Graphs = testGraphs()
+		if edit != nil {
+			edit(c)
+		}
+	})
+}
+
+func newThread(t *testing.T, s *servertest.Server) string {
+	t.Helper()
+	return s.Must(http.StatusOK, "POST", "/threads", map[string]any{}).Map(t)["thread_id"].(string)
+}
+
+// wait creates a run with runs/wait and returns the result document.
+func wait(t *testing.T, s *servertest.Server, tid string, body map[string]any) map[string]any {
+	t.Helper()
+	return s.Must(http.StatusOK, "POST", "/threads/"+tid+"/runs/wait", body).Map(t)
+}
+
+// create creates a run (POST /threads/{tid}/runs) and returns it.
+func create(t *testing.T, s *servertest.Server, tid string, body map[string]any) map[string]any {
+	t.Helper()
+	return s.Must(http.StatusOK, "POST", "/threads/"+tid+"/runs", body).Map(t)
+}
+
+// runStatus polls until the run has status want (within 20 s).
+func runStatus(t *testing.T, s *servertest.Server, tid, rid string, want ...string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := s.Do("GET", "/threads/"+tid+"/runs/"+rid, nil)
+		if r.Status == http.StatusOK {
+			run := r.Map(t)
+			for _, w := range want {
+				if run["status"] == w {
+					return run
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s: status %v, want %v", rid, run["status"], want)
+			}
+		} else if time.Now().After(deadline) {
+			t.Fatalf("run %s: GET %d %s", rid, r.Status, r.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func thread(t *testing.T, s *servertest.Server, tid string) map[string]any {
+	t.Helper()
+	return s.Must(http.StatusOK, "GET", "/threads/"+tid, nil).Map(t)
+}
+
+func state(t *testing.T, s *servertest.Server, tid string) map[string]any {
+	t.Helper()
+	return s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Map(t)
+}
+
+func history(t *testing.T, s *servertest.Server, tid string) []map[string]any {
+	t.Helper()
+	var h []map[string]any
+	s.Must(http.StatusOK, "POST", "/threads/"+tid+"/history", map[string]any{"limit": 100}).JSON(t, &h)
+	return h
+}
+
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func wantJSON(t *testing.T, what string, got any, want string) {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("bad want %s: %v", want, err)
+	}
+	if js(got) != js(w) {
+		t.Fatalf("%s = %s, want %s", what, js(got), js(w))
+	}
+}
+
+// dbCount runs a count query on the server's database.
+func dbCount(t *testing.T, s *servertest.Server, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.DB.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+var _ = fmt.Sprint

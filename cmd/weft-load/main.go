@@ -1,6 +1,7 @@
-// Command weft-load measures Weft's thread API over HTTP on a real
-// PostgreSQL: POST /threads (create) and GET /threads/{id} (get), each at
-// several concurrencies, and prints throughput and latency percentiles.
+// Command weft-load measures Weft's thread, state and run APIs over HTTP on
+// a real PostgreSQL: POST /threads (create) and GET /threads/{id} (get),
+// state reads and updates, and create + runs/wait, each at several
+// concurrencies, and prints throughput and latency percentiles.
 //
 // Without -url it starts a Weft server in-process on a loopback port with a
 // fresh managed PostgreSQL cluster in a temporary directory (removed at the
@@ -16,8 +17,15 @@
 // -cpuprofile writes a CPU profile of the whole process (client and, when
 // in-process, server) taken during the create phases.
 //
+// The runs suite times create thread + POST /threads/{id}/runs/wait on
+// foo_bar (the answer is checked), reads the created→claimed latency of
+// the phase's run_dispatches rows from the database (with -url it needs
+// -database-url), and prints PASS/MISS against the JS dev server targets;
+// a miss does not fail the process.
+//
 //	go run ./cmd/weft-load                      # self-contained
 //	go run ./cmd/weft-load -suite threads -cpuprofile /tmp/create.pprof
+//	go run ./cmd/weft-load -suite runs -duration 5s
 //	go run ./cmd/weft-load -url http://127.0.0.1:8123 -duration 10s
 package main
 
@@ -33,6 +41,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,24 +57,38 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
 	maxReq := flag.Int("max-requests", 200000, "request cap per phase")
 	concs := flag.String("concurrency", "1,16", "comma-separated concurrencies")
-	suites := flag.String("suite", "all", "threads, state or all")
-	dsn := flag.String("database-url", "", "with -url: the server's database, for the INSERT baseline")
+	suites := flag.String("suite", "all", "threads, state, runs or all")
+	dsn := flag.String("database-url", "", "with -url: the server's database, for the INSERT baseline and created→claimed")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the create phases to this file")
+	workers := flag.Int("workers", 4*runtime.NumCPU(), "in-process server only: its run workers (the server's -workers default)")
 	flag.Parse()
-	if err := run(*target, *duration, *maxReq, *concs, *suites, *dsn, *cpuProfile); err != nil {
+	switch *suites {
+	case "all", "threads", "state", "runs":
+	default:
+		fmt.Fprintf(os.Stderr, "weft-load: unknown suite %q (threads, state, runs or all)\n", *suites)
+		os.Exit(2)
+	}
+	if *workers < 1 || *workers > 1024 {
+		fmt.Fprintf(os.Stderr, "weft-load: -workers %d must be in 1..1024\n", *workers)
+		os.Exit(2)
+	}
+	if err := run(*target, *duration, *maxReq, *concs, *suites, *dsn, *cpuProfile, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "weft-load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, cpuProfile string) error {
+func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, cpuProfile string, workers int) error {
 	if target == "" {
 		dir, err := os.MkdirTemp("", "weft-load-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, Migrate: true, MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second}
+		// Workers must be set: a zero Config has none, and runs would wait
+		// for external workers forever.
+		cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, Migrate: true, MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
+			Workers: workers}
 		srv, err := server.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			return err
@@ -73,7 +96,7 @@ func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, 
 		defer srv.Shutdown(context.Background())
 		target = srv.URL()
 		dsn = srv.DSN()
-		fmt.Printf("server: in-process Weft %s on %s, managed PostgreSQL (fsync on) in %s\n", server.Version, target, dir)
+		fmt.Printf("server: in-process Weft %s on %s, %d in-process run workers, managed PostgreSQL (fsync on) in %s\n", server.Version, target, cfg.Workers, dir)
 	} else {
 		fmt.Printf("server: %s\n", target)
 	}
@@ -98,6 +121,11 @@ func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, 
 	}
 	if suites == "all" || suites == "state" {
 		if err := l.state(); err != nil {
+			return err
+		}
+	}
+	if suites == "all" || suites == "runs" {
+		if err := l.runs(); err != nil {
 			return err
 		}
 	}

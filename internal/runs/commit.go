@@ -166,20 +166,20 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 	if d.CancelAction != nil {
 		res.Cancel = *d.CancelAction
 	}
-	if req.End != nil {
-		if err := s.finish(ctx, tx, d, *req.End); err != nil {
-			return nil, err
-		}
-	} else if _, _, err := dispatch.DispatchRenewLease(ctx, tx, dispatchID, req.ClaimToken, s.cfg.Lease); err != nil {
-		return nil, err
-	}
 	if key != "" {
+		// Recorded before the end: a rollback deletes the run, and this row
+		// with it (a replay then meets the fence).
 		if _, err := tx.Exec(ctx, `INSERT INTO run_commits (run_id, commit_key, result) VALUES ($1, $2, $3)
-			ON CONFLICT DO NOTHING`, runID, key, mustJSON(res)); err != nil && !postgres.IsForeignKeyViolation(err) {
+			ON CONFLICT DO NOTHING`, runID, key, mustJSON(res)); err != nil {
 			return nil, err
 		}
 	}
-	return res, nil
+	if req.End != nil {
+		err = s.finish(ctx, tx, d, *req.End)
+	} else {
+		_, _, err = dispatch.DispatchRenewLease(ctx, tx, dispatchID, req.ClaimToken, s.cfg.Lease)
+	}
+	return res, err
 }
 
 // putWrites records writes and remembers that this run made them.
@@ -290,7 +290,7 @@ func (s *Service) rollbackRun(ctx context.Context, tx pgx.Tx, threadID, runID uu
 			WHERE thread_id = $1 AND metadata @> jsonb_build_object('run_id', $2::text)
 		), w1 AS (
 			DELETE FROM checkpoint_writes w USING run_writes r
-			WHERE r.run_id = $2 AND w.thread_id = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns
+			WHERE r.run_id = $3 AND w.thread_id = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns
 			  AND w.checkpoint_id = r.checkpoint_id AND w.task_id = r.task_id AND w.idx = r.idx
 		), w2 AS (
 			DELETE FROM checkpoint_writes w USING cps
@@ -298,7 +298,7 @@ func (s *Service) rollbackRun(ctx context.Context, tx pgx.Tx, threadID, runID uu
 		)
 		DELETE FROM checkpoints c USING cps
 		WHERE c.thread_id = $1 AND c.checkpoint_ns = cps.checkpoint_ns AND c.checkpoint_id = cps.checkpoint_id`,
-		tid, runID); err != nil {
+		tid, runID.String(), runID); err != nil {
 		return fmt.Errorf("rollback run %s: %w", runID, err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1 AND NOT EXISTS (

@@ -425,11 +425,13 @@ func (h *Handlers) Cancel(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	run, err := h.svc.Join(r.Context(), tid, rid)
-	if apperr.CodeOf(err) == apperr.NotFound {
+	switch {
+	case apperr.CodeOf(err) == apperr.NotFound:
 		w.WriteHeader(http.StatusNoContent)
 		return nil
-	}
-	if err != nil {
+	case err != nil && r.Context().Err() != nil:
+		return nil // the client went away
+	case err != nil:
 		return err
 	}
 	body, err := h.svc.Result(r.Context(), run)

@@ -56,6 +56,11 @@ func fenced(id uuid.UUID) error {
 		"Dispatch %s is fenced: its lease expired or it was reclaimed, cancelled or finished; this worker must stop", id), ErrFenced)
 }
 
+// ErrClaimRace means a claim lost a race with a concurrent one on the same
+// thread (the one-claimed-per-thread index refused it); the transaction is
+// aborted and the claim may simply be tried again.
+var ErrClaimRace = errors.New("claim race")
+
 // Dispatch is one row of run_dispatches.
 type Dispatch struct {
 	DispatchID     uuid.UUID  `db:"dispatch_id" json:"dispatch_id"`
@@ -171,9 +176,7 @@ func DispatchClaim(ctx context.Context, db postgres.DBTX, p ClaimParams) ([]Disp
 	}
 	list, err := collect(db.Query(ctx, dispatchClaimSQL, p.Limit, graphs, p.Worker, p.Lease))
 	if err != nil && postgres.IsUniqueViolation(err) {
-		// Two claimers raced on one thread's successive dispatches: the
-		// loser claims nothing this time and tries again later.
-		return nil, nil
+		return nil, fmt.Errorf("%w: %w", ErrClaimRace, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dispatch claim: %w", err)
@@ -328,11 +331,12 @@ func DispatchRequestCancel(ctx context.Context, db postgres.DBTX, runID uuid.UUI
 }
 
 // DispatchRetry puts a dead-lettered dispatch back in the queue with a fresh
-// attempt budget and returns it; any other state is a 409.
+// attempt budget (max_attempts more claims; attempts keep counting, so the
+// audit keeps every one) and returns it; any other state is a 409.
 func DispatchRetry(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error) {
 	list, err := collect(db.Query(ctx, `
 		WITH d AS (
-			UPDATE run_dispatches SET state = 'queued', attempt = 0, available_at = now(), finished_at = NULL,
+			UPDATE run_dispatches SET state = 'queued', max_attempts = attempt + max_attempts, available_at = now(), finished_at = NULL,
 				cancel_action = NULL, claimed_by = NULL, updated_at = now()
 			WHERE dispatch_id = $1 AND state = 'dead_letter'
 			RETURNING *

@@ -60,6 +60,9 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 		}
 		return nil
 	})
+	if errors.Is(err, dispatch.ErrClaimRace) {
+		return nil, nil // a concurrent claim won this thread; try again later
+	}
 	return out, err
 }
 

@@ -345,7 +345,7 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 	runID := uuid.Must(uuid.NewV7())
 	run, err := collectRun(tx.Query(ctx, `
 		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + $9::interval, now())
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, now())
 		RETURNING `+runColumns,
 		runID, threadID, v.assistantID, v.graph.ID, v.strategy, mustJSON(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay))
 	if err != nil {

@@ -145,3 +145,9 @@ func (s *Server) Must(want int, method, path string, body any) *Response {
 	}
 	return r
 }
+
+// Client is a client for a server started elsewhere (another process) at
+// url, with db a pool on its database.
+func Client(t testing.TB, url string, db *pgxpool.Pool) *Server {
+	return &Server{URL: url, DB: db, http: &http.Client{Timeout: 60 * time.Second}, t: t}
+}

@@ -1,0 +1,242 @@
+package runs_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/postgres/pgtest"
+	"github.com/weftdev/weft/internal/server/servertest"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// serverBinary builds cmd/server once per test binary.
+func serverBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "weft-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "weft")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/weftdev/weft/cmd/server").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// proc is a Weft server running as its own process.
+type proc struct {
+	cmd *exec.Cmd
+	url string
+	log string
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startProc starts the server binary on dsn and waits until it answers.
+func startProc(t *testing.T, dsn, worker string, env ...string) *proc {
+	t.Helper()
+	addr := freePort(t)
+	logPath := filepath.Join(t.TempDir(), worker+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(serverBinary(t))
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "WEFT_ADDR="+addr, "WEFT_WORKER_ID="+worker, "WEFT_LOG_LEVEL=warn")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, url: "http://" + addr, log: logPath}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+			}
+		}
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("%s log:\n%s", worker, b)
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r, err := http.Get(p.url + "/ok")
+		if err == nil {
+			r.Body.Close()
+			if r.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("server %s did not come up: %v\n%s", worker, err, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// client returns a servertest client for a server process.
+func client(t *testing.T, dsn string, p *proc) *servertest.Server {
+	pool, err := postgres.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return servertest.Client(t, p.url, pool)
+}
+
+// kill -9 of the server during a slow run: another server process retries
+// the run, which continues after the last committed step and completes
+// once, with no duplicate checkpoint.
+func TestCrashDuringRunIsRetried(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs server processes")
+	}
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	a := startProc(t, dsn, "A", "WEFT_LEASE=2s")
+	sa := client(t, dsn, a)
+	tid := newThread(t, sa)
+	run := create(t, sa, tid, slowBody("k", 1500, ""))
+	rid := run["run_id"].(string)
+	// Wait until "first" has committed (input, start mapping, first).
+	deadline := time.Now().Add(20 * time.Second)
+	for dbCount(t, sa, `SELECT count(*) FROM checkpoints WHERE thread_id = $1`, tid) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("first node never committed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := a.cmd.Process.Kill(); err != nil { // SIGKILL: no shutdown, no nack
+		t.Fatal(err)
+	}
+	_ = a.cmd.Wait()
+
+	b := startProc(t, dsn, "B", "WEFT_LEASE=2s")
+	sb := client(t, dsn, b)
+	got := runStatus(t, sb, tid, rid, "success")
+	if got["attempt"] != float64(2) {
+		t.Fatalf("run %s", js(got))
+	}
+	wantJSON(t, "log", thread(t, sb, tid)["values"].(map[string]any)["log"], `["first:k","second:k"]`)
+	if n := dbCount(t, sb, `SELECT count(*) FROM checkpoints WHERE thread_id = $1`, tid); n != 4 {
+		t.Fatalf("%d checkpoints, want 4 (input, start, first, second)", n)
+	}
+	var hist []map[string]any
+	sb.Must(http.StatusOK, "GET", "/threads/"+tid+"/runs/"+rid+"/dispatches", nil).JSON(t, &hist)
+	at := hist[0]["attempts"].([]any)
+	wantJSON(t, "attempts", []any{at[0].(map[string]any)["worker"], at[0].(map[string]any)["outcome"],
+		at[1].(map[string]any)["worker"], at[1].(map[string]any)["outcome"]}, `["A","lease_expired","B","success"]`)
+}
+
+// Two server processes on one database drain 1,000 runs: every run executes
+// exactly once, none is lost, and runs of one thread stay in order.
+func TestTwoProcessesDrainRunsExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs server processes")
+	}
+	t.Parallel()
+	const threadsN, perThread = 100, 10
+	dsn := pgtest.DSN(t)
+	procs := []*servertest.Server{
+		client(t, dsn, startProc(t, dsn, "A", "WEFT_WORKERS=4")),
+		client(t, dsn, startProc(t, dsn, "B", "WEFT_WORKERS=4")),
+	}
+	tids := make([]string, threadsN)
+	for i := range tids {
+		tids[i] = newThread(t, procs[i%2])
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, threadsN*perThread)
+	for w := range 16 {
+		wg.Go(func() {
+			for i := w; i < threadsN*perThread; i += 16 {
+				s := procs[i%2]
+				r, err := s.Try("POST", "/threads/"+tids[i%threadsN]+"/runs",
+					map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": fmt.Sprint(i)}})
+				if err == nil && r.Status != http.StatusOK {
+					err = fmt.Errorf("create: %d %s", r.Status, r.Body)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for dbCount(t, procs[0], `SELECT count(*) FROM runs WHERE status = 'success'`) < threadsN*perThread {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d runs succeeded", dbCount(t, procs[0], `SELECT count(*) FROM runs WHERE status = 'success'`), threadsN*perThread)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s := procs[0]
+	if n := dbCount(t, s, `SELECT count(*) FROM runs`); n != threadsN*perThread {
+		t.Fatalf("%d runs", n)
+	}
+	// Executed exactly once: each run wrote one input and three loop
+	// checkpoints, and its dispatch was claimed once.
+	if n := dbCount(t, s, `SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM checkpoints c
+		WHERE c.thread_id = r.thread_id::text AND c.metadata->>'run_id' = r.run_id::text) <> 4`); n != 0 {
+		t.Fatalf("%d runs did not write exactly 4 checkpoints", n)
+	}
+	if n := dbCount(t, s, `SELECT count(*) FROM run_dispatch_attempts`); n != threadsN*perThread {
+		t.Fatalf("%d attempts for %d runs", n, threadsN*perThread)
+	}
+	if n := dbCount(t, s, `SELECT count(*) FROM threads WHERE jsonb_array_length("values"->'bar') <> $1 OR status <> 'idle'`, 2*perThread); n != 0 {
+		t.Fatalf("%d threads without exactly %d bar entries", n, 2*perThread)
+	}
+	// One thread's runs never overlapped, and ran in creation order.
+	if n := dbCount(t, s, `SELECT count(*) FROM runs r1 JOIN runs r2 ON r1.thread_id = r2.thread_id
+		AND r1.created_at < r2.created_at AND r1.finished_at > r2.started_at`); n != 0 {
+		t.Fatalf("%d overlapping or out-of-order runs", n)
+	}
+	for _, w := range []string{"A", "B"} {
+		if n := dbCount(t, s, `SELECT count(*) FROM run_dispatch_attempts WHERE worker = $1`, w); n == 0 {
+			t.Fatalf("server %s executed no run", w)
+		}
+	}
+}

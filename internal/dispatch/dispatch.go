@@ -51,6 +51,9 @@ const DefaultMaxAttempts = 5
 // presents a claim that is no longer valid.
 var ErrFenced = errors.New("fenced")
 
+// Fenced is the ErrFenced error for dispatch id.
+func Fenced(id uuid.UUID) error { return fenced(id) }
+
 func fenced(id uuid.UUID) error {
 	return fmt.Errorf("%w: %w", apperr.Errorf(apperr.Conflict,
 		"Dispatch %s is fenced: its lease expired or it was reclaimed, cancelled or finished; this worker must stop", id), ErrFenced)
@@ -163,25 +166,44 @@ WITH picked AS (
 )
 SELECT ` + columns + ` FROM claimed`
 
-// DispatchClaim claims up to p.Limit available dispatches (oldest first,
-// FIFO per thread, never a second claimed dispatch on a thread) with a fresh
-// claim token and a lease of p.Lease, in one statement.
-func DispatchClaim(ctx context.Context, db postgres.DBTX, p ClaimParams) ([]Dispatch, error) {
-	if p.Limit <= 0 {
-		p.Limit = 1
-	}
+func (p ClaimParams) args() []any {
 	var graphs any
 	if p.GraphIDs != nil {
 		graphs = p.GraphIDs
 	}
-	list, err := collect(db.Query(ctx, dispatchClaimSQL, p.Limit, graphs, p.Worker, p.Lease))
-	if err != nil && postgres.IsUniqueViolation(err) {
-		return nil, fmt.Errorf("%w: %w", ErrClaimRace, err)
+	return []any{max(p.Limit, 1), graphs, p.Worker, p.Lease}
+}
+
+func claimErr(err error) error {
+	if postgres.IsUniqueViolation(err) {
+		return fmt.Errorf("%w: %w", ErrClaimRace, err)
 	}
+	return fmt.Errorf("dispatch claim: %w", err)
+}
+
+// DispatchClaim claims up to p.Limit available dispatches (oldest first,
+// FIFO per thread, never a second claimed dispatch on a thread) with a fresh
+// claim token and a lease of p.Lease, in one statement. A lost race is an
+// ErrClaimRace error.
+func DispatchClaim(ctx context.Context, db postgres.DBTX, p ClaimParams) ([]Dispatch, error) {
+	list, err := collect(db.Query(ctx, dispatchClaimSQL, p.args()...))
 	if err != nil {
-		return nil, fmt.Errorf("dispatch claim: %w", err)
+		return nil, claimErr(err)
 	}
 	return list, nil
+}
+
+// QueueClaim queues DispatchClaim's statement on b (to send it with other
+// statements in one round trip); the claimed dispatches go to *out.
+func QueueClaim(b *pgx.Batch, p ClaimParams, out *[]Dispatch) {
+	b.Queue(dispatchClaimSQL, p.args()...).Query(func(rows pgx.Rows) error {
+		list, err := pgx.CollectRows(rows, pgx.RowToStructByName[Dispatch])
+		if err != nil {
+			return claimErr(err)
+		}
+		*out = list
+		return nil
+	})
 }
 
 // DispatchFence locks dispatch id for the rest of the transaction and
@@ -196,11 +218,20 @@ func DispatchFence(ctx context.Context, tx pgx.Tx, id, token uuid.UUID) (*Dispat
 		return nil, fenced(id)
 	}
 	d := &list[0]
-	if d.State != Claimed || d.ClaimToken == nil || *d.ClaimToken != token || !d.LeaseExpiresAt.After(time.Now()) {
-		return nil, fenced(id)
-	}
-	return d, nil
+	return d, CheckFence(d, token)
 }
+
+// CheckFence reports ErrFenced unless d (read under its row lock) is
+// claimed with token and its lease has not expired.
+func CheckFence(d *Dispatch, token uuid.UUID) error {
+	if d.State != Claimed || d.ClaimToken == nil || *d.ClaimToken != token || !d.LeaseExpiresAt.After(time.Now()) {
+		return fenced(d.DispatchID)
+	}
+	return nil
+}
+
+// ColumnsOf is the column list of Dispatch, qualified by alias.
+func ColumnsOf(alias string) string { return postgres.Qualify(alias, columns) }
 
 // DispatchRenewLease extends a valid claim's lease to lease from now and
 // returns the new expiry and the cancellation requested for its run ("" when

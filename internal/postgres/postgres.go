@@ -132,3 +132,9 @@ func IsUniqueViolation(err error) bool { return sqlState(err) == codeUniqueViola
 func IsForeignKeyViolation(err error) bool { return sqlState(err) == codeForeignKeyViolation }
 
 func isDuplicateDatabase(err error) bool { return sqlState(err) == codeDuplicateDatabase }
+
+// Qualify prefixes every column of a comma-separated column list with
+// alias ("a, b" → "t.a, t.b"), for queries that join tables sharing names.
+func Qualify(alias, columns string) string {
+	return alias + "." + strings.ReplaceAll(strings.Join(strings.Fields(columns), " "), ", ", ", "+alias+".")
+}

@@ -59,6 +59,8 @@ type End struct {
 	// Result is what wait/join return: the final values (with
 	// "__interrupt__" when the run paused on an interrupt).
 	Result any `json:"result,omitempty" swaggertype:"object"`
+
+	projection *projection
 }
 
 // CommitRequest is one atomic write of a run's progress. Everything in it
@@ -114,80 +116,109 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 	return res, err
 }
 
+// fenceSQL locks the dispatch and reads it with the result of an earlier
+// commit of the same key, in one round trip.
+var fenceSQL = `SELECT ` + dispatch.ColumnsOf("d") + `, c.result FROM run_dispatches d
+	LEFT JOIN run_commits c ON c.run_id = d.run_id AND c.commit_key = $2
+	WHERE d.dispatch_id = $1 FOR UPDATE OF d`
+
+type fenceRow struct {
+	dispatch.Dispatch
+	Result []byte `db:"result"`
+}
+
+// commitTx is Commit's transaction: one round trip to lock and check the
+// dispatch (after the thread, for an end), one that sends every write.
 func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID, key string, req *CommitRequest) (*CommitResult, error) {
-	var threadID, runID uuid.UUID
-	var stored []byte
-	err := tx.QueryRow(ctx, `SELECT d.thread_id, d.run_id, c.result FROM run_dispatches d
-		LEFT JOIN run_commits c ON c.run_id = d.run_id AND c.commit_key = $2
-		WHERE d.dispatch_id = $1`, dispatchID, key).Scan(&threadID, &runID, &stored)
-	if errors.Is(err, pgx.ErrNoRows) {
-		_, err = dispatch.DispatchFence(ctx, tx, dispatchID, req.ClaimToken)
+	if req.End != nil {
+		// Thread before dispatch: the lock order of run creation and cancel.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id =
+			(SELECT thread_id FROM run_dispatches WHERE dispatch_id = $1) FOR UPDATE`, dispatchID); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := tx.Query(ctx, fenceSQL, dispatchID, key)
+	if err != nil {
 		return nil, err
+	}
+	fr, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[fenceRow])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, dispatch.Fenced(dispatchID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if stored != nil {
+	if fr.Result != nil {
 		var res CommitResult
-		if err := json.Unmarshal(stored, &res); err != nil {
+		if err := json.Unmarshal(fr.Result, &res); err != nil {
 			return nil, err
 		}
 		res.Replayed = true
 		return &res, nil
 	}
-	if req.End != nil {
-		// Thread before dispatch: the lock order of run creation.
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID); err != nil {
-			return nil, err
-		}
-	}
-	d, err := dispatch.DispatchFence(ctx, tx, dispatchID, req.ClaimToken)
-	if err != nil {
+	d := &fr.Dispatch
+	if err := dispatch.CheckFence(d, req.ClaimToken); err != nil {
 		return nil, err
 	}
 	res := &CommitResult{CheckpointIDs: []string{}}
-	tid := threadID.String()
+	if d.CancelAction != nil {
+		res.Cancel = *d.CancelAction
+	}
+	tid := d.ThreadID.String()
+	p := &postgres.Pipeline{}
 	for _, c := range req.Checkpoints {
 		cfg := checkpoints.Config{ThreadID: tid, NS: c.NS, CheckpointID: c.Parent}
-		out, err := checkpoints.CheckpointPut(ctx, tx, cfg, c.Checkpoint, c.Metadata, c.NewVersions)
+		out, err := checkpoints.CheckpointPut(ctx, p, cfg, c.Checkpoint, c.Metadata, c.NewVersions)
 		if err != nil {
 			return nil, err
 		}
 		res.CheckpointIDs = append(res.CheckpointIDs, out.CheckpointID)
 	}
 	for _, b := range req.Writes {
-		if err := s.putWrites(ctx, tx, runID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes); err != nil {
+		if err := putWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes); err != nil {
 			return nil, err
 		}
 	}
-	if res.LastSeq, err = appendEvents(ctx, tx, runID, threadID, req.Events); err != nil {
+	if err := appendEvents(p, d.RunID, d.ThreadID, req.Events); err != nil {
 		return nil, err
 	}
-	if d.CancelAction != nil {
-		res.Cancel = *d.CancelAction
-	}
+	p.Queue(`SELECT event_seq FROM runs WHERE run_id = $1`, d.RunID).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&res.LastSeq)
+	})
 	if key != "" {
 		// Recorded before the end: a rollback deletes the run, and this row
 		// with it (a replay then meets the fence).
-		if _, err := tx.Exec(ctx, `INSERT INTO run_commits (run_id, commit_key, result) VALUES ($1, $2, $3)
-			ON CONFLICT DO NOTHING`, runID, key, mustJSON(res)); err != nil {
+		p.Exec(ctx, `INSERT INTO run_commits (run_id, commit_key, result)
+			SELECT run_id, $2, jsonb_build_object('checkpoint_ids', $3::jsonb, 'last_seq', event_seq, 'cancel', $4::text)
+			FROM runs WHERE run_id = $1`, d.RunID, key, mustJSON(res.CheckpointIDs), res.Cancel)
+	}
+	fast := req.End != nil && d.CancelAction == nil && req.End.projection != nil
+	switch {
+	case req.End == nil:
+		p.Exec(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $2::interval, updated_at = now()
+			WHERE dispatch_id = $1`, dispatchID, s.cfg.Lease)
+	case fast:
+		if err := s.endRunFast(ctx, p, d, *req.End); err != nil {
 			return nil, err
 		}
 	}
-	if req.End != nil {
-		err = s.finish(ctx, tx, d, *req.End)
-	} else {
-		_, _, err = dispatch.DispatchRenewLease(ctx, tx, dispatchID, req.ClaimToken, s.cfg.Lease)
+	if err := p.Send(ctx, tx); err != nil {
+		return nil, err
 	}
-	return res, err
+	if req.End != nil && !fast {
+		if err := s.finish(ctx, tx, d, *req.End); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // putWrites records writes and remembers that this run made them.
-func (s *Service) putWrites(ctx context.Context, tx pgx.Tx, runID uuid.UUID, cfg checkpoints.Config, writes []checkpoints.Write) error {
+func putWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg checkpoints.Config, writes []checkpoints.Write) error {
 	if len(writes) == 0 {
 		return nil
 	}
-	if err := checkpoints.CheckpointWritesPut(ctx, tx, cfg, writes); err != nil {
+	if err := checkpoints.CheckpointWritesPut(ctx, db, cfg, writes); err != nil {
 		return err
 	}
 	taskIDs, idxs := make([]string, len(writes)), make([]int32, len(writes))
@@ -195,30 +226,27 @@ func (s *Service) putWrites(ctx context.Context, tx pgx.Tx, runID uuid.UUID, cfg
 		idx, _ := checkpoints.WriteIdx(w.Channel, w.Idx)
 		taskIDs[i], idxs[i] = w.TaskID, int32(idx)
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO run_writes (run_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+	_, err := db.Exec(ctx, `INSERT INTO run_writes (run_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 		SELECT $1, $2, $3, $4, t, i FROM unnest($5::text[], $6::int[]) AS w(t, i) ON CONFLICT DO NOTHING`,
 		runID, cfg.ThreadID, cfg.NS, cfg.CheckpointID, taskIDs, idxs)
 	return err
 }
 
-// appendEvents appends events to the run's log with the next sequence
-// numbers and notifies listeners; it returns the last sequence number.
-func appendEvents(ctx context.Context, tx pgx.Tx, runID, threadID uuid.UUID, events []Event) (int64, error) {
+// appendEvents queues the events' append to the run's log with the next
+// sequence numbers, and a notification of the last one.
+func appendEvents(p *postgres.Pipeline, runID, threadID uuid.UUID, events []Event) error {
 	if len(events) == 0 {
-		var seq int64
-		err := tx.QueryRow(ctx, `SELECT event_seq FROM runs WHERE run_id = $1`, runID).Scan(&seq)
-		return seq, err
+		return nil
 	}
 	names, datas := make([]string, len(events)), make([]string, len(events))
 	for i, e := range events {
 		b, err := json.Marshal(e.Data)
 		if err != nil {
-			return 0, fmt.Errorf("event %s: %w", e.Event, err)
+			return fmt.Errorf("event %s: %w", e.Event, err)
 		}
 		names[i], datas[i] = e.Event, string(b)
 	}
-	var last int64
-	err := tx.QueryRow(ctx, `
+	p.Queue(`
 		WITH s AS (
 			UPDATE runs SET event_seq = event_seq + $3, updated_at = now() WHERE run_id = $1 RETURNING event_seq - $3 AS base
 		), ins AS (
@@ -227,9 +255,47 @@ func appendEvents(ctx context.Context, tx pgx.Tx, runID, threadID uuid.UUID, eve
 			FROM s, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ord)
 			RETURNING seq
 		)
-		SELECT max(seq), pg_notify('`+channelRunEvent+`', $1::text || ' ' || max(seq)) FROM ins`,
-		runID, threadID, len(events), names, datas).Scan(&last, new(any))
-	return last, err
+		SELECT pg_notify('`+channelRunEvent+`', $1::text || ' ' || max(seq)) FROM ins`,
+		runID, threadID, len(events), names, datas)
+	return nil
+}
+
+// projection is what the thread shows of its latest checkpoint, when the
+// committer knows it (the in-process executor does; it saves reading the
+// checkpoint back).
+type projection struct {
+	values, interrupts []byte
+	pending            bool
+}
+
+// endRunFast queues the end of run d (no cancellation requested) with a
+// known projection: run status, dispatch acked, thread projection.
+func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end End) error {
+	runErr, result := endDocs(end)
+	p.Exec(ctx, `UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now()
+		WHERE run_id = $1`, d.RunID, end.Status, runErr, result)
+	p.Exec(ctx, `SELECT pg_notify('`+channelRunEnd+`', $1::text)`, d.RunID)
+	if err := dispatch.DispatchEnd(ctx, p, d.DispatchID, dispatch.Acked, string(end.Status), ""); err != nil {
+		return err
+	}
+	pr := end.projection
+	p.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, error = $4, active_run_id = NULL,
+		status = CASE WHEN EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')) THEN 'busy'
+		              WHEN $4::jsonb IS NOT NULL THEN 'error' WHEN $5 THEN 'interrupted' ELSE 'idle' END,
+		state_updated_at = now(), updated_at = now()
+		WHERE thread_id = $1`, d.ThreadID, pr.values, pr.interrupts, runErr, pr.pending)
+	return nil
+}
+
+// endDocs renders an end's error and result documents.
+func endDocs(end End) (runErr, result []byte) {
+	if end.Error != nil {
+		return mustJSON(end.Error), mustJSON(map[string]any{"__error__": end.Error})
+	}
+	if end.Result != nil {
+		return nil, mustJSON(end.Result)
+	}
+	return nil, nil
 }
 
 // finish ends the run of claimed dispatch d (locked) with end: the run's
@@ -259,13 +325,7 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 	if action == ActionInterrupt && end.Status != StatusError {
 		end.Status = StatusInterrupted
 	}
-	var runErr, result []byte
-	if end.Error != nil {
-		runErr = mustJSON(end.Error)
-		result = mustJSON(map[string]any{"__error__": end.Error})
-	} else if end.Result != nil {
-		result = mustJSON(end.Result)
-	}
+	runErr, result := endDocs(end)
 	if _, err := tx.Exec(ctx, `
 		WITH r AS (
 			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now()

@@ -290,13 +290,18 @@ func (s *Service) Create(ctx context.Context, threadID uuid.UUID, req *CreateReq
 func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, create bool, v *validated) (*Run, error) {
 	md := map[string]any{"graph_id": v.graph.ID, "assistant_id": v.assistantID.String()}
 	var epoch int64
+	var inflight []uuid.UUID
 	if threadID == uuid.Nil {
 		threadID = uuid.Must(uuid.NewV7())
 		if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata, status) VALUES ($1, $2, 'busy')`, threadID, md); err != nil {
 			return nil, err
 		}
 	} else {
-		err := tx.QueryRow(ctx, `SELECT dispatch_epoch FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID).Scan(&epoch)
+		// Lock the thread (serialising run creation, cancellation and the
+		// end of runs on it) and read its inflight runs, in one statement.
+		err := tx.QueryRow(ctx, `SELECT dispatch_epoch, ARRAY(SELECT run_id FROM runs
+				WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at)
+			FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID).Scan(&epoch, &inflight)
 		if errors.Is(err, pgx.ErrNoRows) {
 			if !create {
 				return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
@@ -318,15 +323,6 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 			return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", v.kwargs.CheckpointID, threadID)
 		}
 	}
-	rows, err := tx.Query(ctx, `SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')
-		ORDER BY created_at FOR UPDATE`, threadID)
-	if err != nil {
-		return nil, err
-	}
-	inflight, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return nil, err
-	}
 	if len(inflight) > 0 {
 		switch v.strategy {
 		case StrategyReject:
@@ -337,29 +333,36 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 			if v.strategy == StrategyRollback {
 				action = ActionRollback
 			}
+			var err error
 			if epoch, err = s.cancelInflight(ctx, tx, threadID, inflight, action); err != nil {
 				return nil, err
 			}
 		}
 	}
+	// The run, its dispatch and the thread's update go in one round trip.
 	runID := uuid.Must(uuid.NewV7())
-	run, err := collectRun(tx.Query(ctx, `
+	var run Run
+	p := &postgres.Pipeline{}
+	p.Queue(`
 		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, now())
 		RETURNING `+runColumns,
-		runID, threadID, v.assistantID, v.graph.ID, v.strategy, mustJSON(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay))
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dispatch.DispatchEnqueue(ctx, tx, dispatch.EnqueueParams{RunID: runID, ThreadID: threadID,
+		runID, threadID, v.assistantID, v.graph.ID, v.strategy, mustJSON(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			run, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
+			return err
+		})
+	if _, err := dispatch.DispatchEnqueue(ctx, p, dispatch.EnqueueParams{RunID: runID, ThreadID: threadID,
 		GraphID: v.graph.ID, Epoch: epoch, Delay: v.delay, MaxAttempts: s.cfg.MaxAttempts}); err != nil {
 		return nil, err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
-		updated_at = now() WHERE thread_id = $1`, threadID, md, runID); err != nil {
+	p.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
+		updated_at = now() WHERE thread_id = $1`, threadID, md, runID)
+	if err := p.Send(ctx, tx); err != nil {
 		return nil, err
 	}
-	return run, nil
+	return &run, nil
 }
 
 // cancelInflight cancels a thread's inflight runs with action, inside the

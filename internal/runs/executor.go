@@ -114,7 +114,8 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 	req := x.pending
 	x.pending = CommitRequest{}
 	x.mu.Unlock()
-	req.ClaimToken, req.CommitID, req.Checkpoints, req.End = x.token, key, cps, end
+	req.ClaimToken, req.CommitID, req.End = x.token, key, end
+	req.Checkpoints = append(req.Checkpoints, cps...)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	return x.s.Commit(cctx, x.d.DispatchID, &req)
@@ -283,9 +284,10 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 	if parent != nil {
 		put.Parent = parent.CheckpointID
 	}
-	if _, err := x.commit(ctx, "", []CheckpointPut{put}, nil); err != nil {
-		return nil, err
-	}
+	// Committed with the first step (or the end), in one transaction.
+	x.mu.Lock()
+	x.pending.Checkpoints = append(x.pending.Checkpoints, put)
+	x.mu.Unlock()
 	return tupleOf(tid, cp, md, parent), nil
 }
 
@@ -355,7 +357,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 	tid := x.run.ThreadID.String()
 	for {
 		if base == nil {
-			return x.end(ctx, &End{Status: StatusSuccess, Result: map[string]any{}})
+			return x.end(ctx, &End{Status: StatusSuccess, Result: map[string]any{}}, nil)
 		}
 		tasks := pregel.Tasks(base, x.g)
 		values, err := pregel.Values(&base.Checkpoint, x.g)
@@ -363,10 +365,10 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 			return err
 		}
 		if len(tasks) == 0 {
-			return x.end(ctx, &End{Status: StatusSuccess, Result: values})
+			return x.end(ctx, &End{Status: StatusSuccess, Result: values}, base)
 		}
 		if errors.Is(context.Cause(ctx), errCancelRequested) {
-			return x.end(ctx, &End{Status: StatusInterrupted, Result: values})
+			return x.end(ctx, &End{Status: StatusInterrupted, Result: values}, base)
 		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -379,11 +381,16 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		}
 		if stopAt := pregel.ShouldInterrupt(&base.Checkpoint, x.k.InterruptBefore, tasks); len(stopAt) > 0 {
 			x.emit("updates", map[string]any{"__interrupt__": []any{}})
-			return x.end(ctx, &End{Status: StatusSuccess, Result: values})
+			return x.end(ctx, &End{Status: StatusSuccess, Result: values}, base)
 		}
 
 		outcomes := x.runTasks(ctx, base, tasks, values)
 		x.resumed = false
+		for _, o := range outcomes {
+			if o.commitErr != nil {
+				return o.commitErr // what it carried is lost: retry the attempt
+			}
+		}
 		cause := context.Cause(ctx)
 		if errors.Is(cause, errLeaseLost) {
 			return cause
@@ -413,20 +420,20 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		case failure != nil:
 			e := map[string]any{"error": pregel.ErrorClass(failure), "message": failure.Error()}
 			x.emit("error", e)
-			return x.end(ctx, &End{Status: StatusError, Error: e})
+			return x.end(ctx, &End{Status: StatusError, Error: e}, base)
 		case cancelled && errors.Is(cause, errShutdown):
 			if _, err := x.commit(ctx, "", nil, nil); err != nil {
 				return err
 			}
 			return cause
 		case cancelled:
-			return x.end(ctx, &End{Status: StatusInterrupted, Result: values})
+			return x.end(ctx, &End{Status: StatusInterrupted, Result: values}, base)
 		case len(interrupts) > 0:
 			x.emit("updates", map[string]any{"__interrupt__": interrupts})
 			res := maps.Clone(values)
 			res["__interrupt__"] = interrupts
 			x.emit("values", res)
-			return x.end(ctx, &End{Status: StatusSuccess, Result: res})
+			return x.end(ctx, &End{Status: StatusSuccess, Result: res}, base)
 		}
 
 		writes := make([]pregel.TaskWrites, len(outcomes))
@@ -441,7 +448,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		if err != nil {
 			e := map[string]any{"error": pregel.ErrorClass(err), "message": err.Error()}
 			x.emit("error", e)
-			return x.end(ctx, &End{Status: StatusError, Error: e})
+			return x.end(ctx, &End{Status: StatusError, Error: e}, base)
 		}
 		cp.ID, cp.TS = checkpoints.NewCheckpointID(step), now()
 		md := x.metadata("loop", step)
@@ -462,6 +469,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		if len(pregel.Tasks(next, x.g)) == 0 || len(pregel.ShouldInterrupt(&cp, x.k.InterruptAfter, ran)) > 0 {
 			end = &End{Status: StatusSuccess, Result: newValues}
 			x.emit("end", map[string]any{"status": end.Status})
+			end.projection = x.project(next)
 		}
 		put := CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed}
 		res, err := x.commit(ctx, "", []CheckpointPut{put}, end)
@@ -494,17 +502,41 @@ func (x *execution) addWrites(b WriteBatch) {
 	x.pending.Writes = append(x.pending.Writes, b)
 }
 
-// end commits the end of the run with whatever is pending.
-func (x *execution) end(ctx context.Context, end *End) error {
+// end commits the end of the run with whatever is pending; t is the
+// thread's latest checkpoint (nil: unknown), from which the commit
+// projects the thread without reading it back.
+func (x *execution) end(ctx context.Context, end *End, t *checkpoints.Tuple) error {
 	x.emit("end", map[string]any{"status": end.Status})
+	end.projection = x.project(t)
 	_, err := x.commit(ctx, "end", nil, end)
 	return err
+}
+
+// project is the thread's projection of checkpoint t with the writes
+// pending in this execution.
+func (x *execution) project(t *checkpoints.Tuple) *projection {
+	if t == nil {
+		return nil
+	}
+	tt := *t
+	x.mu.Lock()
+	tt.PendingWrites = slices.Clone(t.PendingWrites)
+	for _, b := range x.pending.Writes {
+		if b.CheckpointID == t.Config.CheckpointID {
+			tt.PendingWrites = append(tt.PendingWrites, b.Writes...)
+		}
+	}
+	x.mu.Unlock()
+	tasks := pregel.Tasks(&tt, x.g)
+	return &projection{values: mustJSON(pregel.StateValues(tt.Checkpoint.ChannelValues, x.g)),
+		interrupts: mustJSON(pregel.InterruptsByTask(tasks)), pending: len(tasks) > 0}
 }
 
 // outcome is a task's result in this attempt.
 type outcome struct {
 	pregel.TaskOutcome
-	committed bool // its writes were committed on their own already
+	committed bool  // its writes were committed on their own already
+	commitErr error // committing them on their own failed
 }
 
 // runTasks runs a step's tasks in parallel; tasks that completed in an
@@ -539,12 +571,10 @@ func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks
 			mu.Unlock()
 			out[i] = outcome{TaskOutcome: o}
 			if early {
-				key := "writes:" + base.Config.CheckpointID + ":" + tasks[i].ID
-				req := CommitRequest{ClaimToken: x.token, CommitID: key,
-					Writes: []WriteBatch{{CheckpointID: base.Config.CheckpointID, Writes: o.Writes.Writes}}}
-				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-				defer cancel()
-				if _, err := x.s.Commit(cctx, x.d.DispatchID, &req); err == nil {
+				x.addWrites(WriteBatch{CheckpointID: base.Config.CheckpointID, Writes: o.Writes.Writes})
+				if _, err := x.commit(ctx, "writes:"+base.Config.CheckpointID+":"+tasks[i].ID, nil, nil); err != nil {
+					out[i].commitErr = err
+				} else {
 					out[i].committed = true
 				}
 			}

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,49 +22,44 @@ type Claimed struct {
 }
 
 // Claim claims up to limit dispatches for worker (of graphIDs; nil: any)
-// and marks their runs running, in one transaction.
+// and marks their runs running and their threads' active run: three
+// statements sent together, in one implicit transaction and one round trip.
 func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, limit int) ([]Claimed, error) {
-	var out []Claimed
-	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
-		out = out[:0]
-		ds, err := dispatch.DispatchClaim(ctx, tx, dispatch.ClaimParams{Worker: worker, GraphIDs: graphIDs, Limit: limit, Lease: s.cfg.Lease})
-		if err != nil || len(ds) == 0 {
-			return err
-		}
-		ids, attempts := make([]uuid.UUID, len(ds)), make([]int32, len(ds))
-		for i, d := range ds {
-			ids[i], attempts[i] = d.RunID, int32(d.Attempt)
-		}
-		rows, err := tx.Query(ctx, `
-			WITH r AS (
-				UPDATE runs SET status = 'running', attempt = a.attempt, started_at = coalesce(started_at, now()), updated_at = now()
-				FROM unnest($1::uuid[], $2::int[]) AS a(run_id, attempt)
-				WHERE runs.run_id = a.run_id
-				RETURNING runs.*
-			), t AS (
-				UPDATE threads SET active_run_id = r.run_id FROM r WHERE threads.thread_id = r.thread_id
-			)
-			SELECT `+runColumns+` FROM r`, ids, attempts)
-		if err != nil {
-			return err
-		}
-		list, err := pgx.CollectRows(rows, pgx.RowToStructByName[Run])
-		if err != nil {
-			return err
-		}
-		byID := map[uuid.UUID]Run{}
-		for _, r := range list {
-			byID[r.RunID] = r
-		}
-		for _, d := range ds {
-			out = append(out, Claimed{Dispatch: d, Run: byID[d.RunID], ClaimToken: *d.ClaimToken})
-		}
-		return nil
+	var ds []dispatch.Dispatch
+	var runs []Run
+	b := &pgx.Batch{}
+	dispatch.QueueClaim(b, dispatch.ClaimParams{Worker: worker, GraphIDs: graphIDs, Limit: limit, Lease: s.cfg.Lease}, &ds)
+	// The rows this transaction claimed are the claimed ones it updated.
+	b.Queue(`UPDATE runs SET status = 'running', attempt = d.attempt, started_at = coalesce(started_at, now()), updated_at = now()
+		FROM run_dispatches d
+		WHERE d.run_id = runs.run_id AND d.state = 'claimed' AND d.updated_at = now() AND d.claimed_by = $1
+		RETURNING `+postgres.Qualify("runs", runColumns), worker).Query(func(rows pgx.Rows) error {
+		var err error
+		runs, err = pgx.CollectRows(rows, pgx.RowToStructByName[Run])
+		return err
 	})
+	b.Queue(`UPDATE threads t SET active_run_id = d.run_id FROM run_dispatches d
+		WHERE d.thread_id = t.thread_id AND d.state = 'claimed' AND d.updated_at = now() AND d.claimed_by = $1`, worker)
+	err := s.db.SendBatch(ctx, b).Close()
 	if errors.Is(err, dispatch.ErrClaimRace) {
 		return nil, nil // a concurrent claim won this thread; try again later
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	byID := map[uuid.UUID]Run{}
+	for _, r := range runs {
+		byID[r.RunID] = r
+	}
+	out := make([]Claimed, 0, len(ds))
+	for _, d := range ds {
+		r, ok := byID[d.RunID]
+		if !ok {
+			return nil, fmt.Errorf("claim: run %s of dispatch %s not updated", d.RunID, d.DispatchID)
+		}
+		out = append(out, Claimed{Dispatch: d, Run: r, ClaimToken: *d.ClaimToken})
+	}
+	return out, nil
 }
 
 // ClaimWait is Claim that waits up to wait for work to appear (long poll),

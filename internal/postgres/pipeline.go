@@ -1,0 +1,51 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Pipeline collects statements and sends them to PostgreSQL together, in
+// one round trip. It is a DBTX whose Exec queues the statement (and always
+// succeeds: errors come from Send), so the store functions that only Exec
+// can write into it unchanged; Query and QueryRow are not supported (use
+// Queue with a callback for results).
+type Pipeline struct{ b pgx.Batch }
+
+var errPipelineRead = errors.New("postgres: a Pipeline only queues statements; read with Queue(...).QueryRow")
+
+// Exec queues sql.
+func (p *Pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	p.b.Queue(sql, args...)
+	return pgconn.CommandTag{}, nil
+}
+
+// Query is not supported.
+func (p *Pipeline) Query(context.Context, string, ...any) (pgx.Rows, error) {
+	return nil, errPipelineRead
+}
+
+// QueryRow is not supported.
+func (p *Pipeline) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
+
+type errRow struct{}
+
+func (errRow) Scan(...any) error { return errPipelineRead }
+
+// Queue queues sql and returns it, to attach a result callback.
+func (p *Pipeline) Queue(sql string, args ...any) *pgx.QueuedQuery { return p.b.Queue(sql, args...) }
+
+// Len is the number of queued statements.
+func (p *Pipeline) Len() int { return p.b.Len() }
+
+// Send executes the queued statements in order on tx in one round trip and
+// runs their callbacks; the first error stops it (and dooms tx).
+func (p *Pipeline) Send(ctx context.Context, tx pgx.Tx) error {
+	if p.b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, &p.b).Close()
+}

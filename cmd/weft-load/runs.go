@@ -128,6 +128,10 @@ func (l *load) runs() error {
 		var mu sync.Mutex
 		var tids []string
 		var errs errorLog
+		stopProfile, err := l.startProfile(c)
+		if err != nil {
+			return err
+		}
 		res := phase(c, l.duration, l.maxReq, func(i int) error {
 			var th struct {
 				ThreadID string `json:"thread_id"`
@@ -144,6 +148,7 @@ func (l *load) runs() error {
 			}
 			return nil
 		})
+		stopProfile()
 		ref := ""
 		switch c {
 		case 1:

@@ -75,6 +75,11 @@ type CommitRequest struct {
 	Writes      []WriteBatch    `json:"writes"`
 	Events      []Event         `json:"events"`
 	End         *End            `json:"end,omitempty"`
+
+	// inProcess commits come from this process's executor, which never
+	// re-sends a commit whose outcome it did not learn (it gives the run
+	// back instead), so they record no replay key.
+	inProcess bool
 }
 
 // CommitResult is what a commit returns.
@@ -101,6 +106,9 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 	key := req.CommitID
 	if key == "" && len(req.Checkpoints) > 0 {
 		key = req.Checkpoints[len(req.Checkpoints)-1].Checkpoint.ID
+	}
+	if req.inProcess {
+		key = ""
 	}
 	for _, c := range req.Checkpoints {
 		if c.Checkpoint.ID == "" {
@@ -179,12 +187,15 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 			return nil, err
 		}
 	}
-	if err := appendEvents(p, d.RunID, d.ThreadID, req.Events); err != nil {
-		return nil, err
+	if len(req.Events) > 0 {
+		if err := appendEvents(p, d.RunID, d.ThreadID, req.Events, &res.LastSeq); err != nil {
+			return nil, err
+		}
+	} else if !req.inProcess {
+		p.Queue(`SELECT event_seq FROM runs WHERE run_id = $1`, d.RunID).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&res.LastSeq)
+		})
 	}
-	p.Queue(`SELECT event_seq FROM runs WHERE run_id = $1`, d.RunID).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&res.LastSeq)
-	})
 	if key != "" {
 		// Recorded before the end: a rollback deletes the run, and this row
 		// with it (a replay then meets the fence).
@@ -195,8 +206,10 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 	fast := req.End != nil && d.CancelAction == nil && req.End.projection != nil
 	switch {
 	case req.End == nil:
+		// A commit renews a lease that is past its half (heartbeats renew
+		// the rest), sparing the queue an update per step.
 		p.Exec(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $2::interval, updated_at = now()
-			WHERE dispatch_id = $1`, dispatchID, s.cfg.Lease)
+			WHERE dispatch_id = $1 AND lease_expires_at < clock_timestamp() + $2::interval / 2`, dispatchID, s.cfg.Lease)
 	case fast:
 		if err := s.endRunFast(ctx, p, d, *req.End); err != nil {
 			return nil, err
@@ -226,18 +239,20 @@ func putWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg check
 		idx, _ := checkpoints.WriteIdx(w.Channel, w.Idx)
 		taskIDs[i], idxs[i] = w.TaskID, int32(idx)
 	}
+	// Writes under the run's own checkpoints go with them on a rollback;
+	// only those under an older checkpoint need remembering.
 	_, err := db.Exec(ctx, `INSERT INTO run_writes (run_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-		SELECT $1, $2, $3, $4, t, i FROM unnest($5::text[], $6::int[]) AS w(t, i) ON CONFLICT DO NOTHING`,
-		runID, cfg.ThreadID, cfg.NS, cfg.CheckpointID, taskIDs, idxs)
+		SELECT $1, $2, $3, $4, t, i FROM unnest($5::text[], $6::int[]) AS w(t, i)
+		WHERE NOT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $2 AND checkpoint_ns = $3 AND checkpoint_id = $4
+			AND metadata @> jsonb_build_object('run_id', $7::text))
+		ON CONFLICT DO NOTHING`,
+		runID, cfg.ThreadID, cfg.NS, cfg.CheckpointID, taskIDs, idxs, runID.String())
 	return err
 }
 
 // appendEvents queues the events' append to the run's log with the next
-// sequence numbers, and a notification of the last one.
-func appendEvents(p *postgres.Pipeline, runID, threadID uuid.UUID, events []Event) error {
-	if len(events) == 0 {
-		return nil
-	}
+// sequence numbers, and a notification of the last one, stored in *last.
+func appendEvents(p *postgres.Pipeline, runID, threadID uuid.UUID, events []Event, last *int64) error {
 	names, datas := make([]string, len(events)), make([]string, len(events))
 	for i, e := range events {
 		b, err := json.Marshal(e.Data)
@@ -255,8 +270,10 @@ func appendEvents(p *postgres.Pipeline, runID, threadID uuid.UUID, events []Even
 			FROM s, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ord)
 			RETURNING seq
 		)
-		SELECT pg_notify('`+channelRunEvent+`', $1::text || ' ' || max(seq)) FROM ins`,
-		runID, threadID, len(events), names, datas)
+		SELECT max(seq), pg_notify('`+channelRunEvent+`', $1::text || ' ' || max(seq)) FROM ins`,
+		runID, threadID, len(events), names, datas).QueryRow(func(row pgx.Row) error {
+		return row.Scan(last, nil)
+	})
 	return nil
 }
 
@@ -279,7 +296,7 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 		return err
 	}
 	pr := end.projection
-	p.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, error = $4, active_run_id = NULL,
+	p.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, error = $4, active_run_id = `+nextActiveRun+`,
 		status = CASE WHEN EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')) THEN 'busy'
 		              WHEN $4::jsonb IS NOT NULL THEN 'error' WHEN $5 THEN 'interrupted' ELSE 'idle' END,
 		state_updated_at = now(), updated_at = now()
@@ -371,6 +388,11 @@ func (s *Service) rollbackRun(ctx context.Context, tx pgx.Tx, threadID, runID uu
 	return err
 }
 
+// nextActiveRun is the thread's current run once one ended: the oldest run
+// still pending or running ($1 is the thread id).
+const nextActiveRun = `(SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')
+	ORDER BY created_at LIMIT 1)`
+
 // projectThread recomputes the thread's projection after a run ended or
 // was cancelled: values and interrupts of the latest root checkpoint, and
 // the status: busy while another run is pending or running, else error
@@ -405,7 +427,7 @@ func (s *Service) projectThread(ctx context.Context, tx pgx.Tx, threadID uuid.UU
 		status = "interrupted"
 	}
 	_, err = tx.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, status = $4, error = $5,
-		active_run_id = NULL, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`,
+		active_run_id = `+nextActiveRun+`, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`,
 		threadID, values, interrupts, status, runErr)
 	return err
 }
@@ -457,8 +479,7 @@ func (s *Service) requeue(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, 
 	if err != nil {
 		return "", err
 	}
-	_, err = tx.Exec(ctx, `WITH r AS (UPDATE runs SET status = 'pending', updated_at = now() WHERE run_id = $1)
-		UPDATE threads SET active_run_id = NULL WHERE thread_id = $2`, d.RunID, d.ThreadID)
+	_, err = tx.Exec(ctx, `UPDATE runs SET status = 'pending', updated_at = now() WHERE run_id = $1`, d.RunID)
 	return state, err
 }
 

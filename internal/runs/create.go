@@ -358,7 +358,7 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 		return nil, err
 	}
 	p.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
-		updated_at = now() WHERE thread_id = $1`, threadID, md, runID)
+		active_run_id = `+nextActiveRun+`, updated_at = now() WHERE thread_id = $1`, threadID, md, runID)
 	if err := p.Send(ctx, tx); err != nil {
 		return nil, err
 	}

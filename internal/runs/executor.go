@@ -114,7 +114,7 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 	req := x.pending
 	x.pending = CommitRequest{}
 	x.mu.Unlock()
-	req.ClaimToken, req.CommitID, req.End = x.token, key, end
+	req.ClaimToken, req.CommitID, req.End, req.inProcess = x.token, key, end, true
 	req.Checkpoints = append(req.Checkpoints, cps...)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

@@ -22,8 +22,8 @@ type Claimed struct {
 }
 
 // Claim claims up to limit dispatches for worker (of graphIDs; nil: any)
-// and marks their runs running and their threads' active run: three
-// statements sent together, in one implicit transaction and one round trip.
+// and marks their runs running: two statements sent together, in one
+// implicit transaction and one round trip.
 func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, limit int) ([]Claimed, error) {
 	var ds []dispatch.Dispatch
 	var runs []Run
@@ -38,8 +38,6 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 		runs, err = pgx.CollectRows(rows, pgx.RowToStructByName[Run])
 		return err
 	})
-	b.Queue(`UPDATE threads t SET active_run_id = d.run_id FROM run_dispatches d
-		WHERE d.thread_id = t.thread_id AND d.state = 'claimed' AND d.updated_at = now() AND d.claimed_by = $1`, worker)
 	err := s.db.SendBatch(ctx, b).Close()
 	if errors.Is(err, dispatch.ErrClaimRace) {
 		return nil, nil // a concurrent claim won this thread; try again later

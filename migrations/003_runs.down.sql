@@ -1,3 +1,4 @@
+DROP FUNCTION IF EXISTS weft_fence(uuid, uuid, boolean);
 DROP TABLE IF EXISTS run_writes;
 DROP TABLE IF EXISTS run_commits;
 DROP TABLE IF EXISTS run_events;

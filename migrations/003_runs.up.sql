@@ -40,12 +40,15 @@ CREATE TABLE runs (
     result             jsonb,
     temporary          boolean NOT NULL DEFAULT false,
     attempt            integer NOT NULL DEFAULT 0,
-    event_seq          bigint NOT NULL DEFAULT 0,
     created_at         timestamptz NOT NULL DEFAULT now(),
     updated_at         timestamptz NOT NULL DEFAULT now(),
     started_at         timestamptz,
     finished_at        timestamptz
 );
+-- Runs and dispatches are updated a few times each in their short lives:
+-- free room in each page lets updates that touch no index stay on the page
+-- (HOT), and early autovacuum keeps the claim index free of dead entries.
+ALTER TABLE runs SET (fillfactor = 80, autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 200);
 CREATE INDEX runs_thread_created_idx ON runs (thread_id, created_at DESC, run_id DESC);
 CREATE INDEX runs_inflight_idx ON runs (thread_id) WHERE status IN ('pending', 'running');
 CREATE INDEX runs_temporary_idx ON runs (finished_at) WHERE temporary;
@@ -76,6 +79,8 @@ CREATE TABLE run_dispatches (
     CONSTRAINT run_dispatches_claim_fields CHECK (
         (state = 'claimed') = (claim_token IS NOT NULL AND lease_expires_at IS NOT NULL))
 );
+ALTER TABLE run_dispatches SET (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.0,
+    autovacuum_vacuum_threshold = 200, autovacuum_vacuum_cost_delay = 0);
 -- One executing run per thread is a database fact.
 CREATE UNIQUE INDEX run_dispatches_one_claimed_idx ON run_dispatches (thread_id) WHERE state = 'claimed';
 CREATE INDEX run_dispatches_claim_idx ON run_dispatches (priority, available_at, seq) WHERE state = 'queued';
@@ -128,3 +133,27 @@ CREATE TABLE run_writes (
     idx           integer NOT NULL,
     PRIMARY KEY (run_id, checkpoint_ns, checkpoint_id, task_id, idx)
 );
+
+-- weft_fence checks a claim inside any statement sequence: it locks the
+-- dispatch and raises SQLSTATE WF409 unless it is claimed with p_token and
+-- its lease has not expired, or WF499 when p_exclusive and a cancellation
+-- was requested; otherwise it returns the requested cancellation ('' none). Sent first in a pipelined batch (one implicit transaction),
+-- it makes every later statement of the batch conditional on the fence.
+CREATE FUNCTION weft_fence(p_dispatch uuid, p_token uuid, p_exclusive boolean) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_cancel text;
+BEGIN
+    SELECT cancel_action INTO v_cancel FROM run_dispatches
+    WHERE dispatch_id = p_dispatch AND state = 'claimed' AND claim_token = p_token
+      AND lease_expires_at > clock_timestamp()
+    FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'dispatch % is fenced', p_dispatch USING ERRCODE = 'WF409';
+    END IF;
+    IF p_exclusive AND v_cancel IS NOT NULL THEN
+        RAISE EXCEPTION 'dispatch % has a cancellation pending', p_dispatch USING ERRCODE = 'WF499';
+    END IF;
+    RETURN coalesce(v_cancel, '');
+END
+$$;

@@ -41,11 +41,17 @@ func (p *Pipeline) Queue(sql string, args ...any) *pgx.QueuedQuery { return p.b.
 // Len is the number of queued statements.
 func (p *Pipeline) Len() int { return p.b.Len() }
 
-// Send executes the queued statements in order on tx in one round trip and
-// runs their callbacks; the first error stops it (and dooms tx).
-func (p *Pipeline) Send(ctx context.Context, tx pgx.Tx) error {
+// BatchSender is what sends a batch: a transaction, or a pool (whose
+// batch runs as one implicit transaction: all of it or none).
+type BatchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// Send executes the queued statements in order in one round trip and runs
+// their callbacks; the first error stops it (and dooms the transaction).
+func (p *Pipeline) Send(ctx context.Context, db BatchSender) error {
 	if p.b.Len() == 0 {
 		return nil
 	}
-	return tx.SendBatch(ctx, &p.b).Close()
+	return db.SendBatch(ctx, &p.b).Close()
 }

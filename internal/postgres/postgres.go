@@ -108,6 +108,9 @@ const (
 	codeSerializationFailure = "40001"
 	codeDeadlockDetected     = "40P01"
 	codeDuplicateDatabase    = "42P04"
+	// CodeFenced and CodeCancelPending are raised by weft_fence (migration 003).
+	CodeFenced        = "WF409"
+	CodeCancelPending = "WF499"
 )
 
 func sqlState(err error) string {
@@ -138,3 +141,6 @@ func isDuplicateDatabase(err error) bool { return sqlState(err) == codeDuplicate
 func Qualify(alias, columns string) string {
 	return alias + "." + strings.ReplaceAll(strings.Join(strings.Fields(columns), " "), ", ", ", "+alias+".")
 }
+
+// SQLState returns err's SQLSTATE ("" when err is not from PostgreSQL).
+func SQLState(err error) string { return sqlState(err) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
@@ -21,7 +22,6 @@ import (
 // NOTIFY channels of runs.
 const (
 	channelRunEnd   = "weft_run_end"   // payload: run id
-	channelRunEvent = "weft_run_event" // payload: "<run id> <last seq>"
 )
 
 // CheckpointPut is one checkpoint a commit writes: the saver's put.
@@ -78,8 +78,10 @@ type CommitRequest struct {
 
 	// inProcess commits come from this process's executor, which never
 	// re-sends a commit whose outcome it did not learn (it gives the run
-	// back instead), so they record no replay key.
-	inProcess bool
+	// back instead), so they record no replay key; it names the run and
+	// thread, so the commit can go in one round trip.
+	inProcess       bool
+	runID, threadID uuid.UUID
 }
 
 // CommitResult is what a commit returns.
@@ -115,6 +117,13 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 			return nil, apperr.Errorf(apperr.Invalid, "Every checkpoint needs an id")
 		}
 	}
+	if req.inProcess {
+		res, err := s.commitOneShot(ctx, dispatchID, req)
+		if postgres.SQLState(err) != postgres.CodeCancelPending {
+			return res, err
+		}
+		// A cancellation is pending: the full path decides what the end means.
+	}
 	var res *CommitResult
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		var err error
@@ -122,6 +131,38 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 		return err
 	})
 	return res, err
+}
+
+// commitOneShot is the commit of this process's executor, which knows the
+// run and thread: the fence (weft_fence, which raises when the claim is no
+// longer valid) and every write go as one batch in one implicit
+// transaction, one round trip. An end that needs the full path (no
+// projection given) or meets a pending cancellation (SQLSTATE WF499) is
+// left to commitTx.
+func (s *Service) commitOneShot(ctx context.Context, dispatchID uuid.UUID, req *CommitRequest) (*CommitResult, error) {
+	if req.End != nil && req.End.projection == nil {
+		return nil, &pgconn.PgError{Code: postgres.CodeCancelPending}
+	}
+	res := &CommitResult{CheckpointIDs: []string{}}
+	p := &postgres.Pipeline{}
+	if req.End != nil {
+		p.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, req.threadID)
+	}
+	p.Queue(`SELECT weft_fence($1, $2, $3)`, dispatchID, req.ClaimToken, req.End != nil).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&res.Cancel)
+	})
+	d := &dispatch.Dispatch{DispatchID: dispatchID, RunID: req.runID, ThreadID: req.threadID}
+	if err := s.queueCommit(ctx, p, d, "", req, res); err != nil {
+		return nil, err
+	}
+	err := p.Send(ctx, s.db)
+	if postgres.SQLState(err) == postgres.CodeFenced {
+		return nil, dispatch.Fenced(dispatchID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // fenceSQL locks the dispatch and reads it with the result of an earlier
@@ -172,27 +213,46 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 	if d.CancelAction != nil {
 		res.Cancel = *d.CancelAction
 	}
-	tid := d.ThreadID.String()
 	p := &postgres.Pipeline{}
+	if err := s.queueCommit(ctx, p, d, key, req, res); err != nil {
+		return nil, err
+	}
+	if err := p.Send(ctx, tx); err != nil {
+		return nil, err
+	}
+	if req.End != nil && (d.CancelAction != nil || req.End.projection == nil) {
+		if err := s.finish(ctx, tx, d, *req.End); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// queueCommit queues the writes of req for claimed dispatch d: the
+// checkpoints with their blobs, the pending writes, the events, the replay
+// key, and either the lease renewal or, when no cancellation is pending and
+// the projection is known, the end of the run. res gets the results.
+func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, key string, req *CommitRequest, res *CommitResult) error {
+	tid := d.ThreadID.String()
 	for _, c := range req.Checkpoints {
 		cfg := checkpoints.Config{ThreadID: tid, NS: c.NS, CheckpointID: c.Parent}
 		out, err := checkpoints.CheckpointPut(ctx, p, cfg, c.Checkpoint, c.Metadata, c.NewVersions)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		res.CheckpointIDs = append(res.CheckpointIDs, out.CheckpointID)
 	}
 	for _, b := range req.Writes {
 		if err := putWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(req.Events) > 0 {
 		if err := appendEvents(p, d.RunID, d.ThreadID, req.Events, &res.LastSeq); err != nil {
-			return nil, err
+			return err
 		}
 	} else if !req.inProcess {
-		p.Queue(`SELECT event_seq FROM runs WHERE run_id = $1`, d.RunID).QueryRow(func(row pgx.Row) error {
+		p.Queue(`SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1`, d.RunID).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&res.LastSeq)
 		})
 	}
@@ -200,30 +260,19 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 		// Recorded before the end: a rollback deletes the run, and this row
 		// with it (a replay then meets the fence).
 		p.Exec(ctx, `INSERT INTO run_commits (run_id, commit_key, result)
-			SELECT run_id, $2, jsonb_build_object('checkpoint_ids', $3::jsonb, 'last_seq', event_seq, 'cancel', $4::text)
-			FROM runs WHERE run_id = $1`, d.RunID, key, mustJSON(res.CheckpointIDs), res.Cancel)
+			VALUES ($1, $2, jsonb_build_object('checkpoint_ids', $3::jsonb,
+				'last_seq', (SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1), 'cancel', $4::text))`, d.RunID, key, mustJSON(res.CheckpointIDs), res.Cancel)
 	}
-	fast := req.End != nil && d.CancelAction == nil && req.End.projection != nil
 	switch {
 	case req.End == nil:
 		// A commit renews a lease that is past its half (heartbeats renew
 		// the rest), sparing the queue an update per step.
 		p.Exec(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $2::interval, updated_at = now()
-			WHERE dispatch_id = $1 AND lease_expires_at < clock_timestamp() + $2::interval / 2`, dispatchID, s.cfg.Lease)
-	case fast:
-		if err := s.endRunFast(ctx, p, d, *req.End); err != nil {
-			return nil, err
-		}
+			WHERE dispatch_id = $1 AND lease_expires_at < clock_timestamp() + $2::interval / 2`, d.DispatchID, s.cfg.Lease)
+	case d.CancelAction == nil && req.End.projection != nil:
+		return s.endRunFast(ctx, p, d, *req.End)
 	}
-	if err := p.Send(ctx, tx); err != nil {
-		return nil, err
-	}
-	if req.End != nil && !fast {
-		if err := s.finish(ctx, tx, d, *req.End); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return nil
 }
 
 // putWrites records writes and remembers that this run made them.
@@ -261,18 +310,18 @@ func appendEvents(p *postgres.Pipeline, runID, threadID uuid.UUID, events []Even
 		}
 		names[i], datas[i] = e.Event, string(b)
 	}
+	// The caller holds the dispatch's row lock: one writer per run, so the
+	// next number is the last one plus one (an index-only lookup).
 	p.Queue(`
-		WITH s AS (
-			UPDATE runs SET event_seq = event_seq + $3, updated_at = now() WHERE run_id = $1 RETURNING event_seq - $3 AS base
-		), ins AS (
+		WITH ins AS (
 			INSERT INTO run_events (run_id, seq, thread_id, event, data)
-			SELECT $1, s.base + e.ord, $2, e.name, e.data::jsonb
-			FROM s, unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ord)
+			SELECT $1, coalesce((SELECT max(seq) FROM run_events WHERE run_id = $1), 0) + e.ord, $2, e.name, e.data::jsonb
+			FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(name, data, ord)
 			RETURNING seq
 		)
-		SELECT max(seq), pg_notify('`+channelRunEvent+`', $1::text || ' ' || max(seq)) FROM ins`,
-		runID, threadID, len(events), names, datas).QueryRow(func(row pgx.Row) error {
-		return row.Scan(last, nil)
+		SELECT max(seq) FROM ins`,
+		runID, threadID, names, datas).QueryRow(func(row pgx.Row) error {
+		return row.Scan(last)
 	})
 	return nil
 }

@@ -93,6 +93,14 @@ type execution struct {
 
 	mu      sync.Mutex
 	pending CommitRequest // writes and events not committed yet
+
+	// Commits go out one at a time, in order (commitMu is held while one
+	// is in flight); with async durability a step's commit runs while the
+	// next step executes, and what piles up meanwhile goes in the next.
+	commitMu sync.Mutex
+	inflight bool // an async commit is running (under mu)
+	asyncErr error // the failure of an async commit (under mu)
+	async    sync.WaitGroup
 	md      checkpoints.Metadata
 	stop    int // the step after which the recursion limit is exceeded
 	limit   int
@@ -107,18 +115,71 @@ func (x *execution) emit(event string, data any) {
 }
 
 // commit sends the pending writes and events, plus cps and end, as one
-// commit. It uses a context that a cancellation does not interrupt, so a
-// cancelled run can still record how it ended.
+// commit, after any commit in flight. It uses a context that a
+// cancellation does not interrupt, so a cancelled run can still record how
+// it ended. A cancellation the commit reports stops the execution.
 func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut, end *End) (*CommitResult, error) {
+	x.commitMu.Lock()
+	defer x.commitMu.Unlock()
 	x.mu.Lock()
 	req := x.pending
 	x.pending = CommitRequest{}
 	x.mu.Unlock()
-	req.ClaimToken, req.CommitID, req.End, req.inProcess = x.token, key, end, true
+	req.ClaimToken, req.CommitID, req.End = x.token, key, end
+	req.inProcess, req.runID, req.threadID = true, x.run.RunID, x.run.ThreadID
 	req.Checkpoints = append(req.Checkpoints, cps...)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	return x.s.Commit(cctx, x.d.DispatchID, &req)
+	res, err := x.s.Commit(cctx, x.d.DispatchID, &req)
+	if err == nil && res.Cancel != "" && end == nil {
+		x.s.cancelOf(x.d.DispatchID)
+	}
+	return res, err
+}
+
+// checkpoint commits a step's checkpoint as the run's durability says:
+// "sync" waits for it, "exit" keeps it for the end, "async" (the default,
+// as in LangGraph) commits it in the background while the next step runs,
+// unless a commit is in flight already (then it goes with the next one).
+func (x *execution) checkpoint(ctx context.Context, put CheckpointPut) error {
+	x.mu.Lock()
+	x.pending.Checkpoints = append(x.pending.Checkpoints, put)
+	if err := x.asyncErr; err != nil {
+		x.mu.Unlock()
+		return err
+	}
+	switch {
+	case x.k.Durability == "exit":
+		x.mu.Unlock()
+		return nil
+	case x.k.Durability == "sync":
+		x.mu.Unlock()
+		_, err := x.commit(ctx, "", nil, nil)
+		return err
+	case x.inflight:
+		x.mu.Unlock()
+		return nil
+	}
+	x.inflight = true
+	x.mu.Unlock()
+	x.async.Go(func() {
+		_, err := x.commit(ctx, "", nil, nil)
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.inflight = false
+		if err != nil && x.asyncErr == nil {
+			x.asyncErr = err
+		}
+	})
+	return nil
+}
+
+// settle waits for a commit in flight and returns its failure, if any.
+func (x *execution) settle() error {
+	x.async.Wait()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.asyncErr
 }
 
 func (x *execution) exec(ctx context.Context) error {
@@ -149,7 +210,11 @@ func (x *execution) exec(ctx context.Context) error {
 		}
 		return err
 	}
-	return x.loop(ctx, base)
+	err = x.loop(ctx, base)
+	if serr := x.settle(); err == nil {
+		err = serr
+	}
+	return err
 }
 
 // fail ends the run as error with err's message (a problem of the run, not
@@ -472,15 +537,12 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 			end.projection = x.project(next)
 		}
 		put := CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed}
-		res, err := x.commit(ctx, "", []CheckpointPut{put}, end)
-		if err != nil {
+		if end != nil {
+			_, err := x.commit(ctx, "", []CheckpointPut{put}, end)
 			return err
 		}
-		if end != nil {
-			return nil
-		}
-		if res.Cancel != "" {
-			x.s.cancelOf(x.d.DispatchID)
+		if err := x.checkpoint(ctx, put); err != nil {
+			return err
 		}
 		base = next
 	}
@@ -567,7 +629,7 @@ func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks
 			o := pregel.RunTask(ctx, x.g, tasks[i], values, startInput, x.resumeFor(tasks[i]))
 			mu.Lock()
 			remaining--
-			early := remaining > 0 && o.Err == nil && ctx.Err() == nil
+			early := remaining > 0 && o.Err == nil && ctx.Err() == nil && x.k.Durability != "exit"
 			mu.Unlock()
 			out[i] = outcome{TaskOutcome: o}
 			if early {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -45,10 +46,39 @@ type Assistant struct {
 const columns = `assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at`
 
 // Store reads and writes assistants.
-type Store struct{ db *pgxpool.Pool }
+type Store struct {
+	db *pgxpool.Pool
+	// graphOf caches the graph of assistants already resolved (an
+	// assistant's id and graph never change), sparing runs a query.
+	graphOf sync.Map // uuid.UUID → string
+}
 
 // NewStore returns a Store.
 func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }
+
+// Ref is what a run needs of its assistant.
+type Ref struct {
+	AssistantID uuid.UUID
+	GraphID     string
+}
+
+// ResolveRef is Resolve for what never changes of an assistant, its id and
+// graph, answered from memory after the first time.
+func (s *Store) ResolveRef(ctx context.Context, ref string) (Ref, error) {
+	id, err := uuid.Parse(strings.TrimSpace(ref))
+	if err != nil || len(strings.TrimSpace(ref)) != 36 {
+		id = SystemID(strings.TrimSpace(ref))
+	}
+	if g, ok := s.graphOf.Load(id); ok {
+		return Ref{AssistantID: id, GraphID: g.(string)}, nil
+	}
+	a, err := s.Resolve(ctx, s.db, ref)
+	if err != nil {
+		return Ref{}, err
+	}
+	s.graphOf.Store(a.AssistantID, a.GraphID)
+	return Ref{AssistantID: a.AssistantID, GraphID: a.GraphID}, nil
+}
 
 // EnsureSystem creates the system assistant of every graph id that has
 // none (existing ones are left as they are).

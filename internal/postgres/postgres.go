@@ -45,6 +45,10 @@ func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	if !strings.Contains(dsn, "pool_min_conns") {
 		cfg.MinConns = min(minConns, cfg.MaxConns)
 	}
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		RegisterUUID(c.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)

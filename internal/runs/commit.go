@@ -21,7 +21,7 @@ import (
 
 // NOTIFY channels of runs.
 const (
-	channelRunEnd   = "weft_run_end"   // payload: run id
+	channelRunEnd = "weft_run_end" // payload: run id
 )
 
 // CheckpointPut is one checkpoint a commit writes: the saver's put.
@@ -41,6 +41,10 @@ type WriteBatch struct {
 	NS           string              `json:"checkpoint_ns"`
 	CheckpointID string              `json:"checkpoint_id"`
 	Writes       []checkpoints.Write `json:"writes"`
+
+	// own says the checkpoint is one this run wrote (its writes go with it
+	// on a rollback, so they need no bookkeeping); set by the executor.
+	own bool
 }
 
 // Event is one entry of a run's event log.
@@ -243,7 +247,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		res.CheckpointIDs = append(res.CheckpointIDs, out.CheckpointID)
 	}
 	for _, b := range req.Writes {
-		if err := putWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes); err != nil {
+		if err := putWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes, b.own); err != nil {
 			return err
 		}
 	}
@@ -276,11 +280,11 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 }
 
 // putWrites records writes and remembers that this run made them.
-func putWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg checkpoints.Config, writes []checkpoints.Write) error {
+func putWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg checkpoints.Config, writes []checkpoints.Write, own bool) error {
 	if len(writes) == 0 {
 		return nil
 	}
-	if err := checkpoints.CheckpointWritesPut(ctx, db, cfg, writes); err != nil {
+	if err := checkpoints.CheckpointWritesPut(ctx, db, cfg, writes); err != nil || own {
 		return err
 	}
 	taskIDs, idxs := make([]string, len(writes)), make([]int32, len(writes))
@@ -338,9 +342,11 @@ type projection struct {
 // known projection: run status, dispatch acked, thread projection.
 func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end End) error {
 	runErr, result := endDocs(end)
-	p.Exec(ctx, `UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now()
-		WHERE run_id = $1`, d.RunID, end.Status, runErr, result)
-	p.Exec(ctx, `SELECT pg_notify('`+channelRunEnd+`', $1::text)`, d.RunID)
+	p.Exec(ctx, `WITH r AS (
+			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now()
+			WHERE run_id = $1 RETURNING run_id
+		)
+		SELECT pg_notify('`+channelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result)
 	if err := dispatch.DispatchEnd(ctx, p, d.DispatchID, dispatch.Acked, string(end.Status), ""); err != nil {
 		return err
 	}

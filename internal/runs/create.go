@@ -58,7 +58,7 @@ type validated struct {
 }
 
 func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bool) (*validated, error) {
-	a, err := s.assistants.Resolve(ctx, s.db, req.AssistantID)
+	a, err := s.assistants.ResolveRef(ctx, req.AssistantID)
 	if err != nil {
 		return nil, err
 	}

@@ -98,14 +98,14 @@ type execution struct {
 	// is in flight); with async durability a step's commit runs while the
 	// next step executes, and what piles up meanwhile goes in the next.
 	commitMu sync.Mutex
-	inflight bool // an async commit is running (under mu)
+	inflight bool  // an async commit is running (under mu)
 	asyncErr error // the failure of an async commit (under mu)
 	async    sync.WaitGroup
-	md      checkpoints.Metadata
-	stop    int // the step after which the recursion limit is exceeded
-	limit   int
-	resume  any
-	resumed bool // whether a resume value is waiting for an interrupted task
+	md       checkpoints.Metadata
+	stop     int // the step after which the recursion limit is exceeded
+	limit    int
+	resume   any
+	resumed  bool // whether a resume value is waiting for an interrupted task
 }
 
 func (x *execution) emit(event string, data any) {
@@ -474,7 +474,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 				failure = o.Err
 			}
 		}
-		batch := WriteBatch{CheckpointID: base.Config.CheckpointID}
+		batch := WriteBatch{CheckpointID: base.Config.CheckpointID, own: x.owns(base)}
 		for _, o := range outcomes {
 			if !o.committed {
 				batch.Writes = append(batch.Writes, o.Writes.Writes...)
@@ -555,6 +555,11 @@ func (s *Service) cancelOf(id uuid.UUID) {
 	}
 }
 
+// owns reports whether this run wrote checkpoint t.
+func (x *execution) owns(t *checkpoints.Tuple) bool {
+	return t.Metadata["run_id"] == x.run.RunID.String()
+}
+
 func (x *execution) addWrites(b WriteBatch) {
 	if len(b.Writes) == 0 {
 		return
@@ -633,7 +638,7 @@ func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks
 			mu.Unlock()
 			out[i] = outcome{TaskOutcome: o}
 			if early {
-				x.addWrites(WriteBatch{CheckpointID: base.Config.CheckpointID, Writes: o.Writes.Writes})
+				x.addWrites(WriteBatch{CheckpointID: base.Config.CheckpointID, Writes: o.Writes.Writes, own: x.owns(base)})
 				if _, err := x.commit(ctx, "writes:"+base.Config.CheckpointID+":"+tasks[i].ID, nil, nil); err != nil {
 					out[i].commitErr = err
 				} else {

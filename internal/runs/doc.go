@@ -1,0 +1,69 @@
+// Package runs executes graphs: run records and their lifecycle, the
+// commit coordinator, the reaper and the in-process worker pool. It is the
+// one package that writes several domains (runs, dispatches, checkpoints,
+// threads) in one transaction.
+//
+// # Runs
+//
+// A run is the user's intent and its outcome (status pending → running →
+// success | error | interrupted; timeout is reserved). Creating one writes
+// the run, its dispatch (package dispatch) and the thread's update (busy,
+// graph_id and assistant_id merged into its metadata, run pointers) in one
+// transaction under the thread's row lock, then NOTIFYs idle workers. On a
+// busy thread the multitask strategy decides: reject (409), enqueue
+// (default: FIFO per thread), interrupt or rollback (the thread's dispatch
+// epoch is bumped, queued runs are superseded — interrupted, or deleted on
+// rollback — and the worker of the executing run is told to stop).
+//
+// # The commit coordinator
+//
+// Commit is the only durable write path of a run, for in-process and
+// external workers alike. In one transaction it checks the fence (the
+// dispatch is claimed with the caller's claim token and its lease has not
+// run out; 409 otherwise), writes checkpoints and their blobs, pending
+// writes, the run's events (numbered per run, for resumable streams), and,
+// when the commit ends the run, the run's outcome, the dispatch's end and
+// the thread's projection (values, interrupts, status, error, current run).
+// Replaying a commit key returns the first result and writes nothing. The
+// in-process executor's commits go as one pipelined batch (weft_fence
+// raises inside it when the claim is no longer valid), one round trip.
+//
+// A rollback (a cancellation with action rollback, or the rollback
+// strategy) deletes the run, every checkpoint it wrote (metadata run_id),
+// the pending writes it recorded under older checkpoints (run_writes), and
+// the blobs no checkpoint uses any more.
+//
+// # The executor
+//
+// The in-process workers claim runs of the graphs compiled into the binary
+// (woken by LISTEN/NOTIFY, polling as a fallback), renew their lease every
+// third of it (a refused renewal stops the execution: lease lost; a
+// requested cancellation stops it at the step boundary, cancelling the
+// running nodes' context), and run package pregel's superstep loop:
+//
+//	input or command → input checkpoint (source "input"; pending tasks discarded)
+//	loop: tasks = pending tasks of the latest checkpoint
+//	      none → success; step > recursion limit → GraphRecursionError
+//	      interrupt_before hit → success, thread interrupted
+//	      run the tasks in parallel (tasks done in an earlier attempt reuse
+//	      their pending writes; a task that finishes while others run has
+//	      its writes committed at once)
+//	      a node error → __error__ write, run error; an interrupt() →
+//	      __interrupt__ write, run success, thread interrupted
+//	      apply the writes (LangGraph's apply_writes) → checkpoint (source
+//	      "loop"); interrupt_after hit or no next task → end
+//
+// Checkpoints are committed per the run's durability (LangGraph's): async
+// (default; a step's checkpoint commits while the next step runs, and what
+// piles up in the meantime goes in the next commit), sync, or exit. A retry
+// (after a crash, a lost lease or a nack) continues after the last
+// checkpoint the run committed. A failure that is not the graph's (a
+// database error, a shutdown) gives the dispatch back (nack) for a retry
+// with backoff; the run is dead-lettered (error) after its last attempt.
+//
+// # Events
+//
+// Every run's events (metadata, values after each step, updates per node,
+// error, end) are appended to run_events in the commit that produced them;
+// wait and join read the result the end stored on the run.
+package runs

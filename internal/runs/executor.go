@@ -97,15 +97,15 @@ type execution struct {
 	// Commits go out one at a time, in order (commitMu is held while one
 	// is in flight); with async durability a step's commit runs while the
 	// next step executes, and what piles up meanwhile goes in the next.
-	commitMu sync.Mutex
-	inflight bool  // an async commit is running (under mu)
-	asyncErr error // the failure of an async commit (under mu)
-	async    sync.WaitGroup
-	md       checkpoints.Metadata
-	stop     int // the step after which the recursion limit is exceeded
-	limit    int
-	resume   any
-	resumed  bool // whether a resume value is waiting for an interrupted task
+	commitMu  sync.Mutex
+	inflight  bool  // an async commit is running (under mu)
+	commitErr error // the first failed commit: nothing may follow it (under mu)
+	async     sync.WaitGroup
+	md        checkpoints.Metadata
+	stop      int // the step after which the recursion limit is exceeded
+	limit     int
+	resume    any
+	resumed   bool // whether a resume value is waiting for an interrupted task
 }
 
 func (x *execution) emit(event string, data any) {
@@ -122,6 +122,12 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 	x.commitMu.Lock()
 	defer x.commitMu.Unlock()
 	x.mu.Lock()
+	if err := x.commitErr; err != nil {
+		// An earlier commit failed: what it carried is lost, so nothing
+		// after it may be written (a checkpoint without its parent).
+		x.mu.Unlock()
+		return nil, err
+	}
 	req := x.pending
 	x.pending = CommitRequest{}
 	x.mu.Unlock()
@@ -131,10 +137,18 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	res, err := x.s.Commit(cctx, x.d.DispatchID, &req)
-	if err == nil && res.Cancel != "" && end == nil {
+	if err != nil {
+		x.mu.Lock()
+		if x.commitErr == nil {
+			x.commitErr = err
+		}
+		x.mu.Unlock()
+		return nil, err
+	}
+	if res.Cancel != "" && end == nil {
 		x.s.cancelOf(x.d.DispatchID)
 	}
-	return res, err
+	return res, nil
 }
 
 // checkpoint commits a step's checkpoint as the run's durability says:
@@ -144,7 +158,7 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 func (x *execution) checkpoint(ctx context.Context, put CheckpointPut) error {
 	x.mu.Lock()
 	x.pending.Checkpoints = append(x.pending.Checkpoints, put)
-	if err := x.asyncErr; err != nil {
+	if err := x.commitErr; err != nil {
 		x.mu.Unlock()
 		return err
 	}
@@ -163,13 +177,10 @@ func (x *execution) checkpoint(ctx context.Context, put CheckpointPut) error {
 	x.inflight = true
 	x.mu.Unlock()
 	x.async.Go(func() {
-		_, err := x.commit(ctx, "", nil, nil)
+		_, _ = x.commit(ctx, "", nil, nil) // a failure is kept in commitErr
 		x.mu.Lock()
 		defer x.mu.Unlock()
 		x.inflight = false
-		if err != nil && x.asyncErr == nil {
-			x.asyncErr = err
-		}
 	})
 	return nil
 }
@@ -179,7 +190,7 @@ func (x *execution) settle() error {
 	x.async.Wait()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.asyncErr
+	return x.commitErr
 }
 
 func (x *execution) exec(ctx context.Context) error {

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/postgres"
 )
 
 // ErrorBody is the JSON body of every error response.
@@ -44,6 +45,13 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
 		WriteJSON(w, statusOf[ae.Code], ErrorBody{Detail: ae.Message})
+		return
+	}
+	if msg, ok := postgres.DataException(err); ok {
+		// PostgreSQL refused a value the client sent (a NUL character in a
+		// string, a number beyond its range): the transaction rolled back,
+		// nothing changed.
+		WriteJSON(w, http.StatusUnprocessableEntity, ErrorBody{Detail: "Invalid value in the request: " + msg})
 		return
 	}
 	log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "error", err)

@@ -148,3 +148,14 @@ func Qualify(alias, columns string) string {
 
 // SQLState returns err's SQLSTATE ("" when err is not from PostgreSQL).
 func SQLState(err error) string { return sqlState(err) }
+
+// DataException reports whether err is PostgreSQL refusing a value (SQLSTATE
+// class 22: a NUL character jsonb cannot hold, a number beyond numeric's
+// range, …), with the server's message.
+func DataException(err error) (string, bool) {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22") {
+		return pgErr.Message, true
+	}
+	return "", false
+}

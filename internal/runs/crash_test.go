@@ -75,6 +75,7 @@ func startProc(t *testing.T, dsn, worker string, env ...string) *proc {
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "WEFT_ADDR="+addr, "WEFT_WORKER_ID="+worker, "WEFT_LOG_LEVEL=warn")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -153,6 +153,9 @@ func TestBadRunRequestsChangeNothing(t *testing.T) {
 		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "config": map[string]any{"recursion_limit": -1}}},
 		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "after_seconds": -1}},
 		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "command": map[string]any{"goto": "nope"}}},
+		{http.StatusUnprocessableEntity, `{"assistant_id":"foo_bar","input":{"foo":"a\u0000b"}}`},
+		{http.StatusUnprocessableEntity, `{"assistant_id":"foo_bar","metadata":{"k":"\u0000"}}`},
+		{http.StatusUnprocessableEntity, `{"assistant_id":"foo_bar","input":{"foo":1e200000}}`},
 		{http.StatusUnprocessableEntity, "[1]"},
 		{http.StatusUnprocessableEntity, "{"},
 	} {

@@ -100,6 +100,7 @@ func NewRouter(d Deps) http.Handler {
 	r.Post("/dispatches/{dispatch_id}/retry", h(d.Runs.RetryDispatch))
 	r.Post("/dispatch/claim", h(d.Runs.Claim))
 	r.Post("/dispatch/{dispatch_id}/heartbeat", h(d.Runs.Heartbeat))
+	r.Post("/dispatch/{dispatch_id}/ack", h(d.Runs.Ack))
 	r.Post("/dispatch/{dispatch_id}/nack", h(d.Runs.Nack))
 	r.Post("/dispatch/{dispatch_id}/commit", h(d.Runs.Commit))
 

@@ -199,8 +199,14 @@ func TestDeadLetterAndRetry(t *testing.T) {
 	}
 	c := claim(t, s, "w", 1, 2000)
 	s.Must(http.StatusOK, "POST", "/dispatch/"+c[0].Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c[0].ClaimToken,
-		"checkpoints": []any{fooBarCheckpoint(0, "")}, "end": map[string]any{"status": "success"}})
+		"checkpoints": []any{fooBarCheckpoint(0, "")}})
+	ack := map[string]any{"claim_token": c[0].ClaimToken, "status": "success", "result": map[string]any{"ok": true}}
+	s.Must(http.StatusOK, "POST", "/dispatch/"+c[0].Dispatch.DispatchID+"/ack", ack)
+	if r := s.Must(http.StatusOK, "POST", "/dispatch/"+c[0].Dispatch.DispatchID+"/ack", ack).Map(t); r["replayed"] != true {
+		t.Fatalf("second ack: %s", js(r))
+	}
 	runStatus(t, s, tid, rid, "success")
+	wantJSON(t, "join", s.Must(http.StatusOK, "GET", "/threads/"+tid+"/runs/"+rid+"/join", nil).Map(t), `{"ok":true}`)
 }
 
 // Concurrent claimers: every run is claimed once, and a thread never has

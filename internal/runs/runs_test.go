@@ -345,3 +345,19 @@ func TestForkFromAnOlderCheckpoint(t *testing.T) {
 	}
 	wantJSON(t, "fork input values", fork["values"], `{"foo":"forked","bar":["a"]}`)
 }
+
+func TestCommandGotoAndDurability(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	wantJSON(t, "goto node_b", wait(t, s, tid, map[string]any{"assistant_id": "foo_bar",
+		"command": map[string]any{"goto": "node_b", "update": map[string]any{"foo": "x"}}}), `{"foo":"b","bar":["b"]}`)
+	// Every durability mode writes the same checkpoints.
+	for _, mode := range []string{"sync", "async", "exit"} {
+		tid := newThread(t, s)
+		wantJSON(t, mode, wait(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}, "durability": mode}),
+			`{"foo":"b","bar":["a","b"]}`)
+		if n := len(history(t, s, tid)); n != 4 {
+			t.Fatalf("durability %s: %d checkpoints", mode, n)
+		}
+	}
+}

@@ -174,6 +174,10 @@ func (h *Handlers) Commit(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
+	return h.commit(w, r, id, &req)
+}
+
+func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, req *CommitRequest) error {
 	if req.ClaimToken == uuid.Nil {
 		return apperr.Errorf(apperr.Invalid, "claim_token is required")
 	}
@@ -189,10 +193,42 @@ func (h *Handlers) Commit(w http.ResponseWriter, r *http.Request) error {
 			return apperr.Errorf(apperr.Invalid, "Every write batch needs a checkpoint_id")
 		}
 	}
-	res, err := h.svc.Commit(r.Context(), id, &req)
+	res, err := h.svc.Commit(r.Context(), id, req)
 	if err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, res)
 	return nil
+}
+
+// AckRequest ends a claimed run (worker API).
+type AckRequest struct {
+	ClaimToken uuid.UUID `json:"claim_token"`
+	End
+}
+
+// Ack godoc
+//
+//	@Summary		End a run (worker API)
+//	@Description	Acknowledges the claim with the run's outcome (status success, error with error {error, message}, or interrupted; result is what wait/join return): a commit with only an end. Idempotent; 409 once the lease is lost.
+//	@Tags			worker
+//	@Accept			json
+//	@Produce		json
+//	@Param			dispatch_id	path		string		true	"Dispatch ID"	format(uuid)
+//	@Param			body		body		AckRequest	true	"Claim and outcome"
+//	@Success		200			{object}	CommitResult
+//	@Failure		409			{object}	httpx.ErrorBody	"fenced"
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Router			/dispatch/{dispatch_id}/ack [post]
+func (h *Handlers) Ack(w http.ResponseWriter, r *http.Request) error {
+	var req AckRequest
+	id, err := httpx.PathUUID(r, "dispatch_id", "dispatch")
+	if err != nil {
+		return err
+	}
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	end := req.End
+	return h.commit(w, r, id, &CommitRequest{ClaimToken: req.ClaimToken, CommitID: "end", End: &end})
 }

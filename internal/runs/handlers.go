@@ -142,8 +142,18 @@ func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run)
 	return nil
 }
 
-// cancelOnDisconnect cancels run when the client goes away before it ends
-// (on_disconnect: cancel).
+// respondWhenDone names the run (Content-Location, and Location: its join
+// URL) and writes its result when it ends; with cancel, the run is
+// cancelled if the client goes away first (on_disconnect: cancel).
+func (h *Handlers) respondWhenDone(w http.ResponseWriter, r *http.Request, run *Run, cancel bool) error {
+	p := runPath(run.ThreadID, run.RunID, false)
+	w.Header().Set("Content-Location", p)
+	w.Header().Set("Location", p+"/join")
+	defer h.cancelOnDisconnect(r, run, cancel)()
+	return h.writeResult(w, r, run)
+}
+
+// cancelOnDisconnect cancels run when the client goes away before it ends.
 func (h *Handlers) cancelOnDisconnect(r *http.Request, run *Run, enabled bool) func() {
 	if !enabled {
 		return func() {}
@@ -188,11 +198,7 @@ func (h *Handlers) WaitStateful(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := runPath(run.ThreadID, run.RunID, false)
-	w.Header().Set("Content-Location", p)
-	w.Header().Set("Location", p+"/join")
-	defer h.cancelOnDisconnect(r, run, onDisconnectCancel(run))()
-	return h.writeResult(w, r, run)
+	return h.respondWhenDone(w, r, run, onDisconnectCancel(run))
 }
 
 // WaitStateless godoc
@@ -212,11 +218,7 @@ func (h *Handlers) WaitStateless(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := runPath(run.ThreadID, run.RunID, false)
-	w.Header().Set("Content-Location", p)
-	w.Header().Set("Location", p+"/join")
-	defer h.cancelOnDisconnect(r, run, onDisconnectCancel(run))()
-	return h.writeResult(w, r, run)
+	return h.respondWhenDone(w, r, run, onDisconnectCancel(run))
 }
 
 // Batch godoc
@@ -378,11 +380,7 @@ func (h *Handlers) Join(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := runPath(tid, rid, false)
-	w.Header().Set("Content-Location", p)
-	w.Header().Set("Location", p+"/join")
-	defer h.cancelOnDisconnect(r, run, cancelOnDisc)()
-	return h.writeResult(w, r, run)
+	return h.respondWhenDone(w, r, run, cancelOnDisc)
 }
 
 func cancelAction(r *http.Request) string {

@@ -37,11 +37,17 @@ func TestMultitaskEnqueueIsFIFO(t *testing.T) {
 	for _, tag := range []string{"1", "2", "3", "4"} {
 		ids = append(ids, create(t, s, tid, slowBody(tag, 30, ""))["run_id"].(string))
 	}
+	if th := thread(t, s, tid); th["latest_run_id"] != ids[3] || th["active_run_id"] == nil || th["status"] != "busy" {
+		t.Fatalf("run pointers while busy: %s", js(th))
+	}
 	for _, id := range ids {
 		runStatus(t, s, tid, id, "success")
 	}
 	wantJSON(t, "log", thread(t, s, tid)["values"].(map[string]any)["log"],
 		`["first:1","second:1","first:2","second:2","first:3","second:3","first:4","second:4"]`)
+	if th := thread(t, s, tid); th["latest_run_id"] != ids[3] || th["active_run_id"] != nil {
+		t.Fatalf("run pointers when idle: %s", js(th))
+	}
 	if n := dbCount(t, s, `SELECT count(*) FROM runs r1 JOIN runs r2 ON r1.thread_id = r2.thread_id
 		AND r1.created_at < r2.created_at AND r1.finished_at > r2.started_at`); n != 0 {
 		t.Fatalf("%d runs overlapped", n)

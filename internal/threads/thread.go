@@ -43,11 +43,15 @@ type Thread struct {
 	Error          json.RawMessage `db:"error" json:"error" swaggertype:"object" extensions:"x-nullable"`
 	ParentThreadID *uuid.UUID      `db:"parent_thread_id" json:"parent_thread_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
 	ResourceID     *string         `db:"resource_id" json:"resource_id" extensions:"x-nullable"`
+	// ActiveRunID is the thread's current run: the oldest one pending or
+	// running (null when none); LatestRunID is the run created last.
+	ActiveRunID *uuid.UUID `db:"active_run_id" json:"active_run_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
+	LatestRunID *uuid.UUID `db:"latest_run_id" json:"latest_run_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
 }
 
 // threadColumns lists the columns of Thread in scan order.
 const threadColumns = `thread_id, created_at, updated_at, state_updated_at, metadata, status, config,
-	"values", interrupts, error, parent_thread_id, resource_id`
+	"values", interrupts, error, parent_thread_id, resource_id, active_run_id, latest_run_id`
 
 // selectable are the fields a search may project with select.
 var selectable = map[string]bool{

@@ -112,8 +112,11 @@ type EnqueueParams struct {
 	RunID, ThreadID uuid.UUID
 	GraphID         string
 	Epoch           int64
-	Delay           time.Duration // available after this long (after_seconds)
-	MaxAttempts     int           // 0 → DefaultMaxAttempts
+	// EpochOfThread takes the epoch from the thread row instead (for a
+	// caller that sends the enqueue without reading the thread first).
+	EpochOfThread bool
+	Delay         time.Duration // available after this long (after_seconds)
+	MaxAttempts   int           // 0 → DefaultMaxAttempts
 }
 
 // DispatchEnqueue inserts a queued dispatch and notifies workers when the
@@ -123,13 +126,18 @@ func DispatchEnqueue(ctx context.Context, db postgres.DBTX, p EnqueueParams) (uu
 		p.MaxAttempts = DefaultMaxAttempts
 	}
 	id := uuid.Must(uuid.NewV7())
+	var epoch *int64
+	if !p.EpochOfThread {
+		epoch = &p.Epoch
+	}
 	_, err := db.Exec(ctx, `
 		WITH d AS (
 			INSERT INTO run_dispatches (dispatch_id, run_id, thread_id, graph_id, epoch, max_attempts, available_at)
-			VALUES ($1, $2, $3, $4, $5, $6, now() + $7::interval)
+			VALUES ($1, $2, $3, $4, coalesce($5, (SELECT dispatch_epoch FROM threads WHERE thread_id = $3)), $6,
+				now() + $7::interval)
 		)
 		SELECT pg_notify('`+ChannelDispatch+`', $4)`,
-		id, p.RunID, p.ThreadID, p.GraphID, p.Epoch, p.MaxAttempts, p.Delay)
+		id, p.RunID, p.ThreadID, p.GraphID, epoch, p.MaxAttempts, p.Delay)
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("dispatch enqueue: %w", err)
 	}

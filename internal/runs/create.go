@@ -275,6 +275,9 @@ func (s *Service) Create(ctx context.Context, threadID uuid.UUID, req *CreateReq
 	if err != nil {
 		return nil, err
 	}
+	if !stateless && v.strategy == StrategyEnqueue && v.kwargs.CheckpointID == "" {
+		return s.enqueue(ctx, threadID, req.IfNotExists == "create", v)
+	}
 	var run *Run
 	err = postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		var err error
@@ -287,8 +290,62 @@ func (s *Service) Create(ctx context.Context, threadID uuid.UUID, req *CreateReq
 	return run, nil
 }
 
+// enqueue creates a run with the enqueue strategy, which needs no decision
+// about the thread's inflight runs: the thread's lock, the run, its
+// dispatch and the thread's update go as one batch, one implicit
+// transaction, one round trip.
+func (s *Service) enqueue(ctx context.Context, threadID uuid.UUID, create bool, v *validated) (*Run, error) {
+	p := &postgres.Pipeline{}
+	if create {
+		p.Exec(ctx, `INSERT INTO threads (thread_id, metadata) VALUES ($1, $2) ON CONFLICT (thread_id) DO NOTHING`,
+			threadID, v.threadMetadata())
+	}
+	p.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID)
+	run, err := s.queueRun(ctx, p, threadID, v, dispatch.EnqueueParams{EpochOfThread: true})
+	if err != nil {
+		return nil, err
+	}
+	err = p.Send(ctx, s.db)
+	if postgres.IsForeignKeyViolation(err) {
+		return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+func (v *validated) threadMetadata() map[string]any {
+	return map[string]any{"graph_id": v.graph.ID, "assistant_id": v.assistantID.String()}
+}
+
+// queueRun queues the run's insert, its dispatch (ep gives the epoch) and
+// the thread's update (busy, graph and assistant in its metadata, run
+// pointers) on p; the run is filled in when p is sent.
+func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID uuid.UUID, v *validated, ep dispatch.EnqueueParams) (*Run, error) {
+	runID := uuid.Must(uuid.NewV7())
+	run := &Run{}
+	p.Queue(`
+		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, now())
+		RETURNING `+runColumns,
+		runID, threadID, v.assistantID, v.graph.ID, v.strategy, mustJSON(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay).
+		Query(func(rows pgx.Rows) error {
+			r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
+			*run = r
+			return err
+		})
+	ep.RunID, ep.ThreadID, ep.GraphID, ep.Delay, ep.MaxAttempts = runID, threadID, v.graph.ID, v.delay, s.cfg.MaxAttempts
+	if _, err := dispatch.DispatchEnqueue(ctx, p, ep); err != nil {
+		return nil, err
+	}
+	p.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
+		active_run_id = `+nextActiveRun+`, updated_at = now() WHERE thread_id = $1`, threadID, v.threadMetadata(), runID)
+	return run, nil
+}
+
 func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, create bool, v *validated) (*Run, error) {
-	md := map[string]any{"graph_id": v.graph.ID, "assistant_id": v.assistantID.String()}
+	md := v.threadMetadata()
 	var epoch int64
 	var inflight []uuid.UUID
 	if threadID == uuid.Nil {
@@ -340,29 +397,15 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 		}
 	}
 	// The run, its dispatch and the thread's update go in one round trip.
-	runID := uuid.Must(uuid.NewV7())
-	var run Run
 	p := &postgres.Pipeline{}
-	p.Queue(`
-		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, now())
-		RETURNING `+runColumns,
-		runID, threadID, v.assistantID, v.graph.ID, v.strategy, mustJSON(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay).
-		Query(func(rows pgx.Rows) error {
-			var err error
-			run, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
-			return err
-		})
-	if _, err := dispatch.DispatchEnqueue(ctx, p, dispatch.EnqueueParams{RunID: runID, ThreadID: threadID,
-		GraphID: v.graph.ID, Epoch: epoch, Delay: v.delay, MaxAttempts: s.cfg.MaxAttempts}); err != nil {
+	run, err := s.queueRun(ctx, p, threadID, v, dispatch.EnqueueParams{Epoch: epoch})
+	if err != nil {
 		return nil, err
 	}
-	p.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
-		active_run_id = `+nextActiveRun+`, updated_at = now() WHERE thread_id = $1`, threadID, md, runID)
 	if err := p.Send(ctx, tx); err != nil {
 		return nil, err
 	}
-	return &run, nil
+	return run, nil
 }
 
 // cancelInflight cancels a thread's inflight runs with action, inside the

@@ -134,7 +134,7 @@ func DispatchEnqueue(ctx context.Context, db postgres.DBTX, p EnqueueParams) (uu
 		WITH d AS (
 			INSERT INTO run_dispatches (dispatch_id, run_id, thread_id, graph_id, epoch, max_attempts, available_at)
 			VALUES ($1, $2, $3, $4, coalesce($5, (SELECT dispatch_epoch FROM threads WHERE thread_id = $3)), $6,
-				now() + $7::interval)
+				clock_timestamp() + $7::interval)
 		)
 		SELECT pg_notify('`+ChannelDispatch+`', $4)`,
 		id, p.RunID, p.ThreadID, p.GraphID, epoch, p.MaxAttempts, p.Delay)
@@ -268,7 +268,7 @@ func DispatchEnd(ctx context.Context, db postgres.DBTX, id uuid.UUID, state Stat
 	_, err := db.Exec(ctx, `
 		WITH d AS (
 			UPDATE run_dispatches SET state = $2, claim_token = NULL, lease_expires_at = NULL,
-				last_error = coalesce(nullif($4, ''), last_error), finished_at = now(), updated_at = now()
+				last_error = coalesce(nullif($4, ''), last_error), finished_at = clock_timestamp(), updated_at = now()
 			WHERE dispatch_id = $1
 			RETURNING dispatch_id, attempt
 		)

@@ -93,6 +93,7 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/threads/{thread_id}/runs/{run_id}/dispatches", h(d.Runs.RunDispatches))
 	r.Post("/runs", h(d.Runs.CreateStateless))
 	r.Post("/runs/wait", h(d.Runs.WaitStateless))
+	r.Get("/runs/{run_id}", h(d.Runs.GetStateless))
 	r.Post("/runs/batch", h(d.Runs.Batch))
 	r.Post("/runs/cancel", h(d.Runs.CancelMany))
 
@@ -170,7 +171,7 @@ type Flags struct {
 //	@Success	200	{object}	Info
 //	@Router		/info [get]
 func (s *system) info(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version})
+	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true}})
 }
 
 // openapi godoc

@@ -44,7 +44,8 @@ type CreateRequest struct {
 	OnDisconnect      string     `json:"on_disconnect" enums:"cancel,continue"`
 	Webhook           *string    `json:"webhook"`
 	FeedbackKeys      []string   `json:"feedback_keys"`
-	Durability        string     `json:"durability"`
+	Durability        string     `json:"durability" enums:"sync,async,exit"`
+	CheckpointDuring  *bool      `json:"checkpoint_during"`
 }
 
 // validated is a CreateRequest checked against the graph.
@@ -85,6 +86,15 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 	}
 	if len(k.StreamMode) == 0 {
 		k.StreamMode = []string{"values"}
+	}
+	switch k.Durability {
+	case "":
+		if req.CheckpointDuring != nil && !*req.CheckpointDuring {
+			k.Durability = "exit" // the deprecated checkpoint_during: false
+		}
+	case "sync", "async", "exit":
+	default:
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid durability %q: must be sync, async or exit", k.Durability)
 	}
 	if k.OnDisconnect == "" {
 		k.OnDisconnect = "continue"
@@ -327,7 +337,7 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 	run := &Run{}
 	p.Queue(`
 		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, now())
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, clock_timestamp())
 		RETURNING `+runColumns,
 		runID, threadID, v.assistantID, v.graph.ID, v.strategy, mustJSON(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay).
 		Query(func(rows pgx.Rows) error {

@@ -97,8 +97,12 @@ type execution struct {
 	// Commits go out one at a time, in order (commitMu is held while one
 	// is in flight); with async durability a step's commit runs while the
 	// next step executes, and what piles up meanwhile goes in the next.
-	commitMu  sync.Mutex
-	inflight  bool  // an async commit is running (under mu)
+	commitMu sync.Mutex
+	inflight bool // an async commit is running (under mu)
+	// With "exit" durability: the checkpoint that will be written at the
+	// end, and the ids of those it replaced (under mu).
+	exitPut   *CheckpointPut
+	dropped   map[string]bool
 	commitErr error // the first failed commit: nothing may follow it (under mu)
 	async     sync.WaitGroup
 	md        checkpoints.Metadata
@@ -128,12 +132,21 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 		x.mu.Unlock()
 		return nil, err
 	}
+	for _, c := range cps {
+		x.addCheckpoint(c)
+	}
 	req := x.pending
 	x.pending = CommitRequest{}
+	if x.exitPut != nil && end != nil {
+		req.Checkpoints = append(req.Checkpoints, *x.exitPut)
+		x.exitPut = nil
+	}
+	if len(x.dropped) > 0 {
+		req.Writes = slices.DeleteFunc(req.Writes, func(b WriteBatch) bool { return x.dropped[b.CheckpointID] })
+	}
 	x.mu.Unlock()
 	req.ClaimToken, req.CommitID, req.End = x.token, key, end
 	req.inProcess, req.runID, req.threadID = true, x.run.RunID, x.run.ThreadID
-	req.Checkpoints = append(req.Checkpoints, cps...)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	res, err := x.s.Commit(cctx, x.d.DispatchID, &req)
@@ -157,7 +170,7 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 // unless a commit is in flight already (then it goes with the next one).
 func (x *execution) checkpoint(ctx context.Context, put CheckpointPut) error {
 	x.mu.Lock()
-	x.pending.Checkpoints = append(x.pending.Checkpoints, put)
+	x.addCheckpoint(put)
 	if err := x.commitErr; err != nil {
 		x.mu.Unlock()
 		return err
@@ -183,6 +196,30 @@ func (x *execution) checkpoint(ctx context.Context, put CheckpointPut) error {
 		x.inflight = false
 	})
 	return nil
+}
+
+// addCheckpoint queues a checkpoint for the next commit (x.mu held). With
+// "exit" durability only the run's last checkpoint is written, as in
+// LangGraph: each new one replaces the one kept so far, taking over its
+// parent (the last checkpoint written before the run) and the channel
+// versions it changed (their blobs are written with it), and the pending
+// writes under the one it replaces are dropped with it.
+func (x *execution) addCheckpoint(put CheckpointPut) {
+	if x.k.Durability != "exit" {
+		x.pending.Checkpoints = append(x.pending.Checkpoints, put)
+		return
+	}
+	if prev := x.exitPut; prev != nil {
+		if x.dropped == nil {
+			x.dropped = map[string]bool{}
+		}
+		x.dropped[prev.Checkpoint.ID] = true
+		put.Parent = prev.Parent
+		nv := maps.Clone(prev.NewVersions)
+		maps.Copy(nv, put.NewVersions)
+		put.NewVersions = nv
+	}
+	x.exitPut = &put
 }
 
 // settle waits for a commit in flight and returns its failure, if any.
@@ -362,7 +399,7 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 	}
 	// Committed with the first step (or the end), in one transaction.
 	x.mu.Lock()
-	x.pending.Checkpoints = append(x.pending.Checkpoints, put)
+	x.addCheckpoint(put)
 	x.mu.Unlock()
 	return tupleOf(tid, cp, md, parent), nil
 }

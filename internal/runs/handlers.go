@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -137,6 +138,10 @@ func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run)
 				h.svc.log.Warn("delete temporary thread", "thread_id", final.ThreadID, "error", derr)
 			}
 		}
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, body) == nil {
+		body = compact.Bytes()
 	}
 	_, _ = w.Write(append(body, '\n'))
 	return nil
@@ -323,6 +328,30 @@ func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	run, err := h.svc.Get(r.Context(), tid, rid)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, run)
+	return nil
+}
+
+// GetStateless godoc
+//
+//	@Summary		Get a run by id
+//	@Description	Any run, stateless ones included (the Content-Location of POST /runs names this URL). A stateless run goes with its temporary thread once that is deleted.
+//	@Tags			runs
+//	@Produce		json
+//	@Param			run_id	path		string	true	"Run ID"	format(uuid)
+//	@Success		200		{object}	Run
+//	@Failure		404		{object}	httpx.ErrorBody
+//	@Failure		422		{object}	httpx.ErrorBody
+//	@Router			/runs/{run_id} [get]
+func (h *Handlers) GetStateless(w http.ResponseWriter, r *http.Request) error {
+	rid, err := httpx.PathUUID(r, "run_id", "run")
+	if err != nil {
+		return err
+	}
+	run, err := h.svc.Get(r.Context(), uuid.Nil, rid)
 	if err != nil {
 		return err
 	}

@@ -113,6 +113,9 @@ func TestStatelessRuns(t *testing.T) {
 		t.Fatalf("Content-Location %q", run.Header.Get("Content-Location"))
 	}
 	runStatus(t, s, kept["thread_id"].(string), kept["run_id"].(string), "success")
+	if got := s.Must(http.StatusOK, "GET", run.Header.Get("Content-Location"), nil).Map(t); got["status"] != "success" {
+		t.Fatalf("GET %s: %s", run.Header.Get("Content-Location"), js(got))
+	}
 	wantJSON(t, "kept thread values", thread(t, s, kept["thread_id"].(string))["values"], `{"foo":"b","bar":["a","b"]}`)
 
 	var batch []map[string]any
@@ -351,13 +354,26 @@ func TestCommandGotoAndDurability(t *testing.T) {
 	tid := newThread(t, s)
 	wantJSON(t, "goto node_b", wait(t, s, tid, map[string]any{"assistant_id": "foo_bar",
 		"command": map[string]any{"goto": "node_b", "update": map[string]any{"foo": "x"}}}), `{"foo":"b","bar":["b"]}`)
-	// Every durability mode writes the same checkpoints.
-	for _, mode := range []string{"sync", "async", "exit"} {
+	// sync and async write every checkpoint; exit only the last, whose
+	// values and versions are complete.
+	for mode, want := range map[string]int{"sync": 4, "async": 4, "exit": 1} {
 		tid := newThread(t, s)
 		wantJSON(t, mode, wait(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}, "durability": mode}),
 			`{"foo":"b","bar":["a","b"]}`)
-		if n := len(history(t, s, tid)); n != 4 {
-			t.Fatalf("durability %s: %d checkpoints", mode, n)
+		if n := len(history(t, s, tid)); n != want {
+			t.Fatalf("durability %s: %d checkpoints, want %d", mode, n, want)
 		}
+		wantJSON(t, mode+" state", state(t, s, tid)["values"], `{"foo":"b","bar":["a","b"]}`)
+		wantJSON(t, mode+" second run", wait(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}, "durability": mode}),
+			`{"foo":"b","bar":["a","b","a","b"]}`)
 	}
+	// An interrupt under exit durability is kept with the last checkpoint.
+	tid = newThread(t, s)
+	res := wait(t, s, tid, map[string]any{"assistant_id": "hitl", "input": map[string]any{"input": "x"}, "durability": "exit"})
+	if _, ok := res["__interrupt__"]; !ok || thread(t, s, tid)["status"] != "interrupted" {
+		t.Fatalf("exit interrupt: %s", js(res))
+	}
+	wantJSON(t, "exit resume", wait(t, s, tid, map[string]any{"assistant_id": "hitl", "command": map[string]any{"resume": "ok"}, "durability": "exit"}),
+		`{"input":"x","answer":"ok","result":"x:ok"}`)
+	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "foo_bar", "durability": "never"})
 }

@@ -280,3 +280,23 @@ func PathParam(r *http.Request, name string) string {
 	}
 	return s
 }
+
+// QueryList flattens list query parameters in every encoding the SDKs use:
+// repeated keys, comma lists, and JSON arrays (["a","b"]).
+func QueryList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		var list []string
+		if strings.HasPrefix(v, "[") && json.Unmarshal([]byte(v), &list) == nil {
+			out = append(out, list...)
+			continue
+		}
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -21,7 +21,8 @@ import (
 
 // NOTIFY channels of runs.
 const (
-	channelRunEnd = "weft_run_end" // payload: run id
+	channelRunEnd   = "weft_run_end"   // payload: run id
+	channelRunEvent = "weft_run_event" // payload: run id whose log grew
 )
 
 // CheckpointPut is one checkpoint a commit writes: the saver's put.
@@ -323,9 +324,9 @@ func appendEvents(p *postgres.Pipeline, runID, threadID uuid.UUID, events []Even
 			FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(name, data, ord)
 			RETURNING seq
 		)
-		SELECT max(seq) FROM ins`,
+		SELECT max(seq), pg_notify('`+channelRunEvent+`', $1::text) FROM ins`,
 		runID, threadID, names, datas).QueryRow(func(row pgx.Row) error {
-		return row.Scan(last)
+		return row.Scan(last, nil)
 	})
 	return nil
 }

@@ -573,6 +573,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		for i, o := range outcomes {
 			if tasks[i].Name != graph.START && o.Update != nil {
 				x.emit("updates", map[string]any{tasks[i].Name: o.Update})
+				x.emitMessages(tasks[i], step, o.Update)
 			}
 		}
 		x.emit("values", newValues)
@@ -600,6 +601,27 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 func (s *Service) cancelOf(id uuid.UUID) {
 	if c, ok := s.cancels.Load(id); ok {
 		c.(context.CancelCauseFunc)(errCancelRequested)
+	}
+}
+
+// emitMessages records, for the messages-tuple stream mode, every message
+// a node wrote to a messages channel, as [message, metadata] with
+// LangGraph's run metadata.
+func (x *execution) emitMessages(t pregel.Task, step int, update graph.State) {
+	for _, c := range x.g.Channels {
+		msgs, _ := update[c.Name].([]any)
+		if c.Kind != graph.Messages || len(msgs) == 0 {
+			continue
+		}
+		ns := t.Name + ":" + t.ID
+		md := map[string]any{"langgraph_node": t.Name, "langgraph_step": step,
+			"langgraph_triggers": []string{pregel.TriggerChannel(t.Name)}, "langgraph_path": t.Path,
+			"langgraph_checkpoint_ns": ns, "checkpoint_ns": ns, "tags": []any{},
+			"run_id": x.run.RunID.String(), "thread_id": x.run.ThreadID.String(),
+			"graph_id": x.g.ID, "assistant_id": x.run.AssistantID.String()}
+		for _, m := range msgs {
+			x.emit("messages", []any{m, md})
+		}
 	}
 }
 

@@ -38,6 +38,9 @@ type Config struct {
 	TempRetention time.Duration
 	// WorkerID names this process's workers in claims ("" → generated).
 	WorkerID string
+	// StreamHeartbeat is how often an idle stream sends a comment line
+	// (default 5 s, the Agent Server's cadence).
+	StreamHeartbeat time.Duration
 }
 
 func (c *Config) defaults() {
@@ -52,6 +55,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = dispatch.DefaultMaxAttempts
+	}
+	if c.StreamHeartbeat <= 0 {
+		c.StreamHeartbeat = 5 * time.Second
 	}
 	if c.TempRetention <= 0 {
 		c.TempRetention = time.Minute
@@ -72,6 +78,7 @@ type Service struct {
 	cfg        Config
 
 	ends    *hub // run id → waiters of its end
+	events  *hub // run id → streams waiting for its next events
 	wake    chan struct{}
 	cancels sync.Map // dispatch id → context.CancelCauseFunc of its in-process execution
 }
@@ -80,7 +87,7 @@ type Service struct {
 func NewService(db *pgxpool.Pool, graphs *graph.Registry, as *assistants.Store, ts *threads.Store, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	return &Service{db: db, graphs: graphs, assistants: as, threads: ts, log: log, cfg: cfg,
-		ends: newHub(), wake: make(chan struct{}, max(cfg.Workers, 1))}
+		ends: newHub(), events: newHub(), wake: make(chan struct{}, max(cfg.Workers, 1))}
 }
 
 // Start subscribes to l (which the caller runs) and starts the reaper and
@@ -98,9 +105,15 @@ func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func())
 	l.Subscribe(channelRunEnd, func(p string) {
 		if id, err := uuid.Parse(p); err == nil {
 			s.ends.fire(id)
+			s.events.fire(id)
 		}
 	})
-	l.OnConnect(func() { s.wakeWorkers(s.cfg.Workers); s.ends.fireAll() })
+	l.Subscribe(channelRunEvent, func(p string) {
+		if id, err := uuid.Parse(p); err == nil {
+			s.events.fire(id)
+		}
+	})
+	l.OnConnect(func() { s.wakeWorkers(s.cfg.Workers); s.ends.fireAll(); s.events.fireAll() })
 	var wg sync.WaitGroup
 	wg.Go(func() { s.reapLoop(ctx) })
 	for i := range s.cfg.Workers {
@@ -384,7 +397,7 @@ func (s *Service) Retry(ctx context.Context, id uuid.UUID) (*dispatch.Dispatch, 
 
 // NotifyChannels are the channels a Listener must hold for Start.
 func NotifyChannels() []string {
-	return []string{dispatch.ChannelDispatch, dispatch.ChannelCancel, channelRunEnd}
+	return []string{dispatch.ChannelDispatch, dispatch.ChannelCancel, channelRunEnd, channelRunEvent}
 }
 
 // StopThreads tells the workers of the runs executing on threads that are

@@ -28,6 +28,7 @@ type Config struct {
 	Lease           time.Duration // -lease, WEFT_LEASE (default 30s): how long a claimed run lasts without a heartbeat
 	MaxAttempts     int           // -max-attempts, WEFT_MAX_ATTEMPTS (default 5): claims of a run before it is dead-lettered
 	WorkerID        string        // -worker-id, WEFT_WORKER_ID: this process's name in dispatch audits (default generated)
+	StreamHeartbeat time.Duration // not a flag: idle SSE comment interval (default 5s; tests shorten it)
 
 	// Graphs are the graphs this server runs (not a flag; nil → the
 	// built-in graphs). Tests register their own.

@@ -100,7 +100,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	threadHandlers := threads.NewHandlers(threadStore)
 	threadHandlers.Supersteps = stateSvc.ApplySupersteps
 	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{
-		Workers: cfg.Workers, Lease: cfg.Lease, MaxAttempts: cfg.MaxAttempts, WorkerID: cfg.WorkerID})
+		Workers: cfg.Workers, Lease: cfg.Lease, MaxAttempts: cfg.MaxAttempts, WorkerID: cfg.WorkerID,
+		StreamHeartbeat: cfg.StreamHeartbeat})
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	listener := postgres.NewListener(s.pool.Config().ConnString(), log, runs.NotifyChannels()...)
 	var listening sync.WaitGroup

@@ -1,0 +1,374 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// StoredEvent is one entry of a run's event log.
+type StoredEvent struct {
+	Seq   int64           `db:"seq"`
+	Event string          `db:"event"`
+	Data  json.RawMessage `db:"data"`
+}
+
+// EventsAfter returns up to limit events of the run with a sequence number
+// above after, in order.
+func (s *Service) EventsAfter(ctx context.Context, runID uuid.UUID, after int64, limit int) ([]StoredEvent, error) {
+	rows, err := s.db.Query(ctx, `SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2
+		ORDER BY seq LIMIT $3`, runID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[StoredEvent])
+}
+
+// lastSeq is the sequence number of the run's newest event (0: none).
+func (s *Service) lastSeq(ctx context.Context, runID uuid.UUID) (int64, error) {
+	var n int64
+	err := s.db.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1`, runID).Scan(&n)
+	return n, err
+}
+
+// modes is the set of stream modes a client asked for.
+type modes map[string]bool
+
+func parseModes(list []string) modes {
+	m := modes{}
+	for _, s := range list {
+		for _, part := range strings.Split(s, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				m[part] = true
+			}
+		}
+	}
+	if len(m) == 0 {
+		m["values"] = true
+	}
+	return m
+}
+
+// wire returns the SSE event name a stored event goes out under for these
+// modes ("" to skip it): metadata and error always; values, updates and
+// custom when asked for; message tuples under "messages" for
+// messages-tuple; an interrupt update as a values event when only values
+// were asked for (as the Agent Server does); end never (the stream closes).
+func (m modes) wire(e StoredEvent) string {
+	switch e.Event {
+	case "metadata", "error":
+		return e.Event
+	case "values", "custom":
+		if m[e.Event] {
+			return e.Event
+		}
+	case "updates":
+		if m["updates"] {
+			return "updates"
+		}
+		if m["values"] && bytes.Contains(e.Data, []byte(`"__interrupt__"`)) {
+			return "values"
+		}
+	case "messages":
+		if m["messages-tuple"] {
+			return "messages"
+		}
+	}
+	return ""
+}
+
+// parseLastEventID reads a Last-Event-ID: an event id this server sent (a
+// sequence number), -1 for "from the first event", or the official
+// server's "<ms>-<seq>" form. ok is false when the header is absent.
+func parseLastEventID(r *http.Request) (after int64, ok bool, err error) {
+	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if v == "" {
+		return 0, false, nil
+	}
+	if _, seq, found := strings.Cut(v, "-"); found && !strings.HasPrefix(v, "-") {
+		v = seq
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < -1 {
+		return 0, false, apperr.Errorf(apperr.Invalid, "Invalid Last-Event-ID %q: must be an event id or -1", r.Header.Get("Last-Event-ID"))
+	}
+	return max(n, 0), true, nil
+}
+
+// sse writes Server-Sent Events and flushes each one.
+type sse struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func startSSE(w http.ResponseWriter) *sse {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &sse{w: w, rc: http.NewResponseController(w)}
+	_ = s.rc.Flush()
+	return s
+}
+
+// send writes one event (id 0: no id line). A client that does not take
+// it within a minute is disconnected (it resumes with Last-Event-ID).
+func (s *sse) send(event string, data []byte, id int64) error {
+	var b bytes.Buffer
+	b.WriteString("event: ")
+	b.WriteString(event)
+	b.WriteString("\ndata: ")
+	if err := json.Compact(&b, data); err != nil {
+		b.Write(data)
+	}
+	if id > 0 {
+		b.WriteString("\nid: ")
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	b.WriteString("\n\n")
+	return s.write(b.Bytes())
+}
+
+func (s *sse) write(p []byte) error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(time.Minute))
+	if _, err := s.w.Write(p); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// streamRun sends run's events after sequence number after, live until the
+// run ends, then closes. Events come from the durable log (so any server
+// process can serve any run, and a reconnect with Last-Event-ID loses
+// nothing); a notification on each commit wakes the stream, with a poll as
+// fallback.
+func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, after int64, m modes) error {
+	ctx := r.Context()
+	sub := h.svc.events.subscribe(run.RunID)
+	defer h.svc.events.unsubscribe(run.RunID, sub)
+	out := startSSE(w)
+	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
+	defer beat.Stop()
+	poll := time.NewTicker(h.svc.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		evs, err := h.svc.EventsAfter(ctx, run.RunID, after, 256)
+		if err != nil {
+			return h.streamError(out, ctx, err)
+		}
+		for _, e := range evs {
+			after = e.Seq
+			if e.Event == "end" {
+				return nil
+			}
+			if name := m.wire(e); name != "" {
+				if err := out.send(name, e.Data, e.Seq); err != nil {
+					return nil // the client went away
+				}
+			}
+		}
+		if len(evs) == 256 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-beat.C:
+			if out.write([]byte(": heartbeat\n\n")) != nil {
+				return nil
+			}
+		case <-sub:
+		case <-poll.C:
+			// A run can end without an "end" event (cancelled while queued,
+			// dead-lettered, rolled back): look at it.
+			cur, err := h.svc.Get(ctx, run.ThreadID, run.RunID)
+			if apperr.CodeOf(err) == apperr.NotFound {
+				return h.streamError(out, ctx, err)
+			}
+			if err == nil && cur.finished() {
+				if rest, err := h.svc.EventsAfter(ctx, run.RunID, after, 1); err == nil && len(rest) == 0 {
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// streamError ends a stream with an in-band error event.
+func (h *Handlers) streamError(out *sse, ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	class, msg := "InternalError", "streaming failed"
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		class, msg = "HTTPException", ae.Message
+	} else {
+		h.svc.log.Error("stream", "error", err)
+	}
+	_ = out.send("error", mustJSON(map[string]any{"error": class, "message": msg}), 0)
+	return nil
+}
+
+func streamModes(k Kwargs) modes { return parseModes(k.StreamMode) }
+
+// createAndStream creates a run and streams it from its first event.
+func (h *Handlers) createAndStream(w http.ResponseWriter, r *http.Request, threadID uuid.UUID) error {
+	run, err := h.create(w, r, threadID)
+	if err != nil {
+		return err
+	}
+	p := runPath(run.ThreadID, run.RunID, run.Temporary)
+	w.Header().Set("Content-Location", p)
+	w.Header().Set("Location", p+"/stream")
+	var k Kwargs
+	_ = decodeJSON(run.Kwargs, &k)
+	defer h.cancelOnDisconnect(r, run, k.OnDisconnect == "cancel")()
+	err = h.streamRun(w, r, run, 0, streamModes(k))
+	if run.Temporary {
+		h.deleteTemporary(r, run)
+	}
+	return err
+}
+
+// deleteTemporary deletes a finished stateless run's thread.
+func (h *Handlers) deleteTemporary(r *http.Request, run *Run) {
+	ctx := context.WithoutCancel(r.Context())
+	cur, err := h.svc.Get(ctx, uuid.Nil, run.RunID)
+	if err != nil || !cur.finished() {
+		return // still running: the sweeper deletes it once it has ended
+	}
+	if _, err := h.svc.threads.Delete(ctx, run.ThreadID, "detach"); err != nil && apperr.CodeOf(err) != apperr.NotFound {
+		h.svc.log.Warn("delete temporary thread", "thread_id", run.ThreadID, "error", err)
+	}
+}
+
+// StreamStateful godoc
+//
+//	@Summary		Create a run and stream it
+//	@Description	Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+//	@Tags			runs
+//	@Accept			json
+//	@Produce		text/event-stream
+//	@Param			thread_id	path		string			true	"Thread ID"	format(uuid)
+//	@Param			body		body		CreateRequest	true	"Run"
+//	@Success		200			{string}	string			"text/event-stream"
+//	@Failure		400			{object}	httpx.ErrorBody
+//	@Failure		404			{object}	httpx.ErrorBody
+//	@Failure		409			{object}	httpx.ErrorBody
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/runs/stream [post]
+func (h *Handlers) StreamStateful(w http.ResponseWriter, r *http.Request) error {
+	tid, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		return err
+	}
+	return h.createAndStream(w, r, tid)
+}
+
+// StreamStateless godoc
+//
+//	@Summary		Create a stateless run and stream it
+//	@Description	As POST /threads/{thread_id}/runs/stream, on a temporary thread.
+//	@Tags			runs
+//	@Accept			json
+//	@Produce		text/event-stream
+//	@Param			body	body		CreateRequest	true	"Run"
+//	@Success		200		{string}	string			"text/event-stream"
+//	@Failure		400		{object}	httpx.ErrorBody
+//	@Failure		404		{object}	httpx.ErrorBody
+//	@Failure		422		{object}	httpx.ErrorBody
+//	@Router			/runs/stream [post]
+func (h *Handlers) StreamStateless(w http.ResponseWriter, r *http.Request) error {
+	return h.createAndStream(w, r, uuid.Nil)
+}
+
+// joinStream streams an existing run: without Last-Event-ID from now on,
+// with it the stored events after that id first.
+func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, runID uuid.UUID) error {
+	after, resume, err := parseLastEventID(r)
+	if err != nil {
+		return err
+	}
+	cancelOnDisc, err := httpx.QueryBool(r, "cancel_on_disconnect", false)
+	if err != nil {
+		return err
+	}
+	run, err := h.svc.Get(r.Context(), threadID, runID)
+	if err != nil {
+		return err
+	}
+	if !resume {
+		if after, err = h.svc.lastSeq(r.Context(), runID); err != nil {
+			return err
+		}
+	}
+	var k Kwargs
+	_ = decodeJSON(run.Kwargs, &k)
+	m := streamModes(k)
+	if q := r.URL.Query()["stream_mode"]; len(q) > 0 {
+		m = parseModes(httpx.QueryList(q))
+	}
+	p := runPath(run.ThreadID, run.RunID, threadID == uuid.Nil)
+	w.Header().Set("Content-Location", p)
+	w.Header().Set("Location", p+"/stream")
+	defer h.cancelOnDisconnect(r, run, cancelOnDisc)()
+	return h.streamRun(w, r, run, after, m)
+}
+
+// JoinStream godoc
+//
+//	@Summary		Join a run's stream
+//	@Description	Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own).
+//	@Tags			runs
+//	@Produce		text/event-stream
+//	@Param			thread_id				path		string	true	"Thread ID"	format(uuid)
+//	@Param			run_id					path		string	true	"Run ID"	format(uuid)
+//	@Param			Last-Event-ID			header		string	false	"Resume after this event id (-1: from the start)"
+//	@Param			stream_mode				query		string	false	"Modes to send (repeated, comma list or JSON list)"
+//	@Param			cancel_on_disconnect	query		bool	false	"Cancel the run if this client goes away"
+//	@Success		200						{string}	string	"text/event-stream"
+//	@Failure		404						{object}	httpx.ErrorBody
+//	@Failure		422						{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/runs/{run_id}/stream [get]
+func (h *Handlers) JoinStream(w http.ResponseWriter, r *http.Request) error {
+	tid, rid, err := threadRun(r)
+	if err != nil {
+		return err
+	}
+	return h.joinStream(w, r, tid, rid)
+}
+
+// JoinStreamStateless godoc
+//
+//	@Summary		Join a run's stream by run id
+//	@Description	As GET /threads/{thread_id}/runs/{run_id}/stream, for any run (the Location of POST /runs/stream).
+//	@Tags			runs
+//	@Produce		text/event-stream
+//	@Param			run_id					path		string	true	"Run ID"	format(uuid)
+//	@Param			Last-Event-ID			header		string	false	"Resume after this event id (-1: from the start)"
+//	@Param			stream_mode				query		string	false	"Modes to send"
+//	@Param			cancel_on_disconnect	query		bool	false	"Cancel the run if this client goes away"
+//	@Success		200						{string}	string	"text/event-stream"
+//	@Failure		404						{object}	httpx.ErrorBody
+//	@Failure		422						{object}	httpx.ErrorBody
+//	@Router			/runs/{run_id}/stream [get]
+func (h *Handlers) JoinStreamStateless(w http.ResponseWriter, r *http.Request) error {
+	rid, err := httpx.PathUUID(r, "run_id", "run")
+	if err != nil {
+		return err
+	}
+	return h.joinStream(w, r, uuid.Nil, rid)
+}

@@ -1,0 +1,265 @@
+package runs_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftdev/weft/internal/server"
+	"github.com/weftdev/weft/internal/server/servertest"
+)
+
+type sseEvent struct {
+	Event, Data, ID string
+}
+
+// sseStream is an open event stream.
+type sseStream struct {
+	resp   *http.Response
+	lines  *bufio.Reader
+	cancel context.CancelFunc
+	raw    bytes.Buffer // every byte read, comments included
+}
+
+// openStream sends a request whose answer is an event stream.
+func openStream(t *testing.T, s *servertest.Server, method, path string, body any, header map[string]string) *sseStream {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	req, _ := http.NewRequestWithContext(ctx, method, s.URL+path, rd)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s %s: %d %s %s", method, path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	st := &sseStream{resp: resp, cancel: cancel}
+	st.lines = bufio.NewReader(io.TeeReader(resp.Body, &st.raw))
+	return st
+}
+
+// next reads the next event (ok false at the end of the stream).
+func (st *sseStream) next() (sseEvent, bool) {
+	var e sseEvent
+	for {
+		line, err := st.lines.ReadString('\n')
+		if err != nil {
+			return e, false
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			if e.Event != "" {
+				return e, true
+			}
+		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "event: "):
+			e.Event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			e.Data = line[6:]
+		case strings.HasPrefix(line, "id: "):
+			e.ID = line[4:]
+		}
+	}
+}
+
+// all reads every event until the server closes the stream.
+func (st *sseStream) all() []sseEvent {
+	var out []sseEvent
+	for {
+		e, ok := st.next()
+		if !ok {
+			return out
+		}
+		out = append(out, e)
+	}
+}
+
+func shape(evs []sseEvent) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.ID+" "+e.Event+" "+e.Data)
+	}
+	return out
+}
+
+// The exact stream of a foo_bar run in values and updates modes.
+func TestStreamFooBar(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	st := openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "foo_bar",
+		"input": map[string]any{"foo": ""}, "stream_mode": []string{"values", "updates"}}, nil)
+	cloc := st.resp.Header.Get("Content-Location")
+	if !strings.HasPrefix(cloc, "/threads/"+tid+"/runs/") || st.resp.Header.Get("Location") != cloc+"/stream" {
+		t.Fatalf("Content-Location %q Location %q", cloc, st.resp.Header.Get("Location"))
+	}
+	rid := strings.TrimPrefix(cloc, "/threads/"+tid+"/runs/")
+	evs := st.all()
+	wantJSON(t, "stream", shape(evs), js([]string{
+		`1 metadata {"run_id":"` + rid + `","attempt":1}`,
+		`2 values {"bar":[],"foo":""}`,
+		`3 updates {"node_a":{"bar":["a"],"foo":"a"}}`,
+		`4 values {"bar":["a"],"foo":"a"}`,
+		`5 updates {"node_b":{"bar":["b"],"foo":"b"}}`,
+		`6 values {"bar":["a","b"],"foo":"b"}`,
+	}))
+	if !strings.HasPrefix(st.raw.String(), "event: metadata\ndata: {\"run_id\":\""+rid+"\",\"attempt\":1}\nid: 1\n\n") {
+		t.Fatalf("framing: %q", st.raw.String()[:80])
+	}
+	// Values only (the default mode).
+	evs = openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}}, nil).all()
+	var names []string
+	for _, e := range evs {
+		names = append(names, e.Event)
+	}
+	wantJSON(t, "values mode", names, `["metadata","values","values","values"]`)
+	// Joining a finished run with Last-Event-ID replays after it and closes;
+	// -1 replays everything; without it there is nothing new to send.
+	evs = openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": "4"}).all()
+	wantJSON(t, "replay after 4", shape(evs), js([]string{`5 updates {"node_b":{"bar":["b"],"foo":"b"}}`, `6 values {"bar":["a","b"],"foo":"b"}`}))
+	if n := len(openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": "-1"}).all()); n != 6 {
+		t.Fatalf("replay from -1: %d events", n)
+	}
+	if n := len(openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=updates", nil, map[string]string{"Last-Event-ID": "-1"}).all()); n != 3 {
+		t.Fatalf("replay of updates only: %d events (metadata and two updates)", n)
+	}
+	if n := len(openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, nil).all()); n != 0 {
+		t.Fatalf("join without Last-Event-ID after the end: %d events", n)
+	}
+	r, _ := http.NewRequest("GET", s.URL+"/threads/"+tid+"/runs/"+rid+"/stream", nil)
+	r.Header.Set("Last-Event-ID", "x")
+	if resp, err := http.DefaultClient.Do(r); err != nil || resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("bad Last-Event-ID: %v %v", err, resp)
+	}
+}
+
+func TestStreamInterruptErrorAndMessages(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	evs := openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "hitl",
+		"input": map[string]any{"input": "x"}, "stream_mode": "updates"}, nil).all()
+	last := evs[len(evs)-1]
+	if last.Event != "updates" || !strings.Contains(last.Data, `"__interrupt__":[{"id":`) {
+		t.Fatalf("interrupt: %v", shape(evs))
+	}
+	evs = openStream(t, s, "POST", "/threads/"+newThread(t, s)+"/runs/stream", map[string]any{"assistant_id": "slow",
+		"input": map[string]any{"ms": "x"}}, nil).all()
+	last = evs[len(evs)-1]
+	if last.Event != "error" || !strings.Contains(last.Data, `"message":"slow: ms must be a number`) {
+		t.Fatalf("error: %v", shape(evs))
+	}
+	evs = openStream(t, s, "POST", "/threads/"+newThread(t, s)+"/runs/stream", map[string]any{"assistant_id": "echo_chat",
+		"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi", "id": "m1"}}},
+		"stream_mode": []string{"messages-tuple", "values", "tools"}}, nil).all()
+	var tuple []map[string]any
+	for _, e := range evs {
+		if e.Event == "messages" {
+			if err := json.Unmarshal([]byte(e.Data), &tuple); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(tuple) != 2 || tuple[0]["content"] != "echo: hi" || tuple[0]["type"] != "ai" || tuple[0]["id"] == "" ||
+		tuple[1]["langgraph_node"] != "echo" || tuple[1]["langgraph_step"] != float64(1) {
+		t.Fatalf("messages tuple: %v", shape(evs))
+	}
+	// The stateless stream answers on /runs paths.
+	st := openStream(t, s, "POST", "/runs/stream", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}}, nil)
+	if loc := st.resp.Header.Get("Location"); !strings.HasPrefix(loc, "/runs/") || !strings.HasSuffix(loc, "/stream") {
+		t.Fatalf("stateless Location %q", loc)
+	}
+	if n := len(st.all()); n != 4 {
+		t.Fatalf("stateless stream: %d events", n)
+	}
+}
+
+// A client joins, on a second server process sharing the database, a run
+// that executes on the first: it sees every event, in order, live.
+func TestStreamJoinFromAnotherServer(t *testing.T) {
+	a := start(t)
+	b := servertest.StartWith(t, a.DSN, func(c *server.Config) { c.Graphs = testGraphs(); c.Workers = 0 })
+	tid := newThread(t, a)
+	run := create(t, a, tid, slowBody("x", 300, ""))
+	rid := run["run_id"].(string)
+	st := openStream(t, b, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": "-1"})
+	var got []string
+	for {
+		e, ok := st.next()
+		if !ok {
+			break
+		}
+		got = append(got, e.ID+" "+e.Event)
+	}
+	wantJSON(t, "joined", got, `["1 metadata","2 values","4 values","6 values"]`)
+	runStatus(t, a, tid, rid, "success")
+}
+
+// A dropped connection resumed with Last-Event-ID loses nothing.
+func TestStreamResumeAfterDrop(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	st := openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "slow",
+		"input": map[string]any{"ms": 300, "tag": "r"}, "stream_mode": []string{"values", "updates"}, "stream_resumable": true}, nil)
+	loc := st.resp.Header.Get("Location")
+	first, _ := st.next()
+	second, _ := st.next()
+	st.cancel() // the connection drops
+	rest := openStream(t, s, "GET", loc, nil, map[string]string{"Last-Event-ID": second.ID}).all()
+	all := append([]sseEvent{first, second}, rest...)
+	for i, e := range all {
+		if e.ID != js(i+1) {
+			t.Fatalf("event %d has id %s: %v", i, e.ID, shape(all))
+		}
+	}
+	if len(all) != 6 {
+		t.Fatalf("resumed stream: %v", shape(all))
+	}
+	var final any
+	_ = json.Unmarshal([]byte(all[5].Data), &final)
+	wantJSON(t, "final values", final, `{"log":["first:r","second:r"],"ms":300,"tag":"r"}`)
+}
+
+func TestStreamOnDisconnectCancelAndHeartbeat(t *testing.T) {
+	s := startWith(t, func(c *server.Config) { c.StreamHeartbeat = 100 * time.Millisecond })
+	tid := newThread(t, s)
+	st := openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "slow",
+		"input": map[string]any{"ms": 5000}, "on_disconnect": "cancel"}, nil)
+	rid := strings.TrimPrefix(st.resp.Header.Get("Content-Location"), "/threads/"+tid+"/runs/")
+	if e, _ := st.next(); e.Event != "metadata" {
+		t.Fatalf("first event %v", e)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(st.raw.String(), ": heartbeat\n\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat: %q", st.raw.String())
+		}
+		buf := make([]byte, 64)
+		_, _ = st.lines.Read(buf)
+	}
+	st.cancel()
+	runStatus(t, s, tid, rid, "interrupted")
+
+	// on_disconnect continue (the default): the run goes on.
+	st = openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "slow", "input": map[string]any{"ms": 200}}, nil)
+	rid = strings.TrimPrefix(st.resp.Header.Get("Content-Location"), "/threads/"+tid+"/runs/")
+	st.next()
+	st.cancel()
+	runStatus(t, s, tid, rid, "success")
+}

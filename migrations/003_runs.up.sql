@@ -112,6 +112,9 @@ CREATE TABLE run_events (
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (run_id, seq)
 );
+-- The thread-level stream reads every run's events of a thread in order:
+-- one writer per thread at a time, so (created_at, run_id, seq) is it.
+CREATE INDEX run_events_thread_idx ON run_events (thread_id, created_at, run_id, seq);
 
 -- Idempotency of the commit coordinator: one row per applied commit key
 -- (a checkpoint id or a worker-chosen commit id) with the result it returned.

@@ -71,6 +71,7 @@ func NewRouter(d Deps) http.Handler {
 	r.Delete("/threads/{thread_id}", h(d.Threads.Delete))
 	r.Get("/threads/{thread_id}/children", h(d.Threads.Children))
 	r.Post("/threads/{thread_id}/copy", h(d.State.Copy))
+	r.Get("/threads/{thread_id}/stream", h(d.Runs.ThreadStream))
 
 	r.Get("/threads/{thread_id}/state", h(d.State.GetState))
 	r.Post("/threads/{thread_id}/state", h(d.State.UpdateState))

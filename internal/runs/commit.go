@@ -22,7 +22,7 @@ import (
 // NOTIFY channels of runs.
 const (
 	channelRunEnd   = "weft_run_end"   // payload: run id
-	channelRunEvent = "weft_run_event" // payload: run id whose log grew
+	channelRunEvent = "weft_run_event" // payload: "<run id> <thread id>" of a log that grew
 )
 
 // CheckpointPut is one checkpoint a commit writes: the saver's put.
@@ -324,7 +324,7 @@ func appendEvents(p *postgres.Pipeline, runID, threadID uuid.UUID, events []Even
 			FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(name, data, ord)
 			RETURNING seq
 		)
-		SELECT max(seq), pg_notify('`+channelRunEvent+`', $1::text) FROM ins`,
+		SELECT max(seq), pg_notify('`+channelRunEvent+`', $1::text || ' ' || $2::text) FROM ins`,
 		runID, threadID, names, datas).QueryRow(func(row pgx.Row) error {
 		return row.Scan(last, nil)
 	})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -109,8 +110,10 @@ func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func())
 		}
 	})
 	l.Subscribe(channelRunEvent, func(p string) {
-		if id, err := uuid.Parse(p); err == nil {
-			s.events.fire(id)
+		for _, f := range strings.Fields(p) { // the run's streams and the thread's
+			if id, err := uuid.Parse(f); err == nil {
+				s.events.fire(id)
+			}
 		}
 	})
 	l.OnConnect(func() { s.wakeWorkers(s.cfg.Workers); s.ends.fireAll(); s.events.fireAll() })

@@ -126,6 +126,15 @@ func startSSE(w http.ResponseWriter) *sse {
 // send writes one event (id 0: no id line). A client that does not take
 // it within a minute is disconnected (it resumes with Last-Event-ID).
 func (s *sse) send(event string, data []byte, id int64) error {
+	sid := ""
+	if id > 0 {
+		sid = strconv.FormatInt(id, 10)
+	}
+	return s.sendID(event, data, sid)
+}
+
+// sendID is send with an id of any form ("": no id line).
+func (s *sse) sendID(event string, data []byte, id string) error {
 	var b bytes.Buffer
 	b.WriteString("event: ")
 	b.WriteString(event)
@@ -133,9 +142,9 @@ func (s *sse) send(event string, data []byte, id int64) error {
 	if err := json.Compact(&b, data); err != nil {
 		b.Write(data)
 	}
-	if id > 0 {
+	if id != "" {
 		b.WriteString("\nid: ")
-		b.WriteString(strconv.FormatInt(id, 10))
+		b.WriteString(id)
 	}
 	b.WriteString("\n\n")
 	return s.write(b.Bytes())
@@ -371,4 +380,141 @@ func (h *Handlers) JoinStreamStateless(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	return h.joinStream(w, r, uuid.Nil, rid)
+}
+
+// threadEvent is an event of a thread stream: a stored event with its run.
+type threadEvent struct {
+	StoredEvent
+	RunID     uuid.UUID `db:"run_id"`
+	CreatedAt time.Time `db:"created_at"`
+}
+
+// threadCursor is a position in a thread's events; its text form
+// "<unix µs>.<seq>.<run id>" is the event id of thread streams.
+type threadCursor struct {
+	at    time.Time
+	runID uuid.UUID
+	seq   int64
+}
+
+func (c threadCursor) String() string {
+	return strconv.FormatInt(c.at.UnixMicro(), 10) + "." + strconv.FormatInt(c.seq, 10) + "." + c.runID.String()
+}
+
+func parseThreadCursor(v string) (threadCursor, error) {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) == 3 {
+		us, err1 := strconv.ParseInt(parts[0], 10, 64)
+		seq, err2 := strconv.ParseInt(parts[1], 10, 64)
+		id, err3 := uuid.Parse(parts[2])
+		if err1 == nil && err2 == nil && err3 == nil {
+			return threadCursor{at: time.UnixMicro(us), runID: id, seq: seq}, nil
+		}
+	}
+	return threadCursor{}, apperr.Errorf(apperr.Invalid, "Invalid Last-Event-ID %q: must be an id this thread stream sent", v)
+}
+
+// threadEventsAfter returns up to limit events of the thread's runs after c.
+func (s *Service) threadEventsAfter(ctx context.Context, threadID uuid.UUID, c threadCursor, limit int) ([]threadEvent, error) {
+	rows, err := s.db.Query(ctx, `SELECT seq, event, data, run_id, created_at FROM run_events
+		WHERE thread_id = $1 AND (created_at, run_id, seq) > ($2, $3, $4)
+		ORDER BY created_at, run_id, seq LIMIT $5`, threadID, c.at, c.runID, c.seq, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[threadEvent])
+}
+
+// ThreadStream godoc
+//
+//	@Summary		Stream every run of a thread
+//	@Description	Server-Sent Events of all runs on the thread, in order, until the client leaves: with stream_modes run_modes (default) every event of each run; with lifecycle only each run's metadata event and {"status":"run_done","run_id"} when it ends (state_update is accepted and sends nothing yet). Event ids are positions in the thread's log: Last-Event-ID resumes after one; without it only events from now on are sent. A comment line is sent every 5 s while idle.
+//	@Tags			threads
+//	@Produce		text/event-stream
+//	@Param			thread_id		path		string	true	"Thread ID"	format(uuid)
+//	@Param			stream_modes	query		string	false	"run_modes, lifecycle, state_update (repeated or comma list)"
+//	@Param			Last-Event-ID	header		string	false	"Resume after this event id"
+//	@Success		200				{string}	string	"text/event-stream"
+//	@Failure		404				{object}	httpx.ErrorBody
+//	@Failure		422				{object}	httpx.ErrorBody
+//	@Router			/threads/{thread_id}/stream [get]
+func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
+	tid, err := httpx.PathUUID(r, "thread_id", "thread")
+	if err != nil {
+		return err
+	}
+	lifecycle, runModes := false, false
+	for _, m := range httpx.QueryList(r.URL.Query()["stream_modes"]) {
+		switch m {
+		case "lifecycle":
+			lifecycle = true
+		case "run_modes":
+			runModes = true
+		case "state_update":
+		default:
+			return apperr.Errorf(apperr.Invalid, "Invalid stream_modes %q: must be run_modes, lifecycle or state_update", m)
+		}
+	}
+	if !lifecycle {
+		runModes = true
+	}
+	ctx := r.Context()
+	var cur threadCursor
+	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
+		if cur, err = parseThreadCursor(v); err != nil {
+			return err
+		}
+	} else {
+		err := h.svc.db.QueryRow(ctx, `SELECT created_at, run_id, seq FROM run_events WHERE thread_id = $1
+			ORDER BY created_at DESC, run_id DESC, seq DESC LIMIT 1`, tid).Scan(&cur.at, &cur.runID, &cur.seq)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+	}
+	var exists bool
+	if err := h.svc.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1)`, tid).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return apperr.Errorf(apperr.NotFound, "Thread %s not found", tid)
+	}
+	sub := h.svc.events.subscribe(tid)
+	defer h.svc.events.unsubscribe(tid, sub)
+	out := startSSE(w)
+	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
+	defer beat.Stop()
+	poll := time.NewTicker(h.svc.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		evs, err := h.svc.threadEventsAfter(ctx, tid, cur, 256)
+		if err != nil {
+			return h.streamError(out, ctx, err)
+		}
+		for _, e := range evs {
+			cur = threadCursor{at: e.CreatedAt, runID: e.RunID, seq: e.Seq}
+			name, data := e.Event, []byte(e.Data)
+			switch {
+			case e.Event == "end" && lifecycle:
+				name, data = "metadata", mustJSON(map[string]any{"status": "run_done", "run_id": e.RunID.String()})
+			case e.Event == "end", !runModes && e.Event != "metadata":
+				continue
+			}
+			if err := out.sendID(name, data, cur.String()); err != nil {
+				return nil
+			}
+		}
+		if len(evs) == 256 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-beat.C:
+			if out.write([]byte(": heartbeat\n\n")) != nil {
+				return nil
+			}
+		case <-sub:
+		case <-poll.C:
+		}
+	}
 }

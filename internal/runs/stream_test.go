@@ -166,7 +166,7 @@ func TestStreamInterruptErrorAndMessages(t *testing.T) {
 		t.Fatalf("error: %v", shape(evs))
 	}
 	evs = openStream(t, s, "POST", "/threads/"+newThread(t, s)+"/runs/stream", map[string]any{"assistant_id": "echo_chat",
-		"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi", "id": "m1"}}},
+		"input":       map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi", "id": "m1"}}},
 		"stream_mode": []string{"messages-tuple", "values", "tools"}}, nil).all()
 	var tuple []map[string]any
 	for _, e := range evs {
@@ -262,4 +262,46 @@ func TestStreamOnDisconnectCancelAndHeartbeat(t *testing.T) {
 	st.next()
 	st.cancel()
 	runStatus(t, s, tid, rid, "success")
+}
+
+// The thread stream carries every run of the thread, in order, and resumes
+// after an id.
+func TestThreadStream(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	wait(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}}) // before: not sent
+	st := openStream(t, s, "GET", "/threads/"+tid+"/stream", nil, nil)
+	lc := openStream(t, s, "GET", "/threads/"+tid+"/stream?stream_modes=lifecycle", nil, nil)
+	var rids []string
+	for range 2 {
+		run := create(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}})
+		rids = append(rids, run["run_id"].(string))
+	}
+	read := func(st *sseStream, n int) []sseEvent {
+		var got []sseEvent
+		for len(got) < n {
+			e, ok := st.next()
+			if !ok {
+				t.Fatalf("thread stream ended after %v", shape(got))
+			}
+			got = append(got, e)
+		}
+		return got
+	}
+	got := read(st, 12)
+	var names []string
+	for _, e := range got {
+		names = append(names, e.Event)
+	}
+	wantJSON(t, "two runs", names, `["metadata","values","updates","values","updates","values","metadata","values","updates","values","updates","values"]`)
+	if !strings.Contains(got[0].Data, rids[0]) || !strings.Contains(got[6].Data, rids[1]) {
+		t.Fatalf("runs out of order: %v", shape(got))
+	}
+	life := read(lc, 4)
+	wantJSON(t, "lifecycle", []string{life[0].Event, life[1].Data, life[2].Event, life[3].Data},
+		js([]string{"metadata", `{"run_id":"` + rids[0] + `","status":"run_done"}`, "metadata", `{"run_id":"` + rids[1] + `","status":"run_done"}`}))
+	// Resume after the third event: the nine that follow.
+	again := openStream(t, s, "GET", "/threads/"+tid+"/stream", nil, map[string]string{"Last-Event-ID": got[2].ID})
+	wantJSON(t, "resumed", shape(read(again, 9)), js(shape(got[3:])))
+	s.Must(http.StatusNotFound, "GET", "/threads/00000000-0000-0000-0000-000000000009/stream", nil)
 }

@@ -79,8 +79,18 @@ func echoNode(ctx context.Context, in NodeInput) (State, error) {
 			break
 		}
 	}
+	id := uuid.NewString()
+	// Stream the reply a word at a time, as a chat model streams tokens.
+	words := strings.SplitAfter("echo: "+text, " ")
+	for _, w := range words {
+		if w != "" {
+			in.MessageChunk(map[string]any{"type": "AIMessageChunk", "content": w, "id": id,
+				"additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
+				"tool_call_chunks": []any{}, "tool_calls": []any{}, "invalid_tool_calls": []any{}})
+		}
+	}
 	reply, err := normalizeMessage(map[string]any{
-		"type": "ai", "content": "echo: " + text, "id": uuid.NewString(),
+		"type": "ai", "content": "echo: " + text, "id": id,
 	}, false)
 	if err != nil {
 		return nil, err

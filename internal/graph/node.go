@@ -60,6 +60,38 @@ type NodeInput struct {
 
 	resume []any
 	calls  *int // Interrupt calls so far; shared by copies of this input
+	stream func(kind string, data any)
+}
+
+// Stream kinds a node can send while it runs.
+const (
+	StreamCustom       = "custom"        // any JSON, for the "custom" stream mode
+	StreamMessageChunk = "message_chunk" // a chunk of an AI message, for "messages-tuple"
+)
+
+// WithStream returns in with fn receiving what the node streams (the
+// executor's hook); without one, streaming does nothing.
+func WithStream(in NodeInput, fn func(kind string, data any)) NodeInput {
+	in.stream = fn
+	return in
+}
+
+// Custom sends data to the run's "custom" stream mode while the node runs,
+// like LangGraph's stream writer. data must be JSON-compatible.
+func (in NodeInput) Custom(data any) {
+	if in.stream != nil {
+		in.stream(StreamCustom, data)
+	}
+}
+
+// MessageChunk streams a piece of an AI message as it is produced (the
+// "messages-tuple" stream mode): chunk is a message dict whose content is
+// the new text; every chunk of one message carries its id, and the node's
+// update should end with the whole message under the same id.
+func (in NodeInput) MessageChunk(chunk map[string]any) {
+	if in.stream != nil {
+		in.stream(StreamMessageChunk, chunk)
+	}
 }
 
 // NewNodeInput returns the input for one execution of a node: a deep copy of

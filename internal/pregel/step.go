@@ -176,10 +176,12 @@ type TaskOutcome struct {
 }
 
 // RunTask executes task (a pending pull task of g) on values, the state
-// before the step, with the resume answers collected for it. The START task
+// before the step, with the resume answers collected for it; what the node
+// streams while it runs goes to stream (nil: dropped). The START task
 // writes the input held in startInput. Routing follows LangGraph: the task's
 // next nodes are computed on the pre-step state plus its own update.
-func RunTask(ctx context.Context, g *graph.Graph, task Task, values graph.State, startInput any, resume []any) TaskOutcome {
+func RunTask(ctx context.Context, g *graph.Graph, task Task, values graph.State, startInput any, resume []any,
+	stream func(kind string, data any)) TaskOutcome {
 	tw := TaskWrites{Name: task.Name, Triggers: []string{TriggerChannel(task.Name)}}
 	out := TaskOutcome{}
 	var update graph.State
@@ -194,7 +196,7 @@ func RunTask(ctx context.Context, g *graph.Graph, task Task, values graph.State,
 		if !ok {
 			out.Err = fmt.Errorf("%w: graph %q has no node %q", graph.ErrUnknownNode, g.ID, task.Name)
 		} else {
-			update, out.Err = callNode(ctx, node, values, resume)
+			update, out.Err = callNode(ctx, node, values, resume, stream)
 		}
 	}
 	if len(resume) > 0 {
@@ -242,13 +244,13 @@ func RunTask(ctx context.Context, g *graph.Graph, task Task, values graph.State,
 
 // callNode runs a node, turning a panic into an error so one bad node
 // cannot take the worker down.
-func callNode(ctx context.Context, node graph.Node, values graph.State, resume []any) (upd graph.State, err error) {
+func callNode(ctx context.Context, node graph.Node, values graph.State, resume []any, stream func(string, any)) (upd graph.State, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("node %q panicked: %v", node.Name, p)
 		}
 	}()
-	return node.Func(ctx, graph.NewNodeInput(values, resume))
+	return node.Func(ctx, graph.WithStream(graph.NewNodeInput(values, resume), stream))
 }
 
 // InterruptID is the id of the index-th interrupt raised by task taskID: 32

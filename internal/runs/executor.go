@@ -101,8 +101,10 @@ type execution struct {
 	inflight bool // an async commit is running (under mu)
 	// With "exit" durability: the checkpoint that will be written at the
 	// end, and the ids of those it replaced (under mu).
-	exitPut   *CheckpointPut
-	dropped   map[string]bool
+	exitPut *CheckpointPut
+	dropped map[string]bool
+	// streamed are the ids of messages sent chunk by chunk (under mu).
+	streamed  map[string]bool
 	commitErr error // the first failed commit: nothing may follow it (under mu)
 	async     sync.WaitGroup
 	md        checkpoints.Metadata
@@ -183,9 +185,19 @@ func (x *execution) checkpoint(ctx context.Context, put CheckpointPut) error {
 		x.mu.Unlock()
 		_, err := x.commit(ctx, "", nil, nil)
 		return err
-	case x.inflight:
+	}
+	x.mu.Unlock()
+	x.flushAsync(ctx)
+	return nil
+}
+
+// flushAsync commits what is pending in the background, unless a commit
+// is in flight already (what is pending then goes with the next one).
+func (x *execution) flushAsync(ctx context.Context) {
+	x.mu.Lock()
+	if x.inflight {
 		x.mu.Unlock()
-		return nil
+		return
 	}
 	x.inflight = true
 	x.mu.Unlock()
@@ -195,7 +207,6 @@ func (x *execution) checkpoint(ctx context.Context, put CheckpointPut) error {
 		defer x.mu.Unlock()
 		x.inflight = false
 	})
-	return nil
 }
 
 // addCheckpoint queues a checkpoint for the next commit (x.mu held). With
@@ -497,7 +508,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 			return x.end(ctx, &End{Status: StatusSuccess, Result: values}, base)
 		}
 
-		outcomes := x.runTasks(ctx, base, tasks, values)
+		outcomes := x.runTasks(ctx, base, tasks, values, step)
 		x.resumed = false
 		for _, o := range outcomes {
 			if o.commitErr != nil {
@@ -613,14 +624,56 @@ func (x *execution) emitMessages(t pregel.Task, step int, update graph.State) {
 		if c.Kind != graph.Messages || len(msgs) == 0 {
 			continue
 		}
-		ns := t.Name + ":" + t.ID
-		md := map[string]any{"langgraph_node": t.Name, "langgraph_step": step,
-			"langgraph_triggers": []string{pregel.TriggerChannel(t.Name)}, "langgraph_path": t.Path,
-			"langgraph_checkpoint_ns": ns, "checkpoint_ns": ns, "tags": []any{},
-			"run_id": x.run.RunID.String(), "thread_id": x.run.ThreadID.String(),
-			"graph_id": x.g.ID, "assistant_id": x.run.AssistantID.String()}
+		md := x.messageMetadata(t, step)
 		for _, m := range msgs {
-			x.emit("messages", []any{m, md})
+			id, _ := m.(map[string]any)["id"].(string)
+			x.mu.Lock()
+			streamed := x.streamed[id]
+			x.mu.Unlock()
+			if !streamed { // a streamed message was sent chunk by chunk already
+				x.emit("messages", []any{m, md})
+			}
+		}
+	}
+}
+
+// messageMetadata is the metadata of a messages-tuple event of task t:
+// LangGraph's run metadata.
+func (x *execution) messageMetadata(t pregel.Task, step int) map[string]any {
+	ns := t.Name + ":" + t.ID
+	return map[string]any{"langgraph_node": t.Name, "langgraph_step": step,
+		"langgraph_triggers": []string{pregel.TriggerChannel(t.Name)}, "langgraph_path": t.Path,
+		"langgraph_checkpoint_ns": ns, "checkpoint_ns": ns, "tags": []any{},
+		"run_id": x.run.RunID.String(), "thread_id": x.run.ThreadID.String(),
+		"graph_id": x.g.ID, "assistant_id": x.run.AssistantID.String()}
+}
+
+// streamer is what task t's node streams to while it runs: custom data
+// and message chunks become events at once, and are committed in the
+// background (coalesced while a commit is in flight) so that streams see
+// them live. With "exit" durability they wait for the end.
+func (x *execution) streamer(ctx context.Context, t pregel.Task, step int) func(kind string, data any) {
+	return func(kind string, data any) {
+		switch kind {
+		case graph.StreamCustom:
+			x.emit("custom", data)
+		case graph.StreamMessageChunk:
+			if m, ok := data.(map[string]any); ok {
+				if id, _ := m["id"].(string); id != "" {
+					x.mu.Lock()
+					if x.streamed == nil {
+						x.streamed = map[string]bool{}
+					}
+					x.streamed[id] = true
+					x.mu.Unlock()
+				}
+			}
+			x.emit("messages", []any{data, x.messageMetadata(t, step)})
+		default:
+			return
+		}
+		if x.k.Durability != "exit" {
+			x.flushAsync(ctx)
 		}
 	}
 }
@@ -680,7 +733,7 @@ type outcome struct {
 // earlier attempt are not run again, their recorded writes are reused. A
 // task that finishes while others still run has its writes committed at
 // once.
-func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks []pregel.Task, values graph.State) []outcome {
+func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks []pregel.Task, values graph.State, step int) []outcome {
 	out := make([]outcome, len(tasks))
 	var startInput any
 	if v, ok := base.Checkpoint.ChannelValues[graph.START]; ok {
@@ -701,7 +754,7 @@ func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks
 	var wg sync.WaitGroup
 	for _, i := range todo {
 		wg.Go(func() {
-			o := pregel.RunTask(ctx, x.g, tasks[i], values, startInput, x.resumeFor(tasks[i]))
+			o := pregel.RunTask(ctx, x.g, tasks[i], values, startInput, x.resumeFor(tasks[i]), x.streamer(ctx, tasks[i], step))
 			mu.Lock()
 			remaining--
 			early := remaining > 0 && o.Err == nil && ctx.Err() == nil && x.k.Durability != "exit"

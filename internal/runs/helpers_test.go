@@ -38,14 +38,15 @@ func tagOf(in graph.NodeInput) string { s, _ := in.Values["tag"].(string); retur
 
 // testGraphs are the built-in graphs plus:
 //
-//	fan:  START → a, b (in parallel) → join; each appends its name to log;
-//	      b fails while failB[tag] > 0.
+//	fan:  START → a, b (in parallel) → join; each appends its name to log
+//	      and streams {"node": name} as custom data; b fails while failB[tag] > 0.
 //	loop: START → inc → inc → … (n+1 each time) until n reaches 1000.
 func testGraphs() *graph.Registry {
 	r := graph.Builtin()
 	node := func(name string) graph.NodeFunc {
 		return func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
 			tag := tagOf(in)
+			in.Custom(map[string]any{"node": name})
 			callsMu.Lock()
 			calls[tag+":"+name]++
 			fail := name == "b" && failB[tag] > 0

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -168,18 +169,35 @@ func TestStreamInterruptErrorAndMessages(t *testing.T) {
 	evs = openStream(t, s, "POST", "/threads/"+newThread(t, s)+"/runs/stream", map[string]any{"assistant_id": "echo_chat",
 		"input":       map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi", "id": "m1"}}},
 		"stream_mode": []string{"messages-tuple", "values", "tools"}}, nil).all()
-	var tuple []map[string]any
+	// The reply streams as chunks of one message (its id), like model tokens.
+	text, ids := "", map[any]bool{}
 	for _, e := range evs {
-		if e.Event == "messages" {
-			if err := json.Unmarshal([]byte(e.Data), &tuple); err != nil {
-				t.Fatal(err)
-			}
+		if e.Event != "messages" {
+			continue
+		}
+		var tuple []map[string]any
+		if err := json.Unmarshal([]byte(e.Data), &tuple); err != nil {
+			t.Fatal(err)
+		}
+		if len(tuple) != 2 || tuple[0]["type"] != "AIMessageChunk" || tuple[1]["langgraph_node"] != "echo" || tuple[1]["langgraph_step"] != float64(1) {
+			t.Fatalf("messages tuple: %s", e.Data)
+		}
+		text += tuple[0]["content"].(string)
+		ids[tuple[0]["id"]] = true
+	}
+	if text != "echo: hi" || len(ids) != 1 {
+		t.Fatalf("chunks %q of %d messages: %v", text, len(ids), shape(evs))
+	}
+	// Custom data that nodes stream.
+	var custom []string
+	for _, e := range openStream(t, s, "POST", "/threads/"+newThread(t, s)+"/runs/stream", map[string]any{"assistant_id": "fan",
+		"input": map[string]any{"tag": "c"}, "stream_mode": "custom"}, nil).all() {
+		if e.Event == "custom" {
+			custom = append(custom, e.Data)
 		}
 	}
-	if len(tuple) != 2 || tuple[0]["content"] != "echo: hi" || tuple[0]["type"] != "ai" || tuple[0]["id"] == "" ||
-		tuple[1]["langgraph_node"] != "echo" || tuple[1]["langgraph_step"] != float64(1) {
-		t.Fatalf("messages tuple: %v", shape(evs))
-	}
+	sort.Strings(custom[:2]) // a and b run in parallel
+	wantJSON(t, "custom", custom, js([]string{`{"node":"a"}`, `{"node":"b"}`, `{"node":"join"}`}))
 	// The stateless stream answers on /runs paths.
 	st := openStream(t, s, "POST", "/runs/stream", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}}, nil)
 	if loc := st.resp.Header.Get("Location"); !strings.HasPrefix(loc, "/runs/") || !strings.HasSuffix(loc, "/stream") {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -322,4 +323,41 @@ func TestThreadStream(t *testing.T) {
 	again := openStream(t, s, "GET", "/threads/"+tid+"/stream", nil, map[string]string{"Last-Event-ID": got[2].ID})
 	wantJSON(t, "resumed", shape(read(again, 9)), js(shape(got[3:])))
 	s.Must(http.StatusNotFound, "GET", "/threads/00000000-0000-0000-0000-000000000009/stream", nil)
+}
+
+// A slow reader of a long run still gets every event, in order: streams
+// read the durable log at their own pace, so nothing is dropped.
+func TestStreamSlowReader(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	st := openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "loop",
+		"input": map[string]any{"n": 800}, "config": map[string]any{"recursion_limit": 300}}, nil)
+	prev, count := int64(0), 0
+	last := -1.0
+	for {
+		e, ok := st.next()
+		if !ok {
+			break
+		}
+		id, _ := strconv.ParseInt(e.ID, 10, 64)
+		if id <= prev {
+			t.Fatalf("event %s after %d", e.ID, prev)
+		}
+		prev = id
+		if e.Event == "values" {
+			var v struct{ N float64 }
+			_ = json.Unmarshal([]byte(e.Data), &v)
+			if last >= 0 && v.N != last+1 {
+				t.Fatalf("values n=%v after n=%v: an event was lost", v.N, last)
+			}
+			last = v.N
+			count++
+		}
+		if count%20 == 0 {
+			time.Sleep(20 * time.Millisecond) // fall behind the run
+		}
+	}
+	if last != 1000 || count != 201 {
+		t.Fatalf("last n %v after %d values events, want 1000 after 201", last, count)
+	}
 }

@@ -412,7 +412,9 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 	x.mu.Lock()
 	x.addCheckpoint(put)
 	x.mu.Unlock()
-	return tupleOf(tid, cp, md, parent), nil
+	t := tupleOf(tid, cp, md, parent)
+	x.recordCheckpoint(t, step)
+	return t, nil
 }
 
 // takeResume reads the run's command.resume, if any, as the answer for the
@@ -508,7 +510,13 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 			return x.end(ctx, &End{Status: StatusSuccess, Result: values}, base)
 		}
 
+		for _, task := range tasks {
+			x.recordTaskStart(task, step, values)
+		}
 		outcomes := x.runTasks(ctx, base, tasks, values, step)
+		for i, o := range outcomes {
+			x.recordTaskResult(tasks[i], step, o.TaskOutcome)
+		}
 		x.resumed = false
 		for _, o := range outcomes {
 			if o.commitErr != nil {
@@ -588,6 +596,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 			}
 		}
 		x.emit("values", newValues)
+		x.recordCheckpoint(next, step)
 		var end *End
 		ran := make([]pregel.Task, len(tasks))
 		copy(ran, tasks)

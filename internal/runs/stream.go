@@ -61,15 +61,15 @@ func parseModes(list []string) modes {
 }
 
 // wire returns the SSE event name a stored event goes out under for these
-// modes ("" to skip it): metadata and error always; values, updates and
-// custom when asked for; message tuples under "messages" for
+// modes ("" to skip it): metadata and error always; values, updates,
+// custom, checkpoints, tasks and debug when asked for; message tuples under "messages" for
 // messages-tuple; an interrupt update as a values event when only values
 // were asked for (as the Agent Server does); end never (the stream closes).
 func (m modes) wire(e StoredEvent) string {
 	switch e.Event {
 	case "metadata", "error":
 		return e.Event
-	case "values", "custom":
+	case "values", "custom", "checkpoints", "tasks", "debug":
 		if m[e.Event] {
 			return e.Event
 		}

@@ -361,3 +361,38 @@ func TestStreamSlowReader(t *testing.T) {
 		t.Fatalf("last n %v after %d values events, want 1000 after 201", last, count)
 	}
 }
+
+// The checkpoints, tasks and debug modes describe the Pregel loop.
+func TestStreamCheckpointsTasksDebug(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	evs := openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "foo_bar",
+		"input": map[string]any{"foo": ""}, "stream_mode": []string{"checkpoints", "tasks", "debug"}}, nil).all()
+	var got []string
+	for _, e := range evs {
+		var d map[string]any
+		_ = json.Unmarshal([]byte(e.Data), &d)
+		switch e.Event {
+		case "checkpoints":
+			got = append(got, js([]any{"checkpoint", d["metadata"].(map[string]any)["step"], d["next"]}))
+		case "tasks":
+			if _, done := d["result"]; done {
+				got = append(got, js([]any{"result", d["name"], d["result"]}))
+			} else {
+				got = append(got, js([]any{"task", d["name"], d["triggers"]}))
+			}
+		case "debug":
+			got = append(got, js([]any{"debug", d["type"], d["step"]}))
+		}
+	}
+	wantJSON(t, "loop events", got, js([]string{
+		`["checkpoint",-1,["__start__"]]`, `["debug","checkpoint",-1]`,
+		`["checkpoint",0,["node_a"]]`, `["debug","checkpoint",0]`,
+		`["task","node_a",["branch:to:node_a"]]`, `["debug","task",1]`,
+		`["result","node_a",{"bar":["a"],"foo":"a"}]`, `["debug","task_result",1]`,
+		`["checkpoint",1,["node_b"]]`, `["debug","checkpoint",1]`,
+		`["task","node_b",["branch:to:node_b"]]`, `["debug","task",2]`,
+		`["result","node_b",{"bar":["b"],"foo":"b"}]`, `["debug","task_result",2]`,
+		`["checkpoint",2,[]]`, `["debug","checkpoint",2]`,
+	}))
+}

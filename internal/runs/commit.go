@@ -344,7 +344,8 @@ type projection struct {
 func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end End) error {
 	runErr, result := endDocs(end)
 	p.Exec(ctx, `WITH r AS (
-			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now()
+			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now(),
+				`+webhookPendingSet+`
 			WHERE run_id = $1 RETURNING run_id
 		)
 		SELECT pg_notify('`+channelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result)
@@ -401,7 +402,8 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 	runErr, result := endDocs(end)
 	if _, err := tx.Exec(ctx, `
 		WITH r AS (
-			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now()
+			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now(),
+				`+webhookPendingSet+`
 			WHERE run_id = $1 RETURNING run_id
 		)
 		SELECT pg_notify('`+channelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result); err != nil {

@@ -96,6 +96,11 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 	default:
 		return nil, apperr.Errorf(apperr.Invalid, "Invalid durability %q: must be sync, async or exit", k.Durability)
 	}
+	if k.Webhook != nil {
+		if err := validWebhook(*k.Webhook); err != nil {
+			return nil, err
+		}
+	}
 	if k.OnDisconnect == "" {
 		k.OnDisconnect = "continue"
 	}

@@ -59,6 +59,16 @@ type Run struct {
 	MultitaskStrategy string          `db:"multitask_strategy" json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
 	// Attempt counts the claims of the run's dispatch (1 on the first).
 	Attempt int `db:"attempt" json:"attempt"`
+	// WebhookState is the delivery of the run's webhook: null (no webhook,
+	// or the run has not ended), pending, delivered or failed.
+	WebhookState *string `db:"webhook_state" json:"webhook_state" enums:"pending,delivered,failed"`
+	// WebhookAttempts counts the POSTs of the webhook so far.
+	WebhookAttempts int `db:"webhook_attempts" json:"webhook_attempts"`
+	// WebhookLastStatus is the HTTP status of the last attempt (null when
+	// none came back).
+	WebhookLastStatus *int `db:"webhook_last_status" json:"webhook_last_status"`
+	// WebhookLastError says why the last attempt failed (null after a 2xx).
+	WebhookLastError *string `db:"webhook_last_error" json:"webhook_last_error"`
 
 	GraphID   string          `db:"graph_id" json:"-"`
 	Error     json.RawMessage `db:"error" json:"-"`
@@ -67,7 +77,8 @@ type Run struct {
 }
 
 const runColumns = `run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
-	multitask_strategy, attempt, graph_id, error, result, temporary`
+	multitask_strategy, attempt, webhook_state, webhook_attempts, webhook_last_status, webhook_last_error,
+	graph_id, error, result, temporary`
 
 // finished reports whether the run has ended.
 func (r *Run) finished() bool { return r.Status != StatusPending && r.Status != StatusRunning }

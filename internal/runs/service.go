@@ -42,6 +42,19 @@ type Config struct {
 	// StreamHeartbeat is how often an idle stream sends a comment line
 	// (default 5 s, the Agent Server's cadence).
 	StreamHeartbeat time.Duration
+	// SelfURL is this server's own base URL ("http://127.0.0.1:8123"): a
+	// webhook that is a path ("/hooks/done") is POSTed there.
+	SelfURL string
+	// WebhookAllowPrivate lets webhooks reach loopback, private,
+	// link-local, unspecified and multicast addresses (default false: such
+	// a delivery fails at once; a path on this server is always allowed).
+	WebhookAllowPrivate bool
+	// WebhookBackoff is the delay after a webhook's first failed attempt,
+	// doubled after each further one (with jitter, capped at 5 min);
+	// default 1 s.
+	WebhookBackoff time.Duration
+	// WebhookTimeout limits one webhook POST (default 10 s).
+	WebhookTimeout time.Duration
 }
 
 func (c *Config) defaults() {
@@ -59,6 +72,12 @@ func (c *Config) defaults() {
 	}
 	if c.StreamHeartbeat <= 0 {
 		c.StreamHeartbeat = 5 * time.Second
+	}
+	if c.WebhookBackoff <= 0 {
+		c.WebhookBackoff = time.Second
+	}
+	if c.WebhookTimeout <= 0 {
+		c.WebhookTimeout = 10 * time.Second
 	}
 	if c.TempRetention <= 0 {
 		c.TempRetention = time.Minute
@@ -119,6 +138,7 @@ func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func())
 	l.OnConnect(func() { s.wakeWorkers(s.cfg.Workers); s.ends.fireAll(); s.events.fireAll() })
 	var wg sync.WaitGroup
 	wg.Go(func() { s.reapLoop(ctx) })
+	wg.Go(func() { s.webhookLoop(ctx) })
 	for i := range s.cfg.Workers {
 		wg.Go(func() { s.workerLoop(ctx, i) })
 	}

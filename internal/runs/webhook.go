@@ -1,0 +1,410 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// Webhook delivery (reference §6.6). The statement that ends a run whose
+// kwargs name a webhook also marks its delivery pending and due now
+// (webhookPendingSet), so a run that ended is never lost to a crash and a
+// run deleted by a rollback sends nothing. Every replica runs webhookLoop:
+//
+//	pending ──claim (attempts+1, next_at = now + lease)──▶ POST
+//	   ▲                                                    │
+//	   └── non-2xx / network error, attempts < max: ────────┤
+//	       next_at = now + backoff                          │
+//	failed ◀── attempts = max, or an address refused ───────┤
+//	delivered ◀── 2xx ──────────────────────────────────────┘
+//
+// A claim pushes webhook_next_at past the send's timeout (the lease), so two
+// replicas never send the same attempt at once; a replica that dies
+// mid-send leaves the delivery to be claimed again when the lease runs out
+// (at least once). The attempt number fences the recording of an attempt: a
+// sender whose lease ran out and whose delivery was claimed again records
+// nothing.
+const (
+	// webhookMaxAttempts is how many POSTs a delivery gets before it fails.
+	webhookMaxAttempts = 8
+	// webhookMaxBackoff caps the delay between attempts.
+	webhookMaxBackoff = 5 * time.Minute
+	// webhookBatch is how many deliveries one claim takes (sent concurrently).
+	webhookBatch = 16
+)
+
+// webhookPendingSet is the SET clause that marks a run's webhook delivery
+// pending and due when its kwargs name a webhook (part of the statements
+// that end a run, so marking costs no round trip).
+const webhookPendingSet = `webhook_state = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN 'pending' ELSE webhook_state END,
+				webhook_next_at = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN now() ELSE webhook_next_at END,
+				webhook_attempts = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN 0 ELSE webhook_attempts END`
+
+// Webhook delivery states, as stored in runs.webhook_state.
+const (
+	WebhookPending   = "pending"
+	WebhookDelivered = "delivered"
+	WebhookFailed    = "failed"
+)
+
+// validWebhook checks a run's webhook at creation: an absolute http(s) URL
+// with a host, or a path on this server (starting with "/"). "" is none.
+func validWebhook(w string) error {
+	if w == "" || strings.HasPrefix(w, "/") {
+		return nil
+	}
+	u, err := url.Parse(w)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return apperr.Errorf(apperr.Invalid, "Invalid webhook %q: must be an absolute http(s) URL or a path starting with /", w)
+	}
+	return nil
+}
+
+// webhookDelivery is one claimed delivery: what the POST needs.
+type webhookDelivery struct {
+	RunID             uuid.UUID       `db:"run_id"`
+	ThreadID          uuid.UUID       `db:"thread_id"`
+	AssistantID       uuid.UUID       `db:"assistant_id"`
+	CreatedAt         httpx.Time      `db:"created_at"`
+	UpdatedAt         httpx.Time      `db:"updated_at"`
+	StartedAt         httpx.Time      `db:"started_at"`
+	FinishedAt        httpx.Time      `db:"finished_at"`
+	Status            Status          `db:"status"`
+	Metadata          json.RawMessage `db:"metadata"`
+	Kwargs            json.RawMessage `db:"kwargs"`
+	MultitaskStrategy string          `db:"multitask_strategy"`
+	Error             json.RawMessage `db:"error"`
+	Result            json.RawMessage `db:"result"`
+	ThreadValues      json.RawMessage `db:"thread_values"`
+	Attempt           int             `db:"webhook_attempts"`
+	URL               string          `db:"webhook"`
+}
+
+// webhookClaimSQL claims up to $1 due deliveries: each gets its next
+// attempt number and is leased for $2 (its next_at pushed past the send).
+const webhookClaimSQL = `
+	UPDATE runs r SET webhook_attempts = r.webhook_attempts + 1,
+		webhook_next_at = now() + $2::interval
+	FROM (
+		SELECT run_id FROM runs
+		WHERE webhook_state = 'pending' AND webhook_next_at <= now()
+		ORDER BY webhook_next_at
+		FOR UPDATE SKIP LOCKED
+		LIMIT $1
+	) due
+	WHERE r.run_id = due.run_id
+	RETURNING r.run_id, r.thread_id, r.assistant_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
+		r.status, r.metadata, r.kwargs, r.multitask_strategy, r.error, r.result,
+		(SELECT t."values" FROM threads t WHERE t.thread_id = r.thread_id) AS thread_values,
+		r.webhook_attempts, coalesce(r.kwargs->>'webhook', '') AS webhook`
+
+// webhookClaim claims due webhook deliveries (any replica; SKIP LOCKED).
+func (s *Service) webhookClaim(ctx context.Context, limit int) ([]webhookDelivery, error) {
+	rows, err := s.db.Query(ctx, webhookClaimSQL, limit, s.webhookLease())
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[webhookDelivery])
+}
+
+// webhookLease is how long a claimed delivery is this replica's: past the
+// send's timeout, with room for recording the outcome.
+func (s *Service) webhookLease() time.Duration { return 2*s.cfg.WebhookTimeout + 5*time.Second }
+
+// webhookLoop delivers due webhooks until ctx is done. It wakes when the
+// earliest pending delivery is due, and at least every PollInterval (a run
+// ended on another replica).
+func (s *Service) webhookLoop(ctx context.Context) {
+	clients := webhookClients{external: s.webhookClient(!s.cfg.WebhookAllowPrivate), self: s.webhookClient(false)}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		n, err := s.deliverDue(ctx, clients)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("webhook delivery", "error", err)
+		}
+		wait := s.cfg.PollInterval
+		if n == webhookBatch {
+			wait = 0 // more may be due
+		} else if next, err := s.webhookNextDue(ctx); err == nil && next != nil {
+			wait = min(wait, max(time.Until(*next), 0))
+		}
+		timer.Reset(wait)
+	}
+}
+
+// webhookNextDue is when the earliest pending delivery is due (nil: none).
+func (s *Service) webhookNextDue(ctx context.Context) (*time.Time, error) {
+	var next *time.Time
+	err := s.db.QueryRow(ctx, `SELECT min(webhook_next_at) FROM runs WHERE webhook_state = 'pending'`).Scan(&next)
+	return next, err
+}
+
+// deliverDue claims one batch of due deliveries and sends them
+// concurrently; it returns how many it claimed.
+func (s *Service) deliverDue(ctx context.Context, clients webhookClients) (int, error) {
+	batch, err := s.webhookClaim(ctx, webhookBatch)
+	if err != nil {
+		return 0, err
+	}
+	var wg sync.WaitGroup
+	for i := range batch {
+		wg.Go(func() { s.deliver(ctx, clients, &batch[i]) })
+	}
+	wg.Wait()
+	return len(batch), nil
+}
+
+// deliver sends one attempt of d and records its outcome.
+func (s *Service) deliver(ctx context.Context, clients webhookClients, d *webhookDelivery) {
+	status, errText, final := 0, "", false
+	if d.Attempt > webhookMaxAttempts {
+		// The sender of the last attempt stopped before recording it.
+		errText = fmt.Sprintf("gave up after %d attempts (the last one was interrupted)", webhookMaxAttempts)
+		final = true
+	} else {
+		status, errText, final = s.send(ctx, clients, d)
+	}
+	if ctx.Err() != nil {
+		return // shutting down: the lease runs out and another replica (or restart) retries
+	}
+	state, next := WebhookPending, time.Duration(0)
+	switch {
+	case status >= 200 && status < 300:
+		state = WebhookDelivered
+	case final || d.Attempt >= webhookMaxAttempts:
+		state = WebhookFailed
+	default:
+		next = webhookBackoff(s.cfg.WebhookBackoff, d.Attempt)
+	}
+	var lastStatus *int
+	if status != 0 {
+		lastStatus = &status
+	}
+	var lastErr *string
+	if errText != "" {
+		lastErr = &errText
+	}
+	_, err := s.db.Exec(context.WithoutCancel(ctx), `UPDATE runs SET webhook_state = $3, webhook_last_status = $4,
+		webhook_last_error = $5, webhook_next_at = CASE WHEN $3 = 'pending' THEN now() + $6::interval END,
+		webhook_delivered_at = CASE WHEN $3 = 'delivered' THEN now() END
+		WHERE run_id = $1 AND webhook_state = 'pending' AND webhook_attempts = $2`,
+		d.RunID, d.Attempt, state, lastStatus, lastErr, next)
+	if err != nil {
+		s.log.Warn("webhook: record attempt", "run_id", d.RunID, "error", err)
+		return
+	}
+	if state != WebhookDelivered {
+		s.log.Warn("webhook attempt failed", "run_id", d.RunID, "attempt", d.Attempt, "state", state,
+			"status", status, "error", errText)
+	}
+}
+
+// webhookBackoff is the delay before the attempt after attempt n:
+// base·2^(n-1), capped at webhookMaxBackoff, with jitter (half to all of it).
+func webhookBackoff(base time.Duration, n int) time.Duration {
+	d := base << min(n-1, 30)
+	if d <= 0 || d > webhookMaxBackoff {
+		d = webhookMaxBackoff
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// webhookBody is the POSTed document: the Run object's fields with the
+// run's times, its final values and, on failure, its error message.
+func webhookBody(d *webhookDelivery, now time.Time) ([]byte, error) {
+	body := map[string]any{
+		"run_id": d.RunID, "thread_id": d.ThreadID, "assistant_id": d.AssistantID,
+		"created_at": d.CreatedAt, "updated_at": d.UpdatedAt, "status": d.Status,
+		"metadata": d.Metadata, "kwargs": d.Kwargs, "multitask_strategy": d.MultitaskStrategy,
+		"run_started_at": d.StartedAt, "run_ended_at": d.FinishedAt,
+		"webhook_sent_at": httpx.Time{Time: now}, "values": webhookValues(d),
+	}
+	if rawPresent(d.Error) {
+		var e struct {
+			Error   string `json:"error"`
+			Message string `json:"message"`
+		}
+		msg := string(d.Error)
+		if json.Unmarshal(d.Error, &e) == nil && (e.Message != "" || e.Error != "") {
+			msg = e.Message
+			if msg == "" {
+				msg = e.Error
+			}
+		}
+		body["error"] = msg
+	}
+	return json.Marshal(body)
+}
+
+// webhookValues are the run's final values: the values its end recorded
+// (without "__interrupt__"), else the thread's values (a failed or
+// cancelled run), else null.
+func webhookValues(d *webhookDelivery) json.RawMessage {
+	if rawPresent(d.Result) {
+		var vals map[string]json.RawMessage
+		if json.Unmarshal(d.Result, &vals) == nil && vals != nil {
+			if _, failed := vals["__error__"]; !failed {
+				delete(vals, "__interrupt__")
+				return mustJSON(vals)
+			}
+		}
+	}
+	if rawPresent(d.ThreadValues) {
+		return d.ThreadValues
+	}
+	return json.RawMessage("null")
+}
+
+// send POSTs one attempt of d. It returns the response status (0 when none
+// came), an error text for anything but a 2xx, and whether the delivery
+// must fail at once (the address was refused, or the URL is unusable).
+func (s *Service) send(ctx context.Context, clients webhookClients, d *webhookDelivery) (status int, errText string, final bool) {
+	target, client := d.URL, clients.external
+	if strings.HasPrefix(target, "/") {
+		if s.cfg.SelfURL == "" {
+			return 0, "webhook is a path but this server's own URL is unknown", true
+		}
+		target, client = strings.TrimSuffix(s.cfg.SelfURL, "/")+target, clients.self
+	}
+	body, err := webhookBody(d, time.Now())
+	if err != nil {
+		return 0, "encode body: " + err.Error(), true
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.WebhookTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return 0, "invalid webhook URL: " + err.Error(), true
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "weft-webhook")
+	resp, err := client.Do(req)
+	if err != nil {
+		var ref *refusedAddrError
+		if errors.As(err, &ref) {
+			return 0, ref.Error(), true
+		}
+		return 0, err.Error(), false
+	}
+	defer resp.Body.Close()
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp.StatusCode, "", false
+	}
+	text := "HTTP " + resp.Status
+	if s := strings.TrimSpace(string(snippet)); s != "" {
+		text += ": " + s
+	}
+	return resp.StatusCode, text, false
+}
+
+// webhookClients are the delivery clients: external URLs go through the
+// address guard (unless WebhookAllowPrivate); paths on this server go to
+// its own URL through a client of their own, so a connection opened to a
+// guarded address is never reused for an external URL.
+type webhookClients struct{ external, self *http.Client }
+
+// refusedAddrError is a webhook host that resolves to an address deliveries
+// may not reach.
+type refusedAddrError struct {
+	host string
+	ip   net.IP
+	kind string
+}
+
+func (e *refusedAddrError) Error() string {
+	return fmt.Sprintf("webhook refused: %s resolves to %s address %s (allow with -webhook-allow-private)", e.host, e.kind, e.ip)
+}
+
+// addrKind names why ip is refused ("" when it is allowed).
+func addrKind(ip net.IP) string {
+	switch {
+	case ip.IsLoopback():
+		return "loopback"
+	case ip.IsPrivate():
+		return "private"
+	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast():
+		return "link-local"
+	case ip.IsUnspecified():
+		return "unspecified"
+	case ip.IsMulticast() || ip.IsInterfaceLocalMulticast():
+		return "multicast"
+	}
+	return ""
+}
+
+// webhookClient is an HTTP client of deliveries: no proxy, no redirects
+// (a 3xx is a failed attempt), and a dialer that resolves the host itself
+// and dials the resolved address. With guard it refuses the host when any
+// of its addresses is loopback, private, link-local, unspecified or
+// multicast; since the checked address is the one dialled, a DNS answer
+// that changes between check and connect cannot bypass the guard.
+func (s *Service) webhookClient(guard bool) *http.Client {
+	dialer := &net.Dialer{Timeout: s.cfg.WebhookTimeout, KeepAlive: 30 * time.Second}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		if len(ips) == 0 {
+			return nil, fmt.Errorf("webhook host %s has no address", host)
+		}
+		if guard {
+			for _, ip := range ips {
+				if k := addrKind(ip.IP); k != "" {
+					return nil, &refusedAddrError{host: host, ip: ip.IP, kind: k}
+				}
+			}
+		}
+		var firstErr error
+		for _, ip := range ips {
+			c, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
+			if err == nil {
+				return c, nil
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+		return nil, firstErr
+	}
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 nil,
+			DialContext:           dial,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          32,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   s.cfg.WebhookTimeout,
+			ResponseHeaderTimeout: s.cfg.WebhookTimeout,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}

@@ -29,6 +29,10 @@ type Config struct {
 	MaxAttempts     int           // -max-attempts, WEFT_MAX_ATTEMPTS (default 5): claims of a run before it is dead-lettered
 	WorkerID        string        // -worker-id, WEFT_WORKER_ID: this process's name in dispatch audits (default generated)
 	StreamHeartbeat time.Duration // not a flag: idle SSE comment interval (default 5s; tests shorten it)
+	// -webhook-allow-private, WEFT_WEBHOOK_ALLOW_PRIVATE (default false): let run webhooks reach loopback,
+	// private, link-local, unspecified and multicast addresses (a path on this server is always allowed)
+	WebhookAllowPrivate bool
+	WebhookBackoff      time.Duration // not a flag: delay after a webhook's first failed attempt (default 1s; tests shorten it)
 
 	// Graphs are the graphs this server runs (not a flag; nil → the
 	// built-in graphs). Tests register their own.
@@ -46,7 +50,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c Config
-	var level, migrate, maxBody, shutdown, workers, lease, attempts string
+	var level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate string
 	fs.StringVar(&c.Addr, "addr", env("WEFT_ADDR", "127.0.0.1:8123"), "listen address (WEFT_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty runs a managed local cluster (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("WEFT_DATA_DIR", ".weft"), "directory of the managed local cluster (WEFT_DATA_DIR)")
@@ -59,12 +63,16 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&lease, "lease", env("WEFT_LEASE", "30s"), "lease of a claimed run without heartbeat (WEFT_LEASE)")
 	fs.StringVar(&attempts, "max-attempts", env("WEFT_MAX_ATTEMPTS", "5"), "claims of a run before it is dead-lettered (WEFT_MAX_ATTEMPTS)")
 	fs.StringVar(&c.WorkerID, "worker-id", env("WEFT_WORKER_ID", ""), "name of this process's workers in dispatch audits (WEFT_WORKER_ID)")
+	fs.StringVar(&allowPrivate, "webhook-allow-private", env("WEFT_WEBHOOK_ALLOW_PRIVATE", "false"), "let run webhooks reach loopback and private addresses (WEFT_WEBHOOK_ALLOW_PRIVATE)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	var err error
 	if c.Migrate, err = strconv.ParseBool(migrate); err != nil {
 		return c, fmt.Errorf("migrate: %q is not a boolean", migrate)
+	}
+	if c.WebhookAllowPrivate, err = strconv.ParseBool(allowPrivate); err != nil {
+		return c, fmt.Errorf("webhook allow private: %q is not a boolean", allowPrivate)
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return c, fmt.Errorf("log level: %w", err)

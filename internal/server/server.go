@@ -99,9 +99,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	stateSvc := state.NewService(s.pool, threadStore, graphs)
 	threadHandlers := threads.NewHandlers(threadStore)
 	threadHandlers.Supersteps = stateSvc.ApplySupersteps
+	// Bound before the runs service starts: webhooks that are paths go to
+	// this server's own URL. Nothing after this can fail, so the listener
+	// needs no cleanup on error.
+	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
 	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{
 		Workers: cfg.Workers, Lease: cfg.Lease, MaxAttempts: cfg.MaxAttempts, WorkerID: cfg.WorkerID,
-		StreamHeartbeat: cfg.StreamHeartbeat})
+		StreamHeartbeat: cfg.StreamHeartbeat, SelfURL: selfURL(s.ln.Addr()),
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate, WebhookBackoff: cfg.WebhookBackoff})
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	listener := postgres.NewListener(s.pool.Config().ConnString(), log, runs.NotifyChannels()...)
 	var listening sync.WaitGroup
@@ -118,13 +125,26 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Runs:       runs.NewHandlers(runSvc),
 		Assistants: assistants.NewHandlers(assistantStore),
 	})
-	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() { s.done <- s.http.Serve(s.ln) }()
 	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
 	return s, nil
+}
+
+// selfURL is the base URL this server reaches itself at: its listen
+// address, with a wildcard host (0.0.0.0, ::) replaced by loopback.
+func selfURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 func uuidStrings(ids []uuid.UUID) []string {

@@ -29,20 +29,22 @@ func TestParseConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != "127.0.0.1:8123" || c.DatabaseURL != "" || c.DataDir != ".weft" || !c.Migrate ||
-		c.MaxBodyBytes != 10<<20 || c.ShutdownTimeout != 30*time.Second || c.LogLevel != slog.LevelInfo {
+		c.MaxBodyBytes != 10<<20 || c.ShutdownTimeout != 30*time.Second || c.LogLevel != slog.LevelInfo || c.WebhookAllowPrivate {
 		t.Fatalf("defaults = %+v", c)
 	}
 	env = map[string]string{"WEFT_ADDR": "127.0.0.1:9999", "DATABASE_URL": "postgres://x/y", "WEFT_MIGRATE": "false",
-		"WEFT_LOG_LEVEL": "debug", "WEFT_LOG_FORMAT": "json"}
+		"WEFT_LOG_LEVEL": "debug", "WEFT_LOG_FORMAT": "json", "WEFT_WEBHOOK_ALLOW_PRIVATE": "true"}
 	c, err = server.ParseConfig([]string{"-addr", "127.0.0.1:7777"}, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:7777" || c.DatabaseURL != "postgres://x/y" || c.Migrate || c.LogLevel != slog.LevelDebug || c.LogFormat != "json" {
+	if c.Addr != "127.0.0.1:7777" || c.DatabaseURL != "postgres://x/y" || c.Migrate || c.LogLevel != slog.LevelDebug || c.LogFormat != "json" ||
+		!c.WebhookAllowPrivate {
 		t.Fatalf("env + flag = %+v", c)
 	}
 	for _, bad := range [][]string{{"-migrate", "perhaps"}, {"-log-format", "xml"}, {"-max-body-bytes", "10"},
-		{"-shutdown-timeout", "soon"}, {"-log-level", "loud"}, {"-addr", ""}} {
+		{"-shutdown-timeout", "soon"}, {"-log-level", "loud"}, {"-addr", ""},
+		{"-webhook-allow-private", "maybe"}} {
 		env = map[string]string{}
 		if _, err := server.ParseConfig(bad, getenv, io.Discard); err == nil {
 			t.Errorf("ParseConfig(%v) accepted", bad)

@@ -61,14 +61,14 @@ type Run struct {
 	Attempt int `db:"attempt" json:"attempt"`
 	// WebhookState is the delivery of the run's webhook: null (no webhook,
 	// or the run has not ended), pending, delivered or failed.
-	WebhookState *string `db:"webhook_state" json:"webhook_state" enums:"pending,delivered,failed"`
+	WebhookState *string `db:"webhook_state" json:"webhook_state" enums:"pending,delivered,failed" extensions:"x-nullable"`
 	// WebhookAttempts counts the POSTs of the webhook so far.
 	WebhookAttempts int `db:"webhook_attempts" json:"webhook_attempts"`
 	// WebhookLastStatus is the HTTP status of the last attempt (null when
 	// none came back).
-	WebhookLastStatus *int `db:"webhook_last_status" json:"webhook_last_status"`
+	WebhookLastStatus *int `db:"webhook_last_status" json:"webhook_last_status" extensions:"x-nullable"`
 	// WebhookLastError says why the last attempt failed (null after a 2xx).
-	WebhookLastError *string `db:"webhook_last_error" json:"webhook_last_error"`
+	WebhookLastError *string `db:"webhook_last_error" json:"webhook_last_error" extensions:"x-nullable"`
 
 	GraphID   string          `db:"graph_id" json:"-"`
 	Error     json.RawMessage `db:"error" json:"-"`

@@ -66,4 +66,12 @@
 // Every run's events (metadata, values after each step, updates per node,
 // error, end) are appended to run_events in the commit that produced them;
 // wait and join read the result the end stored on the run.
+//
+// # Webhooks
+//
+// The statement that ends a run whose kwargs name a webhook also marks its
+// delivery pending (webhook.go has the state diagram); every replica's
+// delivery loop claims due deliveries with SKIP LOCKED and a lease, POSTs
+// the final run, and retries with backoff, so a webhook is delivered at
+// least once unless it fails 8 times or its address is refused.
 package runs

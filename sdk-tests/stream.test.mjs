@@ -1,0 +1,453 @@
+// Run streaming through the official JS SDK (@langchain/langgraph-sdk, both
+// lines): runs.stream on a thread and stateless (POST …/runs/stream), the
+// chunks it yields per stream mode (values, updates, messages-tuple → event
+// "messages"), interrupts and errors in-band, onRunCreated from
+// Content-Location, runs.joinStream (GET …/runs/{run_id}/stream) with
+// Last-Event-ID replay of a finished run and live on a running one, and
+// on_disconnect / cancel_on_disconnect. The thread-level stream
+// (GET /threads/{id}/stream) is not tested here.
+//
+// Both lines yield {id, event, data} chunks — `id` is the SSE id, which Weft
+// sets to the event's sequence number in the run's log — and both yield an
+// in-band `error` event as a chunk (neither throws). The 1.x line, when a
+// stream ends without an error event, GETs the run (its `isRunActive` check)
+// and reconnects if it is still pending/running; the todo test at the end
+// checks it never has to (a known server race makes it, now and then).
+
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { useServer } from "./harness.mjs";
+import { recordingClient } from "./helpers.mjs";
+
+const server = useServer();
+const sdk = () => recordingClient(server.url);
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const FOO_BAR_RESULT = { foo: "b", bar: ["a", "b"] };
+/** The values + updates stream of foo_bar from an empty thread. */
+const FOO_BAR_EVENTS = [
+  ["values", { foo: "", bar: [] }],
+  ["updates", { node_a: { foo: "a", bar: ["a"] } }],
+  ["values", { foo: "a", bar: ["a"] }],
+  ["updates", { node_b: { foo: "b", bar: ["b"] } }],
+  ["values", FOO_BAR_RESULT],
+];
+
+/** Drains an SDK stream into an array of its chunks. */
+async function collect(gen) {
+  const out = [];
+  for await (const chunk of gen) out.push(chunk);
+  return out;
+}
+
+/** Every chunk is {id, event, data}; returns [[event, data], …] without the metadata chunk, after checking it. */
+function body(chunks, runId) {
+  for (const c of chunks) {
+    assert.deepEqual(Object.keys(c).sort(), ["data", "event", "id"], `chunk shape: ${JSON.stringify(c)}`);
+  }
+  assert.ok(chunks.length > 0, "empty stream");
+  assert.equal(chunks[0].event, "metadata", `first chunk: ${JSON.stringify(chunks[0])}`);
+  assert.deepEqual(Object.keys(chunks[0].data).sort(), ["attempt", "run_id"]);
+  assert.match(chunks[0].data.run_id, UUID_RE);
+  if (runId) assert.equal(chunks[0].data.run_id, runId);
+  assert.equal(chunks[0].data.attempt, 1);
+  assert.equal(chunks.filter((c) => c.event === "metadata").length, 1, "one metadata chunk");
+  return chunks.slice(1).map((c) => [c.event, c.data]);
+}
+
+/** The chunks' ids as numbers; asserts they are positive integers, strictly increasing. */
+function ids(chunks) {
+  const n = chunks.map((c) => {
+    assert.match(String(c.id), /^[1-9][0-9]*$/, `event id of ${JSON.stringify(c)}`);
+    return Number(c.id);
+  });
+  for (let i = 1; i < n.length; i++) assert.ok(n[i] > n[i - 1], `ids not increasing: ${n}`);
+  return n;
+}
+
+/** Requests made to a stream endpoint (POST …/runs/stream or GET …/stream). */
+const streamRequests = (requests) => requests.filter((r) => new URL(r.url).pathname.endsWith("/stream"));
+
+/** Polls runs.get until the run has `status` (at most ms); returns the run. */
+async function waitForStatus(client, threadId, runId, status, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  let run;
+  while (Date.now() < deadline) {
+    run = await client.runs.get(threadId, runId);
+    if (run.status === status) return run;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`run ${runId} did not reach status ${status} within ${ms} ms; last: ${JSON.stringify(run)}`);
+}
+
+/** Awaits an SDK stream that must fail with HTTP `status` before yielding anything. */
+async function streamRejects(gen, status) {
+  let err;
+  const got = [];
+  try {
+    for await (const c of gen) got.push(c);
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, `expected HTTP ${status}, but the stream yielded ${JSON.stringify(got)}`);
+  assert.deepEqual(got, []);
+  assert.equal(err.constructor.name, "HTTPError", `expected the SDK's HTTPError, got ${err}`);
+  assert.equal(err.status, status, err.message);
+  assert.equal(typeof JSON.parse(err.text).detail, "string");
+  return err;
+}
+
+async function newThread(client) {
+  const t = await client.threads.create({ metadata: { suite: "stream", tag: randomUUID() } });
+  return t.thread_id;
+}
+
+describe("runs.stream on a thread", () => {
+  test("streamMode [values, updates]: metadata, values, updates(node_a), values, updates(node_b), values; ids 1…6", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const created = [];
+    const chunks = await collect(
+      client.runs.stream(tid, "foo_bar", { input: { foo: "" }, streamMode: ["values", "updates"], onRunCreated: (m) => created.push(m) }),
+    );
+    // (A 1.x client may reconnect here, see the todo test at the end.)
+    const req = streamRequests(requests);
+    assert.equal(req[0].method, "POST");
+    assert.match(req[0].url, new RegExp(`/threads/${tid}/runs/stream$`));
+    assert.deepEqual(req[0].body.stream_mode, ["values", "updates"]);
+    assert.equal(req[0].body.assistant_id, "foo_bar");
+
+    // onRunCreated comes from the stream response's Content-Location.
+    assert.equal(created.length, 1);
+    assert.deepEqual(created[0], { run_id: chunks[0].data.run_id, thread_id: tid });
+
+    assert.deepEqual(body(chunks, created[0].run_id), FOO_BAR_EVENTS);
+    assert.deepEqual(ids(chunks), [1, 2, 3, 4, 5, 6]);
+
+    // The stream closes when the run has ended.
+    const run = await client.runs.get(tid, created[0].run_id);
+    assert.equal(run.status, "success");
+    assert.equal((await client.threads.get(tid)).status, "idle");
+    assert.deepEqual((await client.threads.get(tid)).values, FOO_BAR_RESULT);
+  });
+
+  test("default streamMode is values only", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const chunks = await collect(client.runs.stream(tid, "foo_bar", { input: { foo: "" } }));
+    assert.equal(streamRequests(requests)[0].body.stream_mode, undefined, "the SDK sends no stream_mode");
+    assert.deepEqual(body(chunks), FOO_BAR_EVENTS.filter(([e]) => e === "values"));
+    ids(chunks);
+
+    // A second run on the same thread streams from the thread's state.
+    const again = await collect(client.runs.stream(tid, "foo_bar", { input: { foo: "x" }, streamMode: "values" }));
+    assert.deepEqual(body(again).at(-1), ["values", { foo: "b", bar: ["a", "b", "a", "b"] }]);
+    assert.notEqual(again[0].data.run_id, chunks[0].data.run_id);
+  });
+
+  test("echo_chat with messages-tuple: \"messages\" chunks [AIMessageChunk, metadata] that add up to \"echo: hi\"", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const chunks = await collect(
+      client.runs.stream(tid, "echo_chat", { input: { messages: [{ role: "user", content: "hi" }] }, streamMode: "messages-tuple" }),
+    );
+    assert.equal(streamRequests(requests)[0].body.stream_mode, "messages-tuple");
+    const runId = chunks[0].data.run_id;
+    const events = body(chunks, runId);
+    ids(chunks);
+    assert.ok(events.length >= 1, "no messages chunk");
+    assert.deepEqual([...new Set(events.map(([e]) => e))], ["messages"], `only "messages" events: ${JSON.stringify(events)}`);
+    for (const [, data] of events) {
+      assert.ok(Array.isArray(data) && data.length === 2, `a [message, metadata] tuple: ${JSON.stringify(data)}`);
+      const [msg, meta] = data;
+      assert.equal(msg.type, "AIMessageChunk");
+      assert.equal(typeof msg.content, "string");
+      assert.equal(typeof msg.id, "string");
+      assert.equal(msg.id, events[0][1][0].id, "chunks of one message share its id");
+      assert.equal(meta.langgraph_node, "echo");
+      assert.equal(meta.thread_id, tid);
+      assert.equal(meta.run_id, runId);
+      assert.equal(meta.graph_id, "echo_chat");
+      assert.equal(typeof meta.langgraph_step, "number");
+    }
+    assert.equal(events.map(([, [m]]) => m.content).join(""), "echo: hi");
+
+    // The streamed message is the one in the thread's state.
+    const { values } = await client.threads.get(tid);
+    assert.deepEqual(values.messages.map((m) => [m.type, m.content]), [["human", "hi"], ["ai", "echo: hi"]]);
+    assert.equal(values.messages[1].id, events[0][1][0].id);
+  });
+
+  test("hitl: the interrupt arrives as values with __interrupt__ (and as updates when asked); resume by streaming a Command", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    const chunks = await collect(client.runs.stream(tid, "hitl", { input: { input: "x" } }));
+    const events = body(chunks);
+    ids(chunks);
+    assert.ok(events.every(([e]) => e === "values"), JSON.stringify(events));
+    const [, last] = events.at(-1);
+    assert.equal(last.input, "x");
+    assert.equal(last.__interrupt__.length, 1, JSON.stringify(last));
+    const [intr] = last.__interrupt__;
+    assert.deepEqual(intr.value, { question: "approve?", input: "x" });
+    assert.equal(typeof intr.id, "string");
+    assert.equal((await client.threads.get(tid)).status, "interrupted");
+
+    // Resuming streams the rest.
+    const resumed = body(await collect(client.runs.stream(tid, "hitl", { command: { resume: "ok" }, streamMode: "values" })));
+    assert.deepEqual(resumed.at(-1), ["values", { input: "x", answer: "ok", result: "x:ok" }]);
+    assert.ok(resumed.every(([, d]) => !("__interrupt__" in d)), JSON.stringify(resumed));
+    assert.equal((await client.threads.get(tid)).status, "idle");
+
+    // With updates the interrupt is an updates chunk {__interrupt__: […]}.
+    const t2 = await newThread(client);
+    const upd = body(await collect(client.runs.stream(t2, "hitl", { input: { input: "y" }, streamMode: ["updates"] })));
+    assert.ok(upd.every(([e]) => e === "updates"), JSON.stringify(upd));
+    const [, lastUpd] = upd.at(-1);
+    assert.deepEqual(Object.keys(lastUpd), ["__interrupt__"]);
+    assert.deepEqual(lastUpd.__interrupt__.map((i) => i.value), [{ question: "approve?", input: "y" }]);
+  });
+
+  test("a failed run: an \"error\" chunk {error, message} ends the stream (yielded, not thrown, on both lines); run and thread error", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    // Neither SDK line throws on an in-band error event: it is yielded like any other.
+    const chunks = await collect(client.runs.stream(tid, "slow", { input: { ms: "x" }, streamMode: ["values"] }));
+    const runId = chunks[0].data.run_id;
+    const events = body(chunks, runId);
+    ids(chunks);
+    assert.deepEqual(events.slice(0, -1), [["values", { ms: "x", log: [] }]]);
+    const [name, err] = events.at(-1);
+    assert.equal(name, "error");
+    assert.deepEqual(Object.keys(err).sort(), ["error", "message"]);
+    assert.equal(err.error, "NodeError");
+    assert.match(err.message, /ms must be a number/);
+    assert.equal(streamRequests(requests).length, 1, "no reconnect after an error");
+
+    assert.equal((await client.runs.get(tid, runId)).status, "error");
+    assert.equal((await client.threads.get(tid)).status, "error");
+    // The run's wait/join result says the same.
+    assert.deepEqual(await client.runs.join(tid, runId), { __error__: err });
+  });
+
+  test("HTTP errors come before the stream: unknown thread → 404, unknown graph / bad input → 422, reject while busy → 409", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    await streamRejects(client.runs.stream(randomUUID(), "foo_bar", { input: { foo: "" } }), 404);
+    await streamRejects(client.runs.stream(tid, "no_such_graph", { input: {} }), 422);
+    await streamRejects(client.runs.stream(tid, "foo_bar", { input: { nope: 1 } }), 422);
+    const busy = await client.runs.create(tid, "slow", { input: { ms: 5000 } });
+    await streamRejects(client.runs.stream(tid, "slow", { input: { ms: 0 }, multitaskStrategy: "reject" }), 409);
+    await client.runs.cancel(tid, busy.run_id, true);
+    assert.deepEqual((await client.runs.list(tid)).map((r) => r.run_id), [busy.run_id]);
+  });
+});
+
+describe("stateless runs.stream(null, …)", () => {
+  test("POST /runs/stream: metadata, values…; onRunCreated without a thread id; messages-tuple + values", async () => {
+    const { client, requests } = sdk();
+    const created = [];
+    const chunks = await collect(
+      client.runs.stream(null, "foo_bar", { input: { foo: "" }, streamMode: ["values", "updates"], onRunCreated: (m) => created.push(m) }),
+    );
+    const req = streamRequests(requests);
+    assert.equal(req.length, 1);
+    assert.match(req[0].url, /\/runs\/stream$/);
+    assert.doesNotMatch(req[0].url, /\/threads\//);
+    // Content-Location of a stateless run is /runs/{run_id}: no thread id.
+    assert.deepEqual(created, [{ run_id: chunks[0].data.run_id, thread_id: undefined }]);
+    assert.deepEqual(body(chunks, created[0].run_id), FOO_BAR_EVENTS);
+    assert.deepEqual(ids(chunks), [1, 2, 3, 4, 5, 6]);
+
+    // echo_chat streams its messages statelessly too.
+    const chat = body(await collect(client.runs.stream(null, "echo_chat", {
+      input: { messages: [{ role: "user", content: "yo" }] },
+      streamMode: ["messages-tuple", "values"],
+    })));
+    assert.equal(chat.filter(([e]) => e === "messages").map(([, [m]]) => m.content).join(""), "echo: yo");
+    assert.deepEqual(chat.at(-1)[1].messages.map((m) => [m.type, m.content]), [["human", "yo"], ["ai", "echo: yo"]]);
+  });
+});
+
+describe("runs.joinStream", () => {
+  test("a finished run: lastEventId -1 replays every event; an id in the middle only later ones; none: nothing", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const original = await collect(
+      client.runs.stream(tid, "foo_bar", { input: { foo: "" }, streamMode: ["values", "updates"], streamResumable: true }),
+    );
+    assert.equal(streamRequests(requests)[0].body.stream_resumable, true);
+    const runId = original[0].data.run_id;
+    assert.deepEqual(body(original, runId), FOO_BAR_EVENTS);
+
+    // -1: from the first event, metadata included, with the same ids.
+    requests.length = 0;
+    const all = await collect(client.runs.joinStream(tid, runId, { lastEventId: "-1" }));
+    const req = streamRequests(requests);
+    assert.equal(req.length, 1, `one join request: ${req.map((r) => r.url)}`);
+    assert.equal(req[0].method, "GET");
+    assert.equal(new URL(req[0].url).pathname, `/threads/${tid}/runs/${runId}/stream`);
+    assert.equal(req[0].headers.get("last-event-id"), "-1");
+    assert.deepEqual(all, original);
+
+    // After the second event (the first values): the rest only.
+    const mid = original[2].id;
+    const rest = await collect(client.runs.joinStream(tid, runId, { lastEventId: mid }));
+    assert.deepEqual(rest, original.slice(3));
+    assert.deepEqual(rest.map((c) => [c.event, c.data]), FOO_BAR_EVENTS.slice(2));
+    // After the last one: nothing.
+    assert.deepEqual(await collect(client.runs.joinStream(tid, runId, { lastEventId: original.at(-1).id })), []);
+
+    // streamMode narrows the replay (metadata always comes).
+    const upd = await collect(client.runs.joinStream(tid, runId, { lastEventId: "-1", streamMode: "updates" }));
+    assert.deepEqual(upd, original.filter((c) => c.event === "metadata" || c.event === "updates"));
+
+    // Without Last-Event-ID only new events are sent: none, the run is over.
+    requests.length = 0;
+    assert.deepEqual(await collect(client.runs.joinStream(tid, runId)), []);
+    assert.equal(streamRequests(requests)[0].headers.get("last-event-id"), null);
+  });
+
+  test("a running run created with streamResumable: a join sees the rest live; a -1 join sees it all", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const run = await client.runs.create(tid, "slow", {
+      input: { ms: 300, tag: "j" },
+      streamMode: ["values", "updates"],
+      streamResumable: true,
+    });
+    assert.equal(requests.at(-1).body.stream_resumable, true);
+    await waitForStatus(client, tid, run.run_id, "running");
+    // A -1 join replays from the first event and then goes on live; once it
+    // has seen node `first`'s update, a join without Last-Event-ID starts.
+    const full = [];
+    let live, liveStarted;
+    for await (const c of client.runs.joinStream(tid, run.run_id, { lastEventId: "-1" })) {
+      full.push(c);
+      if (!live && c.event === "updates") {
+        liveStarted = Date.now();
+        live = collect(client.runs.joinStream(tid, run.run_id)).then((chunks) => ({ chunks, took: Date.now() - liveStarted }));
+      }
+    }
+    assert.ok(live, `no updates event in ${JSON.stringify(full)}`);
+    assert.deepEqual(body(full, run.run_id), [
+      ["values", { ms: 300, tag: "j", log: [] }],
+      ["updates", { first: { log: ["first:j"] } }],
+      ["values", { ms: 300, tag: "j", log: ["first:j"] }],
+      ["updates", { second: { log: ["second:j"] } }],
+      ["values", { ms: 300, tag: "j", log: ["first:j", "second:j"] }],
+    ]);
+    ids(full);
+
+    // The live join gets only what came after it joined — not the metadata
+    // nor node first's update, but node second's, which took 300 ms — with
+    // the same ids and data as the full stream, and closes when the run ends.
+    const { chunks: rest, took } = await live;
+    assert.ok(took >= 200, `the live join ended after ${took} ms, before node second could have run`);
+    const seen = full.findIndex((c) => c.event === "updates");
+    assert.ok(rest.length === full.length - seen - 1 || rest.length === full.length - seen - 2, `live join: ${JSON.stringify(rest)}`);
+    assert.deepEqual(rest, full.slice(full.length - rest.length));
+    assert.deepEqual(rest.slice(-2).map((c) => c.event), ["updates", "values"]);
+    assert.equal((await client.runs.get(tid, run.run_id)).status, "success");
+  });
+
+  test("unknown run → 404", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    await streamRejects(client.runs.joinStream(tid, randomUUID(), { lastEventId: "-1" }), 404);
+  });
+});
+
+describe("disconnects", () => {
+  /** Streams until the first chunk arrives, then aborts; returns the chunks seen. */
+  async function streamThenAbort(gen, controller) {
+    const seen = [];
+    try {
+      for await (const c of gen) {
+        seen.push(c);
+        controller.abort();
+        break;
+      }
+    } catch (e) {
+      assert.equal(e.name, "AbortError", `unexpected ${e}`);
+    }
+    return seen;
+  }
+
+  test("onDisconnect cancel: aborting the stream cancels the run (interrupted)", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const ac = new AbortController();
+    const created = [];
+    const seen = await streamThenAbort(
+      client.runs.stream(tid, "slow", {
+        input: { ms: 5000, tag: "d" },
+        onDisconnect: "cancel",
+        signal: ac.signal,
+        onRunCreated: (m) => created.push(m),
+      }),
+      ac,
+    );
+    assert.equal(streamRequests(requests)[0].body.on_disconnect, "cancel");
+    assert.equal(seen[0].event, "metadata");
+    const t0 = Date.now();
+    await waitForStatus(client, tid, created[0].run_id, "interrupted", 4_000);
+    assert.ok(Date.now() - t0 < 4_000);
+    assert.equal((await client.threads.get(tid)).status, "interrupted");
+  });
+
+  test("default on_disconnect (continue): the run finishes after the client left", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    const ac = new AbortController();
+    const created = [];
+    await streamThenAbort(
+      client.runs.stream(tid, "slow", { input: { ms: 200, tag: "c" }, signal: ac.signal, onRunCreated: (m) => created.push(m) }),
+      ac,
+    );
+    await waitForStatus(client, tid, created[0].run_id, "success");
+    assert.deepEqual((await client.threads.get(tid)).values.log, ["first:c", "second:c"]);
+  });
+
+  test("joinStream cancelOnDisconnect: aborting the join cancels the run", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const run = await client.runs.create(tid, "slow", { input: { ms: 5000, tag: "j" } });
+    await waitForStatus(client, tid, run.run_id, "running");
+    const ac = new AbortController();
+    const seen = await streamThenAbort(
+      client.runs.joinStream(tid, run.run_id, { lastEventId: "-1", cancelOnDisconnect: true, signal: ac.signal }),
+      ac,
+    );
+    assert.equal(new URL(streamRequests(requests)[0].url).searchParams.get("cancel_on_disconnect"), "1");
+    assert.equal(seen[0].event, "metadata");
+    await waitForStatus(client, tid, run.run_id, "interrupted", 4_000);
+  });
+});
+
+// KNOWN SERVER BUG (reported, not fixed here): now and then a run stream
+// closes (its "end" event is in the log) before the run's final status is
+// committed, so runs.get right after the stream says "running" and the thread
+// "busy". The 1.x SDK then thinks the stream broke (its isRunActive check),
+// waits ~1 s and reconnects with Last-Event-ID; a client that starts the next
+// run with multitaskStrategy "reject" at once gets a 409. A todo test: it runs
+// and reports, but does not fail the suite, until the server is fixed.
+test("when a run stream closes the run has ended: runs.get says success, the thread is idle, no reconnect", {
+  todo: "server: the end event can be committed before the run status (executor end() vs a background flush)",
+}, async () => {
+  const { client, requests } = sdk();
+  const bad = [];
+  for (let i = 0; i < 40; i++) {
+    const tid = await newThread(client);
+    requests.length = 0;
+    const chunks = await collect(client.runs.stream(tid, "echo_chat", { input: { messages: [{ role: "user", content: `m${i}` }] } }));
+    const runId = chunks[0].data.run_id;
+    const [run, thread] = await Promise.all([client.runs.get(tid, runId), client.threads.get(tid)]);
+    const streams = streamRequests(requests).length;
+    if (run.status !== "success" || thread.status !== "idle" || streams !== 1) {
+      bad.push({ i, run: run.status, thread: thread.status, streamRequests: streams });
+    }
+  }
+  assert.deepEqual(bad, []);
+});

@@ -11,8 +11,8 @@
 // sets to the event's sequence number in the run's log — and both yield an
 // in-band `error` event as a chunk (neither throws). The 1.x line, when a
 // stream ends without an error event, GETs the run (its `isRunActive` check)
-// and reconnects if it is still pending/running; the todo test at the end
-// checks it never has to (a known server race makes it, now and then).
+// and reconnects if it is still pending/running; the last test checks it
+// never has to (the run's end and its "end" event commit together).
 
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
@@ -111,7 +111,6 @@ describe("runs.stream on a thread", () => {
     const chunks = await collect(
       client.runs.stream(tid, "foo_bar", { input: { foo: "" }, streamMode: ["values", "updates"], onRunCreated: (m) => created.push(m) }),
     );
-    // (A 1.x client may reconnect here, see the todo test at the end.)
     const req = streamRequests(requests);
     assert.equal(req[0].method, "POST");
     assert.match(req[0].url, new RegExp(`/threads/${tid}/runs/stream$`));
@@ -426,16 +425,11 @@ describe("disconnects", () => {
   });
 });
 
-// KNOWN SERVER BUG (reported, not fixed here): now and then a run stream
-// closes (its "end" event is in the log) before the run's final status is
-// committed, so runs.get right after the stream says "running" and the thread
-// "busy". The 1.x SDK then thinks the stream broke (its isRunActive check),
-// waits ~1 s and reconnects with Last-Event-ID; a client that starts the next
-// run with multitaskStrategy "reject" at once gets a 409. A todo test: it runs
-// and reports, but does not fail the suite, until the server is fixed.
-test("when a run stream closes the run has ended: runs.get says success, the thread is idle, no reconnect", {
-  todo: "server: the end event can be committed before the run status (executor end() vs a background flush)",
-}, async () => {
+// When a run stream closes, the run has ended: its status and the "end"
+// event commit together, so runs.get right after the stream says success,
+// the thread is idle, and the 1.x SDK (which checks isRunActive when a
+// stream ends) never reconnects.
+test("when a run stream closes the run has ended: runs.get says success, the thread is idle, no reconnect", async () => {
   const { client, requests } = sdk();
   const bad = [];
   for (let i = 0; i < 40; i++) {

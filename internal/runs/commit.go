@@ -576,8 +576,11 @@ func (s *Service) Reap(ctx context.Context) (int, error) {
 // sweepTemporary deletes the temporary threads (with their checkpoints) of
 // stateless runs that ended more than olderThan ago.
 func (s *Service) sweepTemporary(ctx context.Context, olderThan time.Duration) error {
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT thread_id FROM runs
-		WHERE temporary AND finished_at < now() - $1::interval LIMIT 100`, olderThan)
+	// A thread whose run still has a webhook to deliver waits for it.
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT r.thread_id FROM runs r
+		WHERE r.temporary AND r.finished_at < now() - $1::interval
+		  AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.webhook_state = 'pending')
+		LIMIT 100`, olderThan)
 	if err != nil {
 		return err
 	}

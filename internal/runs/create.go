@@ -459,7 +459,8 @@ func (s *Service) endQueuedRuns(ctx context.Context, tx pgx.Tx, runIDs []uuid.UU
 	if action == ActionRollback {
 		_, err = tx.Exec(ctx, `DELETE FROM runs WHERE run_id = ANY($1)`, runIDs)
 	} else {
-		_, err = tx.Exec(ctx, `UPDATE runs SET status = 'interrupted', finished_at = now(), updated_at = now()
+		_, err = tx.Exec(ctx, `UPDATE runs SET status = 'interrupted', finished_at = now(), updated_at = now(),
+			`+webhookPendingSet+`
 			WHERE run_id = ANY($1)`, runIDs)
 	}
 	if err == nil {

@@ -139,6 +139,11 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 	}
 	req := x.pending
 	x.pending = CommitRequest{}
+	if end != nil {
+		// The end marker goes only with the commit that ends the run, so a
+		// stream never sees it before the run's status has changed.
+		req.Events = append(req.Events, Event{Event: "end", Data: map[string]any{"status": end.Status}})
+	}
 	if x.exitPut != nil && end != nil {
 		req.Checkpoints = append(req.Checkpoints, *x.exitPut)
 		x.exitPut = nil
@@ -281,7 +286,6 @@ func (x *execution) exec(ctx context.Context) error {
 func (x *execution) fail(ctx context.Context, err error) error {
 	e := map[string]any{"error": pregel.ErrorClass(err), "message": err.Error()}
 	x.emit("error", e)
-	x.emit("end", map[string]any{"status": StatusError})
 	_, cerr := x.commit(ctx, "end", nil, &End{Status: StatusError, Error: e})
 	return cerr
 }
@@ -602,7 +606,6 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		copy(ran, tasks)
 		if len(pregel.Tasks(next, x.g)) == 0 || len(pregel.ShouldInterrupt(&cp, x.k.InterruptAfter, ran)) > 0 {
 			end = &End{Status: StatusSuccess, Result: newValues}
-			x.emit("end", map[string]any{"status": end.Status})
 			end.projection = x.project(next)
 		}
 		put := CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed}
@@ -705,7 +708,6 @@ func (x *execution) addWrites(b WriteBatch) {
 // thread's latest checkpoint (nil: unknown), from which the commit
 // projects the thread without reading it back.
 func (x *execution) end(ctx context.Context, end *End, t *checkpoints.Tuple) error {
-	x.emit("end", map[string]any{"status": end.Status})
 	end.projection = x.project(t)
 	_, err := x.commit(ctx, "end", nil, end)
 	return err

@@ -134,9 +134,7 @@ func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run)
 			body = mustJSON(map[string]any{"__error__": map[string]any{"error": "InternalError", "message": "reading the result failed"}})
 		}
 		if final.Temporary {
-			if _, derr := h.svc.threads.Delete(context.WithoutCancel(r.Context()), final.ThreadID, "detach"); derr != nil && apperr.CodeOf(derr) != apperr.NotFound {
-				h.svc.log.Warn("delete temporary thread", "thread_id", final.ThreadID, "error", derr)
-			}
+			h.deleteTemporary(r, final)
 		}
 	}
 	var compact bytes.Buffer

@@ -252,12 +252,13 @@ func (h *Handlers) createAndStream(w http.ResponseWriter, r *http.Request, threa
 	return err
 }
 
-// deleteTemporary deletes a finished stateless run's thread.
+// deleteTemporary deletes a finished stateless run's thread, unless the run
+// still has a webhook to deliver (the sweeper deletes it later).
 func (h *Handlers) deleteTemporary(r *http.Request, run *Run) {
 	ctx := context.WithoutCancel(r.Context())
 	cur, err := h.svc.Get(ctx, uuid.Nil, run.RunID)
-	if err != nil || !cur.finished() {
-		return // still running: the sweeper deletes it once it has ended
+	if err != nil || !cur.finished() || cur.WebhookState != nil && *cur.WebhookState == "pending" {
+		return
 	}
 	if _, err := h.svc.threads.Delete(ctx, run.ThreadID, "detach"); err != nil && apperr.CodeOf(err) != apperr.NotFound {
 		h.svc.log.Warn("delete temporary thread", "thread_id", run.ThreadID, "error", err)

@@ -97,17 +97,20 @@ type Service struct {
 	log        *slog.Logger
 	cfg        Config
 
-	ends    *hub // run id → waiters of its end
-	events  *hub // run id → streams waiting for its next events
-	wake    chan struct{}
-	cancels sync.Map // dispatch id → context.CancelCauseFunc of its in-process execution
+	ends   *hub // run id → waiters of its end
+	events *hub // run id → streams waiting for its next events
+	// draining is closed when the server shuts down: streams end.
+	draining     chan struct{}
+	drainingOnce sync.Once
+	wake         chan struct{}
+	cancels      sync.Map // dispatch id → context.CancelCauseFunc of its in-process execution
 }
 
 // NewService returns a Service; Start runs its background work.
 func NewService(db *pgxpool.Pool, graphs *graph.Registry, as *assistants.Store, ts *threads.Store, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	return &Service{db: db, graphs: graphs, assistants: as, threads: ts, log: log, cfg: cfg,
-		ends: newHub(), events: newHub(), wake: make(chan struct{}, max(cfg.Workers, 1))}
+		ends: newHub(), events: newHub(), draining: make(chan struct{}), wake: make(chan struct{}, max(cfg.Workers, 1))}
 }
 
 // Start subscribes to l (which the caller runs) and starts the reaper and
@@ -431,3 +434,8 @@ func StopThreads(ctx context.Context, tx pgx.Tx, threadIDs []uuid.UUID) error {
 		FROM run_dispatches WHERE thread_id = ANY($1) AND state = 'claimed'`, threadIDs)
 	return err
 }
+
+// BeginShutdown ends every open stream of this process (their clients
+// resume on another replica, or this one once it is back, with
+// Last-Event-ID); runs and waits are not affected.
+func (s *Service) BeginShutdown() { s.drainingOnce.Do(func() { close(s.draining) }) }

@@ -194,6 +194,8 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, a
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-h.svc.draining:
+			return nil
 		case <-beat.C:
 			if out.write([]byte(": heartbeat\n\n")) != nil {
 				return nil
@@ -509,6 +511,8 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 		}
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-h.svc.draining:
 			return nil
 		case <-beat.C:
 			if out.write([]byte(": heartbeat\n\n")) != nil {

@@ -396,3 +396,21 @@ func TestStreamCheckpointsTasksDebug(t *testing.T) {
 		`["checkpoint",2,[]]`, `["debug","checkpoint",2]`,
 	}))
 }
+
+// Shutting the server down ends open streams at once instead of waiting
+// for them for the whole drain timeout.
+func TestShutdownEndsStreams(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	st := openStream(t, s, "GET", "/threads/"+tid+"/stream", nil, nil)
+	begin := time.Now()
+	if err := s.Srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d > 3*time.Second {
+		t.Fatalf("shutdown took %v with a stream open", d)
+	}
+	if _, ok := st.next(); ok {
+		t.Fatal("the stream is still open")
+	}
+}

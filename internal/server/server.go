@@ -126,6 +126,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Assistants: assistants.NewHandlers(assistantStore),
 	})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// Streams end at shutdown (their clients resume elsewhere with
+	// Last-Event-ID) instead of holding the drain open.
+	s.http.RegisterOnShutdown(runSvc.BeginShutdown)
 	go func() { s.done <- s.http.Serve(s.ln) }()
 	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
 	return s, nil

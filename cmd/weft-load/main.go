@@ -23,9 +23,17 @@
 // -database-url), and prints PASS/MISS against the JS dev server targets;
 // a miss does not fail the process.
 //
+// The stream suite (in-process only) measures Server-Sent Events: time to
+// first event and events/s of a 200-superstep run on one stream, the
+// memory of 1,000 concurrent idle join streams, and the latency of a join
+// stream served by a second server (no workers, same database) behind the
+// NOTIFY of each commit. The in-process servers register a "loop" graph
+// besides the built-in ones for it.
+//
 //	go run ./cmd/weft-load                      # self-contained
 //	go run ./cmd/weft-load -suite threads -cpuprofile /tmp/create.pprof
 //	go run ./cmd/weft-load -suite runs -duration 5s
+//	go run ./cmd/weft-load -suite stream
 //	go run ./cmd/weft-load -url http://127.0.0.1:8123 -duration 10s
 package main
 
@@ -57,28 +65,43 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
 	maxReq := flag.Int("max-requests", 200000, "request cap per phase")
 	concs := flag.String("concurrency", "1,16", "comma-separated concurrencies")
-	suites := flag.String("suite", "all", "threads, state, runs or all")
+	suites := flag.String("suite", "all", "threads, state, runs, stream or all")
 	dsn := flag.String("database-url", "", "with -url: the server's database, for the INSERT baseline and created→claimed")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the create phases to this file")
 	workers := flag.Int("workers", 4*runtime.NumCPU(), "in-process server only: its run workers (the server's -workers default)")
+	streamRuns := flag.Int("stream-runs", 10, "stream suite: runs measured in the first-event and join-latency phases (also bounded by -duration, -max-requests)")
+	idleN := flag.Int("idle-streams", 1000, "stream suite: concurrent idle streams")
+	idleHold := flag.Duration("idle-hold", 5*time.Second, "stream suite: how long the idle streams are held open")
 	flag.Parse()
 	switch *suites {
-	case "all", "threads", "state", "runs":
+	case "all", "threads", "state", "runs", "stream":
 	default:
-		fmt.Fprintf(os.Stderr, "weft-load: unknown suite %q (threads, state, runs or all)\n", *suites)
+		fmt.Fprintf(os.Stderr, "weft-load: unknown suite %q (threads, state, runs, stream or all)\n", *suites)
+		os.Exit(2)
+	}
+	if *streamRuns < 1 || *streamRuns > 1000 || *idleN < 1 || *idleN > 10000 || *idleHold <= 0 || *idleHold > time.Minute {
+		fmt.Fprintf(os.Stderr, "weft-load: -stream-runs must be in 1..1000, -idle-streams in 1..10000, -idle-hold in (0, 1m]\n")
 		os.Exit(2)
 	}
 	if *workers < 1 || *workers > 1024 {
 		fmt.Fprintf(os.Stderr, "weft-load: -workers %d must be in 1..1024\n", *workers)
 		os.Exit(2)
 	}
-	if err := run(*target, *duration, *maxReq, *concs, *suites, *dsn, *cpuProfile, *workers); err != nil {
+	so := streamOpts{runs: *streamRuns, idleN: *idleN, idleHold: *idleHold}
+	if err := run(*target, *duration, *maxReq, *concs, *suites, *dsn, *cpuProfile, *workers, so); err != nil {
 		fmt.Fprintln(os.Stderr, "weft-load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, cpuProfile string, workers int) error {
+// streamOpts are the stream suite's bounds.
+type streamOpts struct {
+	runs, idleN int
+	idleHold    time.Duration
+}
+
+func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, cpuProfile string, workers int, so streamOpts) error {
+	var inproc *server.Server
 	if target == "" {
 		dir, err := os.MkdirTemp("", "weft-load-")
 		if err != nil {
@@ -88,12 +111,13 @@ func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, 
 		// Workers must be set: a zero Config has none, and runs would wait
 		// for external workers forever.
 		cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, Migrate: true, MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
-			Workers: workers}
+			Workers: workers, Graphs: loadGraphs()}
 		srv, err := server.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			return err
 		}
 		defer srv.Shutdown(context.Background())
+		inproc = srv
 		target = srv.URL()
 		dsn = srv.DSN()
 		fmt.Printf("server: in-process Weft %s on %s, %d in-process run workers, managed PostgreSQL (fsync on) in %s\n", server.Version, target, cfg.Workers, dir)
@@ -112,7 +136,8 @@ func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, 
 		levels = append(levels, n)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 60 * time.Second}
-	l := &load{client: client, target: target, dsn: dsn, duration: duration, maxReq: maxReq, levels: levels, cpuProfile: cpuProfile}
+	l := &load{client: client, target: target, dsn: dsn, duration: duration, maxReq: maxReq, levels: levels, cpuProfile: cpuProfile,
+		streamRuns: so.runs, idleN: so.idleN, idleHold: so.idleHold, workers: workers}
 	fmt.Printf("method: each phase runs N workers in a closed loop for %s (or %d requests); latency is per request, client side\n", duration, maxReq)
 	if suites == "all" || suites == "threads" {
 		if err := l.threads(); err != nil {
@@ -126,6 +151,11 @@ func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, 
 	}
 	if suites == "all" || suites == "runs" {
 		if err := l.runs(); err != nil {
+			return err
+		}
+	}
+	if suites == "all" || suites == "stream" {
+		if err := l.streamSuite(inproc, workers); err != nil {
 			return err
 		}
 	}
@@ -156,6 +186,12 @@ type load struct {
 	maxReq     int
 	levels     []int
 	cpuProfile string
+
+	// stream suite
+	streamRuns int
+	idleN      int
+	idleHold   time.Duration
+	workers    int // the in-process server's run workers
 }
 
 // post sends a JSON body and decodes a JSON answer into out (when not nil).

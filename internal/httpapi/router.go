@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -54,8 +55,11 @@ func NewRouter(d Deps) http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Not Found"})
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		httpx.WriteJSON(w, http.StatusMethodNotAllowed, httpx.ErrorBody{Detail: "Method Not Allowed"})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		allowed := allowedMethods(r, req)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		httpx.WriteJSON(w, http.StatusMethodNotAllowed, httpx.ErrorBody{
+			Detail: "Method Not Allowed: " + req.Method + " " + req.URL.Path + " accepts " + strings.Join(allowed, ", ")})
 	})
 
 	r.Get("/ok", s.ok)
@@ -113,6 +117,22 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)
 	return r
+}
+
+// allowedMethods lists the methods mux routes for the path of req (for the
+// Allow header of a 405), in a fixed order.
+func allowedMethods(mux chi.Routes, req *http.Request) []string {
+	path := req.URL.RawPath
+	if path == "" {
+		path = req.URL.Path
+	}
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if mux.Match(chi.NewRouteContext(), m, path) {
+			allowed = append(allowed, m)
+		}
+	}
+	return allowed
 }
 
 type system struct {

@@ -41,6 +41,10 @@ func TestErrorContract(t *testing.T) {
 		{"POST", "/threads/count", `{"status": 1}`, 422, "status"},
 		{"GET", "/nowhere", nil, 404, "Not Found"},
 		{"PUT", "/threads", nil, 405, "Method Not Allowed"},
+		{"POST", "/threads", "{\"metadata\": {\"k\": \"a\xffb\"}}", 422, "UTF-8"},
+		{"POST", "/threads", `{"metadata": {"k": ` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}}`, 422, "nested 602 levels"},
+		{"POST", "/threads", `{"metadata": {"n": 1e400}}`, 422, "number 1e400 is out of range"},
+		{"PATCH", "/threads/" + a.ThreadID, `{"metadata": {"n": -1e200000}}`, 422, "out of range"},
 		{"GET", "/ok?check_db=maybe", nil, 422, "check_db"},
 	}
 	for _, c := range cases {
@@ -51,6 +55,12 @@ func TestErrorContract(t *testing.T) {
 		if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 			t.Errorf("%s %s: content-type %q", c.method, c.path, ct)
 		}
+	}
+	if allow := s.Do("DELETE", "/threads/"+a.ThreadID+"/children", nil).Header.Get("Allow"); allow != "GET" {
+		t.Errorf("405 Allow = %q, want GET", allow)
+	}
+	if allow := s.Do("PUT", "/threads/"+a.ThreadID, nil).Header.Get("Allow"); allow != "GET, PATCH, DELETE" {
+		t.Errorf("405 Allow = %q, want GET, PATCH, DELETE", allow)
 	}
 	var n int
 	if err := s.DB.QueryRow(t.Context(), `SELECT count(*) FROM threads`).Scan(&n); err != nil || n != 1 {

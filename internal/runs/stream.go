@@ -170,8 +170,11 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, a
 	out := startSSE(w)
 	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
 	defer beat.Stop()
-	poll := time.NewTicker(h.svc.cfg.PollInterval)
+	// Notifications wake the stream; the poll is only a safety net for a
+	// missed one, so it runs at the heartbeat's pace.
+	poll := time.NewTicker(max(h.svc.cfg.PollInterval, h.svc.cfg.StreamHeartbeat))
 	defer poll.Stop()
+	woken := false
 	for {
 		evs, err := h.svc.EventsAfter(ctx, run.RunID, after, 256)
 		if err != nil {
@@ -191,19 +194,10 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, a
 		if len(evs) == 256 {
 			continue
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-h.svc.draining:
-			return nil
-		case <-beat.C:
-			if out.write([]byte(": heartbeat\n\n")) != nil {
-				return nil
-			}
-		case <-sub:
-		case <-poll.C:
-			// A run can end without an "end" event (cancelled while queued,
-			// dead-lettered, rolled back): look at it.
+		if len(evs) == 0 && woken {
+			// Nothing new, yet something happened: a run can end without an
+			// "end" event (cancelled while queued, dead-lettered, rolled
+			// back), so look at it.
 			cur, err := h.svc.Get(ctx, run.ThreadID, run.RunID)
 			if apperr.CodeOf(err) == apperr.NotFound {
 				return h.streamError(out, ctx, err)
@@ -213,6 +207,10 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, a
 					return nil
 				}
 			}
+		}
+		var ok bool
+		if woken, ok = h.idle(ctx, out, sub, beat, poll); !ok {
+			return nil
 		}
 	}
 }
@@ -486,7 +484,7 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 	out := startSSE(w)
 	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
 	defer beat.Stop()
-	poll := time.NewTicker(h.svc.cfg.PollInterval)
+	poll := time.NewTicker(max(h.svc.cfg.PollInterval, h.svc.cfg.StreamHeartbeat))
 	defer poll.Stop()
 	for {
 		evs, err := h.svc.threadEventsAfter(ctx, tid, cur, 256)
@@ -509,17 +507,31 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 		if len(evs) == 256 {
 			continue
 		}
+		if _, ok := h.idle(ctx, out, sub, beat, poll); !ok {
+			return nil
+		}
+	}
+}
+
+// idle waits, on a stream with nothing new to send, for a reason to read
+// the log again: a notification or the poll tick. It sends the heartbeat
+// meanwhile. ok is false when the stream must end: the client went away or
+// the server is shutting down.
+func (h *Handlers) idle(ctx context.Context, out *sse, sub chan struct{}, beat, poll *time.Ticker) (woken, ok bool) {
+	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return false, false
 		case <-h.svc.draining:
-			return nil
+			return false, false
 		case <-beat.C:
 			if out.write([]byte(": heartbeat\n\n")) != nil {
-				return nil
+				return false, false
 			}
 		case <-sub:
+			return true, true
 		case <-poll.C:
+			return true, true
 		}
 	}
 }

@@ -414,3 +414,23 @@ func TestShutdownEndsStreams(t *testing.T) {
 		t.Fatal("the stream is still open")
 	}
 }
+
+// A stream of a run that ends without running (cancelled while queued)
+// closes as soon as that happens, not at the next poll.
+func TestStreamOfCancelledQueuedRunCloses(t *testing.T) {
+	s := start(t) // heartbeat and safety poll every 5 s
+	tid := newThread(t, s)
+	create(t, s, tid, slowBody("1", 3000, ""))
+	queued := create(t, s, tid, slowBody("2", 0, ""))
+	rid := queued["run_id"].(string)
+	st := openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": "-1"})
+	time.Sleep(100 * time.Millisecond)
+	begin := time.Now()
+	s.Must(http.StatusAccepted, "POST", "/threads/"+tid+"/runs/"+rid+"/cancel", nil)
+	if evs := st.all(); len(evs) != 0 {
+		t.Fatalf("events of a run that never ran: %v", shape(evs))
+	}
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Fatalf("the stream closed %v after the cancel", d)
+	}
+}

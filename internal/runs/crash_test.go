@@ -241,3 +241,28 @@ func TestTwoProcessesDrainRunsExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// A client joins, through a second server process, a run that executes in
+// the first: every event, in order, live.
+func TestStreamJoinAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs server processes")
+	}
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	a := client(t, dsn, startProc(t, dsn, "A"))
+	b := client(t, dsn, startProc(t, dsn, "B", "WEFT_WORKERS=0"))
+	tid := newThread(t, a)
+	run := create(t, a, tid, map[string]any{"assistant_id": "slow", "input": map[string]any{"ms": 300, "tag": "p"},
+		"stream_mode": []string{"values", "updates"}})
+	st := openStream(t, b, "GET", "/threads/"+tid+"/runs/"+run["run_id"].(string)+"/stream", nil, map[string]string{"Last-Event-ID": "-1"})
+	var got []string
+	for {
+		e, ok := st.next()
+		if !ok {
+			break
+		}
+		got = append(got, e.ID+" "+e.Event)
+	}
+	wantJSON(t, "joined on B", got, `["1 metadata","2 values","3 updates","4 values","5 updates","6 values"]`)
+}

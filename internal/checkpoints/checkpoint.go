@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
+
+	"github.com/weftdev/weft/internal/jsonv"
 )
 
 // Config addresses a checkpoint: a thread, a namespace within it ("" is the
@@ -242,29 +243,7 @@ func encodeMetadata(md Metadata) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(stripNUL(map[string]any(generic)))
-}
-
-// stripNUL removes NUL characters from the strings and keys of a decoded
-// JSON value.
-func stripNUL(v any) any {
-	switch v := v.(type) {
-	case string:
-		return strings.ReplaceAll(v, "\x00", "")
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[strings.ReplaceAll(k, "\x00", "")] = stripNUL(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = stripNUL(e)
-		}
-		return out
-	}
-	return v
+	return json.Marshal(jsonv.StripNUL(map[string]any(generic)))
 }
 
 func decodeMetadata(data []byte) (Metadata, error) {

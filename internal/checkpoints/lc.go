@@ -96,23 +96,3 @@ func lcEnvelope(m map[string]any) (any, bool) {
 	}
 	return args, true
 }
-
-// cloneValue deep-copies a decoded JSON value (maps and slices; scalars are
-// immutable), so that two tuples never share mutable structure.
-func cloneValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = cloneValue(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = cloneValue(e)
-		}
-		return out
-	}
-	return v
-}

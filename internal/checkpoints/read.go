@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -253,7 +254,7 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 				continue // inline, empty, or missing: the channel has no blob value
 			}
 			if d.used {
-				t.Checkpoint.ChannelValues[ch] = cloneValue(d.value)
+				t.Checkpoint.ChannelValues[ch] = jsonv.Clone(d.value)
 			} else {
 				t.Checkpoint.ChannelValues[ch], d.used = d.value, true
 			}

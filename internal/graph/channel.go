@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/weftdev/weft/internal/jsonv"
 )
 
 // State is a graph's channel values keyed by channel name. Values are
@@ -143,7 +145,7 @@ func (g *Graph) Apply(values, update State) (State, error) {
 // one) with an update according to c.Kind.
 func (c Channel) reduce(cur any, set bool, upd any) (any, error) {
 	if !set {
-		cur = deepCopy(c.Default)
+		cur = jsonv.Clone(c.Default)
 	}
 	switch c.Kind {
 	case LastValue:
@@ -194,7 +196,7 @@ func (g *Graph) Values(raw State) State {
 	maps.Copy(out, raw)
 	for _, c := range g.Channels {
 		if _, set := raw[c.Name]; !set && c.Default != nil {
-			out[c.Name] = deepCopy(c.Default)
+			out[c.Name] = jsonv.Clone(c.Default)
 		}
 	}
 	return out
@@ -221,26 +223,6 @@ func asList(v any) ([]any, bool) {
 		out[i] = rv.Index(i).Interface()
 	}
 	return out, true
-}
-
-// deepCopy copies the JSON containers ([]any, map[string]any) of v
-// recursively; other values are returned as they are.
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = deepCopy(e)
-		}
-		return out
-	}
-	return v
 }
 
 // jsonType names v's JSON type for error messages.

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/weftdev/weft/internal/jsonv"
 )
 
 func TestApplyReducers(t *testing.T) {
@@ -47,7 +49,7 @@ func TestApplyReducers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			before, beforeUpd := deepCopy(tc.values), deepCopy(tc.update)
+			before, beforeUpd := jsonv.Clone(tc.values), jsonv.Clone(tc.update)
 			got, err := g.Apply(tc.values, tc.update)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrInvalidUpdate) {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/jsonv"
 )
 
 // fooBar is the smallest graph with a reducer:
@@ -43,7 +45,7 @@ func constNode(update State) NodeFunc {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return deepCopy(update).(State), nil
+		return jsonv.Clone(update).(State), nil
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/jsonv"
 )
 
 // msg is a shorthand for a message dict.
@@ -96,7 +98,7 @@ func TestAddMessages(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			before, beforeR := deepCopy(tc.left), deepCopy(tc.right)
+			before, beforeR := jsonv.Clone(tc.left), jsonv.Clone(tc.right)
 			got, err := AddMessages(tc.left, tc.right)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/weftdev/weft/internal/jsonv"
 )
 
 // NodeFunc is the body of a node. It receives the run's context and the
@@ -99,7 +101,7 @@ func (in NodeInput) MessageChunk(chunk map[string]any) {
 // supplied so far for this node's pending interrupts, in order: resume[i]
 // answers the node's (i+1)-th Interrupt call. Pass nil on a first run.
 func NewNodeInput(values State, resume []any) NodeInput {
-	v, _ := deepCopy(values).(State)
+	v, _ := jsonv.Clone(values).(State)
 	if v == nil {
 		v = State{}
 	}

@@ -1,0 +1,42 @@
+package jsonv
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestDecodeKeepsNumbersExact(t *testing.T) {
+	var v map[string]any
+	if err := Decode([]byte(`{"big":1e400,"precise":9007199254740993,"f":0.1}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	if string(out) != `{"big":1e400,"f":0.1,"precise":9007199254740993}` {
+		t.Fatalf("round trip: %s", out)
+	}
+	if err := Decode([]byte(`{} {}`), &v); err == nil {
+		t.Fatal("trailing data accepted")
+	}
+}
+
+func TestCloneIsDeep(t *testing.T) {
+	src := map[string]any{"a": []any{map[string]any{"b": "c"}}}
+	cp := Clone(src).(map[string]any)
+	cp["a"].([]any)[0].(map[string]any)["b"] = "changed"
+	if src["a"].([]any)[0].(map[string]any)["b"] != "c" {
+		t.Fatal("Clone shares nested maps")
+	}
+}
+
+func TestNUL(t *testing.T) {
+	v := map[string]any{"ok": "x", "list": []any{"y", map[string]any{"k\x00": "z"}}}
+	if at, found := FindNUL(v); !found || at != "list[1].k\x00" {
+		t.Fatalf("FindNUL = %q, %v", at, found)
+	}
+	if _, found := FindNUL(StripNUL(v)); found {
+		t.Fatal("StripNUL left a NUL")
+	}
+	if _, found := FindNUL(map[string]any{"a": []any{"b", json.Number("1")}}); found {
+		t.Fatal("a NUL where there is none")
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,36 +99,10 @@ func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-// cors lets browsers (useStream, agent-chat-ui) call the API directly, and
-// exposes the headers those clients read (reference API §1.1).
-func cors(next http.Handler) http.Handler {
-	const exposed = "Content-Location, Location, X-Pagination-Total, X-Pagination-Next, X-Request-Id"
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		origin := r.Header.Get("Origin")
-		if origin != "" {
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Allow-Credentials", "true")
-			h.Add("Vary", "Origin")
-		} else {
-			h.Set("Access-Control-Allow-Origin", "*")
-		}
-		h.Set("Access-Control-Expose-Headers", exposed)
-		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
-			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
-				h.Set("Access-Control-Allow-Headers", req)
-			} else {
-				h.Set("Access-Control-Allow-Headers", strings.Join([]string{"Content-Type", "Authorization",
-					"X-Api-Key", "Last-Event-ID", "X-Auth-Scheme", "X-Request-Id"}, ", "))
-			}
-			h.Set("Access-Control-Max-Age", "600")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
+// cors is the default browser policy (Security's zero value): loopback
+// origins only, and loopback Host names on loopback connections. A router
+// given a configured Security uses its Handler instead.
+func cors(next http.Handler) http.Handler { return Security{}.Handler(next) }
 
 // limitBody caps request bodies; httpx.DecodeJSON turns the overflow into a 413.
 func limitBody(max int64) func(http.Handler) http.Handler {

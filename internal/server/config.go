@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weftdev/weft/internal/graph"
@@ -33,6 +35,12 @@ type Config struct {
 	// private, link-local, unspecified and multicast addresses (a path on this server is always allowed)
 	WebhookAllowPrivate bool
 	WebhookBackoff      time.Duration // not a flag: delay after a webhook's first failed attempt (default 1s; tests shorten it)
+	// -cors-origins, WEFT_CORS_ORIGINS (comma list, default none): web origins allowed besides
+	// http(s)://localhost, 127.0.0.1 and [::1] on any port; "*" allows every origin, without credentials
+	CORSOrigins []string
+	// -allowed-hosts, WEFT_ALLOWED_HOSTS (comma list, default none): Host names accepted on loopback
+	// connections besides the loopback names (DNS-rebinding protection); "*" turns the check off
+	AllowedHosts []string
 
 	// Graphs are the graphs this server runs (not a flag; nil → the
 	// built-in graphs). Tests register their own.
@@ -50,7 +58,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c Config
-	var level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate string
+	var level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts string
 	fs.StringVar(&c.Addr, "addr", env("WEFT_ADDR", "127.0.0.1:8123"), "listen address (WEFT_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty runs a managed local cluster (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("WEFT_DATA_DIR", ".weft"), "directory of the managed local cluster (WEFT_DATA_DIR)")
@@ -64,8 +72,22 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&attempts, "max-attempts", env("WEFT_MAX_ATTEMPTS", "5"), "claims of a run before it is dead-lettered (WEFT_MAX_ATTEMPTS)")
 	fs.StringVar(&c.WorkerID, "worker-id", env("WEFT_WORKER_ID", ""), "name of this process's workers in dispatch audits (WEFT_WORKER_ID)")
 	fs.StringVar(&allowPrivate, "webhook-allow-private", env("WEFT_WEBHOOK_ALLOW_PRIVATE", "false"), "let run webhooks reach loopback and private addresses (WEFT_WEBHOOK_ALLOW_PRIVATE)")
+	fs.StringVar(&corsOrigins, "cors-origins", env("WEFT_CORS_ORIGINS", ""), "comma list of web origins allowed besides localhost ones; * = any, without credentials (WEFT_CORS_ORIGINS)")
+	fs.StringVar(&allowedHosts, "allowed-hosts", env("WEFT_ALLOWED_HOSTS", ""), "comma list of Host names accepted on loopback besides localhost ones; * = no check (WEFT_ALLOWED_HOSTS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	c.CORSOrigins = splitList(corsOrigins)
+	c.AllowedHosts = splitList(allowedHosts)
+	for _, o := range c.CORSOrigins {
+		if err := checkOrigin(o); err != nil {
+			return c, err
+		}
+	}
+	for _, h := range c.AllowedHosts {
+		if h != "*" && strings.ContainsAny(h, "/: ") && !strings.HasPrefix(h, "[") {
+			return c, fmt.Errorf("allowed hosts: %q must be a host name without scheme or port", h)
+		}
 	}
 	var err error
 	if c.Migrate, err = strconv.ParseBool(migrate); err != nil {
@@ -99,6 +121,35 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		return c, fmt.Errorf("addr must not be empty")
 	}
 	return c, nil
+}
+
+// Security is the browser-facing policy the config asks for (CORS origins
+// and the Host check), for httpapi.Deps.
+func (c Config) Security() httpapi.Security {
+	return httpapi.Security{CORSOrigins: c.CORSOrigins, AllowedHosts: c.AllowedHosts}
+}
+
+// splitList splits a comma list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// checkOrigin accepts "*" or scheme://host[:port] with nothing after it.
+func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(strings.TrimSuffix(o, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+		return fmt.Errorf("cors origins: %q must be * or scheme://host[:port]", o)
+	}
+	return nil
 }
 
 // NewLogger builds the slog logger the config asks for.

@@ -95,7 +95,7 @@ func TestBodyOverLimitIs413(t *testing.T) {
 	}
 }
 
-func TestCORSExposesHeadersTheSDKReads(t *testing.T) {
+func TestCORSAndHostDefaults(t *testing.T) {
 	t.Parallel()
 	s := servertest.Start(t)
 	req, _ := http.NewRequest("OPTIONS", s.URL+"/threads", nil)
@@ -111,9 +111,35 @@ func TestCORSExposesHeadersTheSDKReads(t *testing.T) {
 		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "x-api-key") {
 		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
 	}
-	r := s.Do("GET", "/ok", nil)
-	if !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), "Content-Location") {
-		t.Fatalf("expose headers = %q", r.Header.Get("Access-Control-Expose-Headers"))
+	req, _ = http.NewRequest("GET", s.URL+"/ok", nil)
+	req.Header.Set("Origin", "http://127.0.0.1:5173")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Access-Control-Allow-Origin") != "http://127.0.0.1:5173" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Content-Location") {
+		t.Fatalf("loopback origin: %v", resp.Header)
+	}
+	// A page elsewhere gets no CORS headers (its browser withholds the
+	// answer), and a request naming a non-loopback Host is refused.
+	req, _ = http.NewRequest("POST", s.URL+"/threads/search", nil)
+	req.Header.Set("Origin", "https://evil.example")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("foreign origin: %d %v", resp.StatusCode, resp.Header)
+	}
+	req, _ = http.NewRequest("POST", s.URL+"/threads", nil)
+	req.Host = "rebound.evil.example:8123"
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("rebound Host: %d; want 403", resp.StatusCode)
 	}
 }
 

@@ -1,0 +1,42 @@
+package server_test
+
+import (
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/weftdev/weft/internal/server"
+)
+
+func TestParseConfigSecurity(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	c, err := server.ParseConfig(nil, getenv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CORSOrigins != nil || c.AllowedHosts != nil {
+		t.Fatalf("defaults: origins %v hosts %v; want none (loopback only)", c.CORSOrigins, c.AllowedHosts)
+	}
+	env = map[string]string{"WEFT_CORS_ORIGINS": "https://app.example.com, http://10.0.0.5:3000/", "WEFT_ALLOWED_HOSTS": "weft.internal"}
+	if c, err = server.ParseConfig(nil, getenv, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.CORSOrigins, []string{"https://app.example.com", "http://10.0.0.5:3000/"}) ||
+		!slices.Equal(c.AllowedHosts, []string{"weft.internal"}) {
+		t.Fatalf("env: origins %v hosts %v", c.CORSOrigins, c.AllowedHosts)
+	}
+	if c, err = server.ParseConfig([]string{"-cors-origins", "*", "-allowed-hosts", "*"}, getenv, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if sec := c.Security(); !slices.Equal(sec.CORSOrigins, []string{"*"}) || !slices.Equal(sec.AllowedHosts, []string{"*"}) {
+		t.Fatalf("flags: %+v", sec)
+	}
+	for _, bad := range [][]string{{"-cors-origins", "example.com"}, {"-cors-origins", "https://a.example/path"},
+		{"-allowed-hosts", "http://a.example"}, {"-allowed-hosts", "a.example:8123"}} {
+		env = map[string]string{}
+		if _, err := server.ParseConfig(bad, getenv, io.Discard); err == nil {
+			t.Errorf("ParseConfig(%v) accepted", bad)
+		}
+	}
+}

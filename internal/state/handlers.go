@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -271,69 +272,104 @@ func (h *Handlers) PatchState(w http.ResponseWriter, r *http.Request) error {
 
 // HistoryRequest is the body of POST /threads/{id}/history.
 type HistoryRequest struct {
-	Limit int `json:"limit" default:"10" minimum:"1" maximum:"1000"`
+	// Limit: absent or null means 10; 0 is refused like any value outside 1..1000.
+	Limit *int `json:"limit" default:"10" minimum:"1" maximum:"1000"`
 	// Before: a checkpoint id, {checkpoint_id} or {configurable: {checkpoint_id}}.
 	Before     checkpointID     `json:"before" swaggertype:"string"`
 	Metadata   map[string]any   `json:"metadata"`
 	Checkpoint *CheckpointInput `json:"checkpoint"`
 }
 
+// MaxHistoryPageBytes caps a history page: states are added until the
+// encoded page reaches it (the state that passes it is the last; a page
+// always holds at least one), so a large limit over large checkpoints
+// cannot build a huge response. A page cut short says so with
+// X-Pagination-Next: the checkpoint id to pass as before.
+const MaxHistoryPageBytes = 4 << 20
+
 func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRequest) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
 		return err
 	}
-	if req.Limit == 0 {
-		req.Limit = 10
+	limit := 10
+	if req.Limit != nil {
+		limit = *req.Limit
 	}
-	if req.Limit < 1 || req.Limit > 1000 {
-		return apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", req.Limit)
+	if limit < 1 || limit > 1000 {
+		return apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", limit)
 	}
 	if err := checkID(string(req.Before)); err != nil {
 		return err
 	}
-	p := HistoryParams{Limit: req.Limit, Before: string(req.Before), Metadata: req.Metadata}
+	p := HistoryParams{Limit: limit, Before: string(req.Before), Metadata: req.Metadata, MaxBytes: MaxHistoryPageBytes}
 	if req.Checkpoint != nil {
 		p.NS = req.Checkpoint.NS
 	}
-	list, err := h.svc.History(r.Context(), id, p)
+	// The page is encoded state by state into one buffer (bounded by the
+	// byte cap plus one state) and written once complete, so an error
+	// half-way still gets a proper status.
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	enc := json.NewEncoder(&buf)
+	last := ""
+	more, err := h.svc.History(r.Context(), id, p, func(st *ThreadState) (int, error) {
+		n := buf.Len()
+		if n > 1 {
+			buf.WriteByte(',')
+		}
+		if err := enc.Encode(st); err != nil {
+			return 0, err
+		}
+		last = st.Checkpoint.CheckpointID
+		return buf.Len() - n, nil
+	})
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
+	buf.WriteString("]\n")
+	if more {
+		w.Header().Set("X-Pagination-Next", last)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = buf.WriteTo(w)
 	return nil
 }
 
 // GetHistory godoc
 //
-//	@Summary	List a thread's checkpoints, newest first
-//	@Tags		state
-//	@Produce	json
-//	@Param		thread_id	path	string	true	"Thread ID"	format(uuid)
-//	@Param		limit		query	int		false	"Page size"	default(10)	minimum(1)	maximum(1000)
-//	@Param		before		query	string	false	"Only checkpoints older than this checkpoint id"
-//	@Success	200			{array}	ThreadState
-//	@Failure	404			{object}	httpx.ErrorBody
-//	@Failure	422			{object}	httpx.ErrorBody
+//	@Summary		List a thread's checkpoints, newest first
+//	@Description	Keyset pages: continue with before = the last checkpoint id of a page. A page also ends early once its encoded size passes 4 MiB (it always holds at least one state); X-Pagination-Next then names the checkpoint to pass as before. limit=0 is refused (422) like any value outside 1..1000.
+//	@Tags			state
+//	@Produce		json
+//	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)
+//	@Param			limit		query		int		false	"Page size"	default(10)	minimum(1)	maximum(1000)
+//	@Param			before		query		string	false	"Only checkpoints older than this checkpoint id"
+//	@Success		200			{array}		ThreadState
+//	@Header			200			{string}	X-Pagination-Next	"set when the page was cut short by its size cap: the checkpoint id to pass as before"
+//	@Failure		404			{object}	httpx.ErrorBody
+//	@Failure		422			{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/history [get]
 func (h *Handlers) GetHistory(w http.ResponseWriter, r *http.Request) error {
 	limit, err := httpx.QueryInt(r, "limit", 10, 1, 1000)
 	if err != nil {
 		return err
 	}
-	return h.history(w, r, HistoryRequest{Limit: limit, Before: checkpointID(r.URL.Query().Get("before"))})
+	return h.history(w, r, HistoryRequest{Limit: &limit, Before: checkpointID(r.URL.Query().Get("before"))})
 }
 
 // PostHistory godoc
 //
 //	@Summary		List a thread's checkpoints, newest first
-//	@Description	Keyset pages: before names the newest checkpoint to exclude; metadata filters by containment; checkpoint.checkpoint_ns lists a subgraph namespace.
+//	@Description	Keyset pages: before names the newest checkpoint to exclude (continue with the last checkpoint id of a page); metadata filters by containment; checkpoint.checkpoint_ns lists a subgraph namespace. A page also ends early once its encoded size passes 4 MiB (it always holds at least one state); X-Pagination-Next then names the checkpoint to pass as before. "limit": 0 is refused (422) like any value outside 1..1000; an absent or null limit means 10.
 //	@Tags			state
 //	@Accept			json
 //	@Produce		json
-//	@Param			thread_id	path	string			true	"Thread ID"	format(uuid)
-//	@Param			body		body	HistoryRequest	false	"Page"
-//	@Success		200			{array}	ThreadState
+//	@Param			thread_id	path		string			true	"Thread ID"	format(uuid)
+//	@Param			body		body		HistoryRequest	false	"Page"
+//	@Success		200			{array}		ThreadState
+//	@Header			200			{string}	X-Pagination-Next	"set when the page was cut short by its size cap: the checkpoint id to pass as before"
 //	@Failure		404			{object}	httpx.ErrorBody
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/history [post]
@@ -370,9 +406,14 @@ func (h *Handlers) Copy(w http.ResponseWriter, r *http.Request) error {
 
 // PruneRequest is the body of POST /threads/prune.
 type PruneRequest struct {
-	ThreadIDs []string `json:"thread_ids"`
+	ThreadIDs []string `json:"thread_ids" maxItems:"1000"`
 	Strategy  string   `json:"strategy" enums:"delete,keep_latest" default:"delete"`
 }
+
+// MaxPruneIDs bounds thread_ids of one POST /threads/prune (more is a
+// 422), so one request's work stays bounded: each thread is pruned in its
+// own short transaction, and repeated ids count once.
+const MaxPruneIDs = 1000
 
 // PruneResponse is the answer of POST /threads/prune.
 type PruneResponse struct {
@@ -382,7 +423,7 @@ type PruneResponse struct {
 // Prune godoc
 //
 //	@Summary		Prune threads
-//	@Description	delete (default) deletes the threads (their children become roots); keep_latest keeps each thread and its latest checkpoint and deletes the rest of its history. Unknown ids are skipped; pruned_count counts the threads pruned.
+//	@Description	delete (default) deletes the threads (their children become roots); keep_latest keeps each thread and its latest checkpoint and deletes the rest of its history. Unknown ids are skipped, repeated ids count once; pruned_count counts the threads pruned. At most 1000 thread_ids per request (422 beyond).
 //	@Tags			threads
 //	@Accept			json
 //	@Produce		json
@@ -404,13 +445,21 @@ func (h *Handlers) Prune(w http.ResponseWriter, r *http.Request) error {
 	if req.Strategy != PruneDelete && req.Strategy != PruneKeepLatest {
 		return apperr.Errorf(apperr.Invalid, "Invalid strategy %q: must be delete or keep_latest", req.Strategy)
 	}
-	ids := make([]uuid.UUID, len(req.ThreadIDs))
-	for i, s := range req.ThreadIDs {
+	if len(req.ThreadIDs) > MaxPruneIDs {
+		return apperr.Errorf(apperr.Invalid, "Too many thread_ids: %d given, at most %d per request; send the rest in further requests",
+			len(req.ThreadIDs), MaxPruneIDs)
+	}
+	ids := make([]uuid.UUID, 0, len(req.ThreadIDs))
+	seen := make(map[uuid.UUID]bool, len(req.ThreadIDs))
+	for _, s := range req.ThreadIDs {
 		id, err := httpx.ParseUUID(s, "thread")
 		if err != nil {
 			return err
 		}
-		ids[i] = id
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
 	}
 	n, err := h.svc.Prune(r.Context(), ids, req.Strategy)
 	if err != nil {

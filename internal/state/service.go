@@ -124,25 +124,71 @@ type HistoryParams struct {
 	Before   string
 	Limit    int
 	Metadata map[string]any
+	// MaxBytes caps the page: History stops once the sizes its emit
+	// reports add up to this (the checkpoint that passes it is the page's
+	// last; a page always has at least one). 0 = no cap.
+	MaxBytes int
 }
 
-// History returns up to p.Limit checkpoints newest first, before p.Before.
-func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryParams) ([]*ThreadState, error) {
+// historyChunkMax bounds how many checkpoints one query of History loads.
+const historyChunkMax = 64
+
+// History calls emit with up to p.Limit checkpoints of the thread, newest
+// first, before p.Before; emit returns the size the state added to the page.
+// The checkpoints are read in chunks sized from what p.MaxBytes still
+// allows at the average size so far (a few at first), so memory stays near
+// the byte cap whatever the limit and the checkpoints' size. more tells that
+// History stopped at the byte cap while older checkpoints may remain: the
+// caller continues with Before = the last emitted checkpoint id.
+func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryParams,
+	emit func(*ThreadState) (int, error)) (more bool, err error) {
 	ref, err := s.threads.LockForState(ctx, s.db, threadID, false)
 	if err != nil {
-		return nil, err
-	}
-	list, err := checkpoints.CheckpointList(ctx, s.db, checkpoints.Config{ThreadID: threadID.String(), NS: p.NS},
-		checkpoints.ListOptions{Before: p.Before, Limit: p.Limit, Filter: p.Metadata})
-	if err != nil {
-		return nil, err
+		return false, err
 	}
 	g := s.graphOf(ref)
-	out := make([]*ThreadState, len(list))
-	for i := range list {
-		out[i] = assemble(&list[i], g)
+	before, emitted, used := p.Before, 0, 0
+	chunk := min(p.Limit, 4)
+	if p.MaxBytes == 0 {
+		chunk = min(p.Limit, historyChunkMax)
 	}
-	return out, s.linkSubgraphs(ctx, threadID, out, false, 0)
+	for emitted < p.Limit {
+		list, err := checkpoints.CheckpointList(ctx, s.db, checkpoints.Config{ThreadID: threadID.String(), NS: p.NS},
+			checkpoints.ListOptions{Before: before, Limit: chunk, Filter: p.Metadata})
+		if err != nil {
+			return false, err
+		}
+		out := make([]*ThreadState, len(list))
+		for i := range list {
+			out[i] = assemble(&list[i], g)
+			list[i] = checkpoints.Tuple{} // the raw rows go as the states are built
+		}
+		if err := s.linkSubgraphs(ctx, threadID, out, false, 0); err != nil {
+			return false, err
+		}
+		for i, st := range out {
+			n, err := emit(st)
+			if err != nil {
+				return false, err
+			}
+			out[i] = nil
+			used += n
+			emitted++
+			before = st.Checkpoint.CheckpointID
+			if p.MaxBytes > 0 && used >= p.MaxBytes {
+				// More may follow unless this was the last of a short chunk.
+				return emitted < p.Limit && (i < len(out)-1 || len(out) == chunk), nil
+			}
+		}
+		if len(out) < chunk {
+			return false, nil
+		}
+		chunk = min(p.Limit-emitted, historyChunkMax)
+		if p.MaxBytes > 0 {
+			chunk = min(chunk, (p.MaxBytes-used)/max(used/emitted, 1)+1)
+		}
+	}
+	return false, nil
 }
 
 // UpdateParams are update_state's inputs.

@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -228,11 +229,12 @@ type SearchRequest struct {
 	ParentThreadID *string        `json:"parent_thread_id" format:"uuid"`
 	RootOnly       bool           `json:"root_only"`
 	ResourceID     *string        `json:"resource_id"`
-	Limit          int            `json:"limit" default:"10" minimum:"1" maximum:"1000"`
-	Offset         int            `json:"offset" default:"0" minimum:"0"`
-	SortBy         string         `json:"sort_by" enums:"thread_id,status,created_at,updated_at,state_updated_at"`
-	SortOrder      string         `json:"sort_order" enums:"asc,desc"`
-	Select         []string       `json:"select"`
+	// Limit: absent or null means 10; 0 is refused (422) like any value outside 1..1000.
+	Limit     *int     `json:"limit" default:"10" minimum:"1" maximum:"1000"`
+	Offset    int      `json:"offset" default:"0" minimum:"0"`
+	SortBy    string   `json:"sort_by" enums:"thread_id,status,created_at,updated_at,state_updated_at"`
+	SortOrder string   `json:"sort_order" enums:"asc,desc"`
+	Select    []string `json:"select"`
 }
 
 func (req *SearchRequest) filter() (Filter, error) {
@@ -256,14 +258,14 @@ func (req *SearchRequest) filter() (Filter, error) {
 // Search godoc
 //
 //	@Summary		Search threads
-//	@Description	Filters by metadata / values containment, ids, status, parent or roots; ordered by sort_by (default updated_at desc). Sets X-Pagination-Total and, when more pages follow, X-Pagination-Next.
+//	@Description	Filters by metadata / values containment, ids, status, parent or roots; ordered by sort_by (default updated_at desc). "limit": 0 is refused (422) like any value outside 1..1000; an absent or null limit means 10. A page also ends early once its encoded size passes 4 MiB (it always holds at least one thread). Sets X-Pagination-Total and, when more matches follow the page, X-Pagination-Next = offset + the page's length (the offset to continue from).
 //	@Tags			threads
 //	@Accept			json
 //	@Produce		json
-//	@Param			body	body	SearchRequest	false	"Filters"
-//	@Success		200		{array}	Thread
-//	@Header			200		{integer}	X-Pagination-Total	"lower bound of the match count"
-//	@Header			200		{integer}	X-Pagination-Next	"offset of the next page"
+//	@Param			body	body		SearchRequest	false	"Filters"
+//	@Success		200		{array}		Thread
+//	@Header			200		{integer}	X-Pagination-Total	"a lower bound of the match count, not the exact total: offset + page length, plus 1 when more matches follow (then X-Pagination-Next is set); exact only on the last page. POST /threads/count gives the exact count."
+//	@Header			200		{integer}	X-Pagination-Next	"offset of the next page (offset + the page's length); absent on the last page"
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/threads/search [post]
 func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
@@ -280,26 +282,51 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 			return apperr.Errorf(apperr.Invalid, "Invalid select field %q", field)
 		}
 	}
-	p := SearchParams{Filter: f, Limit: req.Limit, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
+	limit := 10
+	if req.Limit != nil {
+		if limit = *req.Limit; limit == 0 {
+			return apperr.Errorf(apperr.Invalid, "Invalid limit 0: must be between 1 and 1000")
+		}
+	}
+	p := SearchParams{Filter: f, Limit: limit, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	list, more, err := h.store.Search(r.Context(), p)
+	// The page is encoded thread by thread into one buffer and ends early
+	// once it passes MaxSearchPageBytes; it is written once complete, so an
+	// error half-way still gets a proper status.
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	enc := json.NewEncoder(&buf)
+	n, more, err := h.store.Search(r.Context(), p, func(t *Thread) (bool, error) {
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		var v any = t
+		if len(req.Select) > 0 {
+			v = t.project(req.Select)
+		}
+		if err := enc.Encode(v); err != nil {
+			return false, err
+		}
+		return buf.Len() >= MaxSearchPageBytes, nil
+	})
 	if err != nil {
 		return err
 	}
-	httpx.SetPagination(w, p.Offset, p.Limit, len(list), more)
-	if len(req.Select) == 0 {
-		httpx.WriteJSON(w, http.StatusOK, list)
-		return nil
-	}
-	out := make([]map[string]any, len(list))
-	for i := range list {
-		out[i] = list[i].project(req.Select)
-	}
-	httpx.WriteJSON(w, http.StatusOK, out)
+	buf.WriteString("]\n")
+	httpx.SetPagination(w, p.Offset, n, n, more)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = buf.WriteTo(w)
 	return nil
 }
+
+// MaxSearchPageBytes caps a page of POST /threads/search: threads are
+// added until the encoded page reaches it (the thread that passes it is the
+// last; a page holds at least one), and the pagination headers then point
+// at the next offset, so large thread values cannot build a huge response.
+const MaxSearchPageBytes = 4 << 20
 
 // Count godoc
 //
@@ -337,7 +364,8 @@ func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) error {
 //	@Param		limit		query	int		false	"Page size"	default(100)	minimum(1)	maximum(1000)
 //	@Param		offset		query	int		false	"Offset"	default(0)	minimum(0)
 //	@Success	200			{array}	Thread
-//	@Header		200			{integer}	X-Pagination-Next	"offset of the next page"
+//	@Header		200			{integer}	X-Pagination-Total	"a lower bound of the child count: offset + page length, plus 1 when more follow; exact only on the last page"
+//	@Header		200			{integer}	X-Pagination-Next	"offset of the next page; absent on the last page"
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/children [get]

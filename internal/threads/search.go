@@ -112,8 +112,11 @@ func (f *Filter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-// Search returns one page of threads and whether more follow.
-func (s *Store) Search(ctx context.Context, p SearchParams) ([]Thread, bool, error) {
+// Search passes the threads of one page to emit, in order, reading them
+// row by row (one page is never held in memory at once). emit returns stop
+// to end the page early (the handler's byte cap). n is how many threads
+// were emitted, more whether further matches follow them.
+func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Thread) (stop bool, err error)) (n int, more bool, err error) {
 	where, args := p.where()
 	dir := strings.ToUpper(p.SortOrder)
 	order := fmt.Sprintf("%s %s NULLS LAST, thread_id %s", sortColumns[p.SortBy], dir, dir)
@@ -124,17 +127,27 @@ func (s *Store) Search(ctx context.Context, p SearchParams) ([]Thread, bool, err
 	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT %s FROM threads%s ORDER BY %s LIMIT $%d OFFSET $%d`,
 		threadColumns, where, order, len(args)-1, len(args)), args...)
 	if err != nil {
-		return nil, false, err
+		return 0, false, err
 	}
-	list, err := pgx.CollectRows(rows, scanThread)
-	if err != nil {
-		return nil, false, err
+	defer rows.Close()
+	for rows.Next() {
+		if n == p.Limit {
+			return n, true, nil // the extra row: more follow
+		}
+		t, err := pgx.RowToStructByName[Thread](rows)
+		if err != nil {
+			return n, false, err
+		}
+		stop, err := emit(&t)
+		if err != nil {
+			return n, false, err
+		}
+		n++
+		if stop {
+			return n, rows.Next(), rows.Err()
+		}
 	}
-	more := len(list) > p.Limit
-	if more {
-		list = list[:p.Limit]
-	}
-	return list, more, nil
+	return n, false, rows.Err()
 }
 
 // Count returns how many threads match f.

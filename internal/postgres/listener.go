@@ -22,6 +22,8 @@ type Listener struct {
 	mu   sync.Mutex
 	subs map[string][]func(payload string)
 	up   []func()
+
+	down time.Time // when the connection was lost (zero: connected or never was); Run's goroutine only
 }
 
 // NewListener returns a listener for channels on the database at dsn; Run
@@ -49,11 +51,20 @@ func (l *Listener) OnConnect(fn func()) {
 func (l *Listener) Run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := l.listen(ctx)
+		connected, err := l.listen(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		l.log.Warn("notification listener disconnected; reconnecting", "error", err, "in", backoff)
+		if connected {
+			backoff = 100 * time.Millisecond
+		}
+		if l.down.IsZero() {
+			// Once per outage: the retries that follow are logged at debug.
+			l.down = time.Now()
+			l.log.Warn("notification listener disconnected; reconnecting with backoff", "error", err)
+		} else {
+			l.log.Debug("notification listener still disconnected", "error", err, "retry_in", backoff)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -63,16 +74,29 @@ func (l *Listener) Run(ctx context.Context) {
 	}
 }
 
-func (l *Listener) listen(ctx context.Context) error {
-	conn, err := pgx.Connect(ctx, l.dsn)
+// listen holds one connection until it fails; connected tells whether it
+// got as far as listening.
+func (l *Listener) listen(ctx context.Context) (connected bool, err error) {
+	cfg, err := pgx.ParseConfig(l.dsn)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return false, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	for _, ch := range l.channels {
 		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
-			return err
+			return false, err
 		}
+	}
+	if !l.down.IsZero() {
+		l.log.Info("notification listener reconnected", "outage", time.Since(l.down).Round(time.Millisecond).String())
+		l.down = time.Time{}
 	}
 	l.mu.Lock()
 	up := append([]func(){}, l.up...)
@@ -83,7 +107,7 @@ func (l *Listener) listen(ctx context.Context) error {
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return err
+			return true, err
 		}
 		l.mu.Lock()
 		subs := l.subs[n.Channel]

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,11 +36,17 @@ type TxStarter interface {
 // at least 16 connections, and keeps minConns of them open (unless the URL
 // sets pool_min_conns) so a request after an idle spell does not pay for a
 // new connection: a fork on the server, authentication, and preparing its
-// statements again.
+// statements again. A connection attempt gives up after DefaultConnectTimeout
+// unless the URL sets connect_timeout, so while the database is unreachable
+// a request fails within that time (a 503, see IsUnavailable) instead of
+// hanging on a dial.
 func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	if cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
@@ -62,6 +71,10 @@ func Connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 
 // minConns is the default number of connections a pool keeps open.
 const minConns = 2
+
+// DefaultConnectTimeout bounds one connection attempt (dial, TLS, startup,
+// authentication) when the URL sets no connect_timeout.
+const DefaultConnectTimeout = 5 * time.Second
 
 // maxTxAttempts bounds the retries of a transaction that lost a deadlock or
 // serialization race.
@@ -158,4 +171,50 @@ func DataException(err error) (string, bool) {
 		return pgErr.Message, true
 	}
 	return "", false
+}
+
+// IsUnavailable reports whether err means the database cannot be reached
+// or is not accepting work right now, so the request did nothing and a
+// retry in a moment may succeed: a failed connection attempt (refused,
+// missing socket, timeout, "the database system is starting up / shutting
+// down"), a connection lost mid-statement (reset, EOF, closed), SQLSTATE
+// class 08 (connection exception), 57P01 admin_shutdown, 57P02
+// crash_shutdown, 57P03 cannot_connect_now and 53300 too_many_connections.
+// The HTTP layer answers these with 503 and Retry-After.
+//
+// A connection lost while a COMMIT was in flight is also reported: the
+// transaction may or may not have committed, which only the caller's own
+// idempotence (a client-chosen id, a commit key) can settle.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch c := pgErr.Code; {
+		case strings.HasPrefix(c, "08"), c == "57P01", c == "57P02", c == "57P03", c == "53300":
+			return true
+		}
+		var connErr *pgconn.ConnectError
+		// Any other server error is about the statement (or, inside a
+		// failed connection attempt, e.g. bad credentials: still an outage
+		// for the client, the server cannot work).
+		return errors.As(err, &connErr)
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return true
+	}
+	if errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return true
+	}
+	// A pgconn timeout (a deadline hit while talking to the server), but
+	// not a caller that went away.
+	return pgconn.Timeout(err) && !errors.Is(err, context.Canceled)
 }

@@ -40,12 +40,19 @@ var statusOf = map[apperr.Code]int{
 }
 
 // WriteError writes err as {"detail": ...}. An *apperr.Error gets its
-// mapped status and message; anything else is logged and answered with a
-// bare 500 whose body reveals nothing.
+// mapped status and message; a database that cannot be reached right now
+// (postgres.IsUnavailable) is a 503 with Retry-After (see
+// WriteUnavailable); anything else is logged and answered with a bare 500
+// whose body reveals nothing.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
 		WriteJSON(w, statusOf[ae.Code], ErrorBody{Detail: ae.Message})
+		return
+	}
+	if postgres.IsUnavailable(err) {
+		log.DebugContext(r.Context(), "database unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
+		WriteUnavailable(w, DetailUnavailable)
 		return
 	}
 	if msg, ok := postgres.DataException(err); ok {
@@ -57,6 +64,22 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "error", err)
 	WriteJSON(w, http.StatusInternalServerError, ErrorBody{Detail: "Internal Server Error"})
+}
+
+// DetailUnavailable is the detail of a 503 for a database outage.
+const DetailUnavailable = "Database unavailable, retry shortly"
+
+// RetryAfterSeconds is the Retry-After of a 503: the database is usually
+// back (a restart, a failover) within seconds, and the server reconnects by
+// itself.
+const RetryAfterSeconds = 1
+
+// WriteUnavailable answers 503 Service Unavailable with Retry-After and
+// detail. The request changed nothing (its transaction never committed), so
+// a client retrying it, as the SDKs do for a 503, is right.
+func WriteUnavailable(w http.ResponseWriter, detail string) {
+	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+	WriteJSON(w, http.StatusServiceUnavailable, ErrorBody{Detail: detail})
 }
 
 // HandlerFunc is an HTTP handler that returns its error instead of writing

@@ -146,16 +146,22 @@ type OK struct {
 	OK bool `json:"ok" example:"true"`
 }
 
+// okPingTimeout bounds the database ping of GET /ok?check_db=1, so a
+// readiness probe answers within it even when the database hangs.
+const okPingTimeout = 3 * time.Second
+
 // ok godoc
 //
-//	@Summary	Health check
-//	@Tags		system
-//	@Produce	json
-//	@Param		check_db	query		string	false	"1/true: also ping the database"
-//	@Success	200			{object}	OK
-//	@Failure	422			{object}	httpx.ErrorBody
-//	@Failure	500			{object}	httpx.ErrorBody	"database unreachable"
-//	@Router		/ok [get]
+//	@Summary		Health check (liveness, or readiness with check_db)
+//	@Description	Without check_db it answers 200 while the process serves HTTP (liveness: it never touches the database). With check_db=1 it also pings the database (readiness): 503 with Retry-After while the database is unreachable or restarting, 200 again once it is back (the server reconnects by itself).
+//	@Tags			system
+//	@Produce		json
+//	@Param			check_db	query		string	false	"1/true: also ping the database (readiness)"
+//	@Success		200			{object}	OK
+//	@Failure		422			{object}	httpx.ErrorBody
+//	@Failure		503			{object}	httpx.ErrorBody	"database unavailable (Retry-After header)"
+//	@Header			503			{integer}	Retry-After		"seconds to wait before retrying"
+//	@Router			/ok [get]
 func (s *system) ok(w http.ResponseWriter, r *http.Request) {
 	check, err := httpx.QueryBool(r, "check_db", false)
 	if err != nil {
@@ -163,11 +169,14 @@ func (s *system) ok(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if check {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), okPingTimeout)
 		defer cancel()
 		if err := s.db.Ping(ctx); err != nil {
-			s.log.Error("database ping failed", "error", err)
-			httpx.WriteJSON(w, http.StatusInternalServerError, httpx.ErrorBody{Detail: "Database unreachable"})
+			if r.Context().Err() != nil {
+				return // the client went away
+			}
+			s.log.Debug("readiness check: database ping failed", "error", err)
+			httpx.WriteUnavailable(w, "Database unavailable")
 			return
 		}
 	}

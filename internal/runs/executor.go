@@ -74,6 +74,9 @@ func (s *Service) heartbeat(ctx context.Context, id, token uuid.UUID, cancel con
 		case errors.Is(err, dispatch.ErrFenced):
 			cancel(errLeaseLost)
 			return
+		case s.outage.Failed(err):
+			// Logged once per outage; the lease may run out meanwhile, and
+			// then the reaper requeues the run once the database is back.
 		case err != nil:
 			s.log.Warn("heartbeat failed", "dispatch_id", id, "error", err)
 		case action != "":

@@ -87,10 +87,15 @@ func (s *Service) workerLoop(ctx context.Context, i int) {
 	graphs := s.graphs.IDs()
 	for ctx.Err() == nil {
 		got, err := s.Claim(ctx, worker, graphs, 1)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("claim failed", "worker", worker, "error", err)
-			}
+		switch {
+		case err == nil:
+			s.outage.Succeeded()
+		case ctx.Err() != nil, s.outage.Failed(err):
+			// Shutting down, or the database is away (logged once): poll
+			// again at the usual pace; the listener's reconnect wakes us.
+			got = nil
+		default:
+			s.log.Warn("claim failed", "worker", worker, "error", err)
 			got = nil
 		}
 		if len(got) == 0 {

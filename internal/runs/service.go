@@ -104,13 +104,18 @@ type Service struct {
 	drainingOnce sync.Once
 	wake         chan struct{}
 	cancels      sync.Map // dispatch id → context.CancelCauseFunc of its in-process execution
+	// outage logs a database outage once for all background loops (not
+	// once per worker and tick); they keep polling at their usual pace and
+	// resume by themselves when it ends.
+	outage *postgres.Outage
 }
 
 // NewService returns a Service; Start runs its background work.
 func NewService(db *pgxpool.Pool, graphs *graph.Registry, as *assistants.Store, ts *threads.Store, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	return &Service{db: db, graphs: graphs, assistants: as, threads: ts, log: log, cfg: cfg,
-		ends: newHub(), events: newHub(), draining: make(chan struct{}), wake: make(chan struct{}, max(cfg.Workers, 1))}
+		ends: newHub(), events: newHub(), draining: make(chan struct{}), wake: make(chan struct{}, max(cfg.Workers, 1)),
+		outage: &postgres.Outage{Log: log, What: "run workers, reaper and webhook delivery"}}
 }
 
 // Start subscribes to l (which the caller runs) and starts the reaper and
@@ -168,7 +173,11 @@ func (s *Service) reapLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		n, err := s.Reap(ctx)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err == nil:
+			s.outage.Succeeded()
+		case ctx.Err() != nil, s.outage.Failed(err):
+		default:
 			s.log.Warn("reaper", "error", err)
 		}
 		if n > 0 {
@@ -305,7 +314,10 @@ func (s *Service) CancelMany(ctx context.Context, threadID uuid.UUID, runIDs []u
 }
 
 // Join waits until the run ends (or ctx is done) and returns it. A run
-// deleted by a rollback is a 404.
+// deleted by a rollback is a 404. While the database is unavailable it
+// keeps polling (the run resumes, or is requeued, once it is back): a
+// waiting client has its 200 already and would otherwise get an error for
+// a run that still finishes.
 func (s *Service) Join(ctx context.Context, threadID, runID uuid.UUID) (*Run, error) {
 	ch := s.ends.subscribe(runID)
 	defer s.ends.unsubscribe(runID, ch)
@@ -313,7 +325,7 @@ func (s *Service) Join(ctx context.Context, threadID, runID uuid.UUID) (*Run, er
 	defer poll.Stop()
 	for {
 		run, err := s.Get(ctx, threadID, runID)
-		if err != nil || run.finished() {
+		if err != nil && !postgres.IsUnavailable(err) || err == nil && run.finished() {
 			return run, err
 		}
 		select {

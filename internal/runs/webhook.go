@@ -141,7 +141,11 @@ func (s *Service) webhookLoop(ctx context.Context) {
 		case <-timer.C:
 		}
 		n, err := s.deliverDue(ctx, clients)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err == nil:
+			s.outage.Succeeded()
+		case ctx.Err() != nil, s.outage.Failed(err):
+		default:
 			s.log.Warn("webhook delivery", "error", err)
 		}
 		wait := s.cfg.PollInterval

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/postgres"
 )
 
 // StoredEvent is one entry of a run's event log.
@@ -178,7 +179,16 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, a
 	for {
 		evs, err := h.svc.EventsAfter(ctx, run.RunID, after, 256)
 		if err != nil {
-			return h.streamError(out, ctx, err)
+			if !postgres.IsUnavailable(err) || ctx.Err() != nil {
+				return h.streamError(out, ctx, err)
+			}
+			// The database is away: keep the stream open (heartbeats go
+			// on) and read again at the next notification (the listener's
+			// reconnect wakes every stream) or poll.
+			if _, ok := h.idle(ctx, out, sub, beat, poll); !ok {
+				return nil
+			}
+			continue
 		}
 		for _, e := range evs {
 			after = e.Seq
@@ -489,7 +499,16 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 	for {
 		evs, err := h.svc.threadEventsAfter(ctx, tid, cur, 256)
 		if err != nil {
-			return h.streamError(out, ctx, err)
+			if !postgres.IsUnavailable(err) || ctx.Err() != nil {
+				return h.streamError(out, ctx, err)
+			}
+			// The database is away: keep the stream open (heartbeats go
+			// on) and read again at the next notification (the listener's
+			// reconnect wakes every stream) or poll.
+			if _, ok := h.idle(ctx, out, sub, beat, poll); !ok {
+				return nil
+			}
+			continue
 		}
 		for _, e := range evs {
 			cur = threadCursor{at: e.CreatedAt, runID: e.RunID, seq: e.Seq}

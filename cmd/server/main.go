@@ -1,7 +1,15 @@
-// Command server runs Weft: `go run ./cmd/server` listens on
-// 127.0.0.1:8123 with a managed local PostgreSQL under ./.weft, or on the
-// database named by DATABASE_URL. SIGINT / SIGTERM drain in-flight requests
-// and stop cleanly. Flags and environment variables: see -help.
+// Command server runs Weft: `make run` (which builds bin/weft and execs it)
+// listens on 127.0.0.1:8123 with a managed local PostgreSQL under ./.weft, or
+// on the database named by DATABASE_URL. SIGINT / SIGTERM drain in-flight
+// requests, stop the managed PostgreSQL and exit 0. The process exits 1 when
+// it cannot start (e.g. another server holds the data directory) or when it
+// stops on its own (e.g. the managed PostgreSQL could not be restarted).
+// Flags and environment variables: see -help.
+//
+// Run the binary itself rather than `go run`: SIGTERM sent to `go run`
+// kills only the go command, leaving the server and its PostgreSQL running
+// (a later start adopts and stops them, but until then they hold the data
+// directory).
 package main
 
 import (
@@ -33,11 +41,13 @@ func main() {
 		log.Error("weft: cannot start", "error", err)
 		os.Exit(1)
 	}
+	code := 0
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down: draining requests")
 	case err := <-srv.Done():
-		log.Error("http server stopped", "error", err)
+		log.Error("server stopped on its own; shutting down", "error", err)
+		code = 1
 	}
 	stop()
 	if err := srv.Shutdown(context.Background()); err != nil {
@@ -45,4 +55,5 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("stopped")
+	os.Exit(code)
 }

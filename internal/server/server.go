@@ -48,7 +48,8 @@ type Server struct {
 // listener and serves in the background. On error everything already
 // started is stopped again.
 func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err error) {
-	s := &Server{cfg: cfg, log: log, done: make(chan error, 1)}
+	// done has room for both a supervisor failure and the serve error.
+	s := &Server{cfg: cfg, log: log, done: make(chan error, 2)}
 	defer func() {
 		if err != nil {
 			s.closeDB()
@@ -61,9 +62,21 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 			return nil, err
 		}
 		if err := c.Start(ctx); err != nil {
+			if errors.Is(err, postgres.ErrDataDirInUse) {
+				return nil, err // says it all
+			}
 			return nil, fmt.Errorf("start local PostgreSQL: %w", err)
 		}
 		s.cluster = c
+		// A postmaster that dies is restarted; when it cannot be kept
+		// running the server stops on its own (Done) instead of serving
+		// without a database.
+		failed := c.Supervise(postgres.SuperviseConfig{})
+		go func() {
+			if err, ok := <-failed; ok {
+				s.done <- err
+			}
+		}()
 		if err := c.EnsureDatabase(ctx, "weft"); err != nil {
 			return nil, err
 		}
@@ -188,7 +201,8 @@ func (s *Server) URL() string { return "http://" + s.Addr() }
 // managed cluster's when no DatabaseURL was given).
 func (s *Server) DSN() string { return s.pool.Config().ConnString() }
 
-// Done is closed with the serve error if the server stops on its own.
+// Done receives an error if the server stops on its own: serving failed,
+// or the managed PostgreSQL died and could not be restarted.
 func (s *Server) Done() <-chan error { return s.done }
 
 // Shutdown stops accepting connections, waits up to the configured drain
@@ -215,10 +229,10 @@ func (s *Server) closeDB() {
 		s.pool.Close()
 	}
 	if s.cluster != nil {
+		// Stops the supervisor, the cluster (logged) and releases the
+		// data-dir lock.
 		if err := s.cluster.Stop(); err != nil {
 			s.log.Error("stop local PostgreSQL", "error", err)
-		} else {
-			s.log.Info("local PostgreSQL stopped")
 		}
 	}
 }

@@ -75,8 +75,9 @@ const DetailUnavailable = "Database unavailable, retry shortly"
 const RetryAfterSeconds = 1
 
 // WriteUnavailable answers 503 Service Unavailable with Retry-After and
-// detail. The request changed nothing (its transaction never committed), so
-// a client retrying it, as the SDKs do for a 503, is right.
+// detail. The request's transaction did not commit (save the rare
+// connection lost during its COMMIT, see postgres.IsUnavailable), so a
+// client retrying it, as the SDKs do for a 503, is right.
 func WriteUnavailable(w http.ResponseWriter, detail string) {
 	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
 	WriteJSON(w, http.StatusServiceUnavailable, ErrorBody{Detail: detail})

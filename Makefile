@@ -4,8 +4,10 @@ GOFLAGS ?=
 
 .PHONY: run build test test-go test-sdk lint openapi openapi-check bench ci
 
-run: ## Run the server (managed local PostgreSQL under ./.weft unless DATABASE_URL is set)
-	$(GO) run ./cmd/server
+# exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
+# (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
+run: build ## Build bin/weft and run it (managed local PostgreSQL under ./.weft unless DATABASE_URL is set)
+	exec bin/weft $(ARGS)
 
 build:
 	$(GO) build -o bin/weft ./cmd/server

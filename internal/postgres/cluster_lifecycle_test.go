@@ -71,6 +71,17 @@ func stopPostmasterByPID(t *testing.T, pgdata string) {
 	}
 }
 
+// gone waits (briefly: pg_ctl stop returns once postmaster.pid is removed,
+// a moment before the process exits) for pid to exit.
+func gone(pid int) bool {
+	for deadline := time.Now().Add(10 * time.Second); processAlive(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
 func newTestCluster(t *testing.T, dir string, log *syncBuffer) *Cluster {
 	t.Helper()
 	c, err := NewCluster(dir, slog.New(slog.NewTextHandler(log, nil)))
@@ -124,7 +135,7 @@ func TestClusterLockRefusesSecondUser(t *testing.T) {
 	if err := c1.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if processAlive(pid) {
+	if !gone(pid) {
 		t.Fatal("postmaster still running after Stop")
 	}
 	if err := c2.Start(startCtx(t)); err != nil {
@@ -162,7 +173,7 @@ func TestClusterAdoptsPostmasterLeftByCrashedProcess(t *testing.T) {
 	if err := c2.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if processAlive(pid) || !strings.Contains(log2.String(), "local PostgreSQL stopped") {
+	if !gone(pid) || !strings.Contains(log2.String(), "local PostgreSQL stopped") {
 		t.Fatalf("adopted postmaster not stopped:\n%s", log2.String())
 	}
 }
@@ -210,7 +221,7 @@ func TestSuperviseRestartsKilledPostmaster(t *testing.T) {
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if processAlive(pid) {
+	if !gone(pid) {
 		t.Fatal("restarted postmaster still running after Stop")
 	}
 	if _, ok := <-failed; ok {

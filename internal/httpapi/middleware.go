@@ -99,11 +99,6 @@ func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-// cors is the default browser policy (Security's zero value): loopback
-// origins only, and loopback Host names on loopback connections. A router
-// given a configured Security uses its Handler instead.
-func cors(next http.Handler) http.Handler { return Security{}.Handler(next) }
-
 // limitBody caps request bodies; httpx.DecodeJSON turns the overflow into a 413.
 func limitBody(max int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {

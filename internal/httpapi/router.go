@@ -27,13 +27,16 @@ const DefaultMaxBody = 10 << 20
 
 // Deps is what the router serves.
 type Deps struct {
-	Log        *slog.Logger
-	DB         *pgxpool.Pool
-	Version    string
-	MaxBody    int64 // request body limit; 0 → DefaultMaxBody
-	Threads    *threads.Handlers
-	State      *state.Handlers
-	Runs       *runs.Handlers
+	Log     *slog.Logger
+	DB      *pgxpool.Pool
+	Version string
+	MaxBody int64 // request body limit; 0 → DefaultMaxBody
+	Threads *threads.Handlers
+	State   *state.Handlers
+	Runs    *runs.Handlers
+	// Security is the CORS and Host policy (the zero value: loopback
+	// origins and hosts only).
+	Security   Security
 	Assistants *assistants.Handlers
 }
 
@@ -51,7 +54,7 @@ func NewRouter(d Deps) http.Handler {
 	s := &system{db: d.DB, version: d.Version, log: d.Log}
 	h := func(fn httpx.HandlerFunc) http.HandlerFunc { return httpx.Handle(d.Log, fn) }
 	r := chi.NewRouter()
-	r.Use(logRequests(d.Log), cors, limitBody(d.MaxBody))
+	r.Use(logRequests(d.Log), d.Security.Handler, limitBody(d.MaxBody))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Not Found"})
 	})

@@ -137,6 +137,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		State:      state.NewHandlers(stateSvc),
 		Runs:       runs.NewHandlers(runSvc),
 		Assistants: assistants.NewHandlers(assistantStore),
+		Security:   cfg.Security(),
 	})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	// Streams end at shutdown (their clients resume elsewhere with

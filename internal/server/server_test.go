@@ -15,6 +15,7 @@ import (
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
+	"github.com/weftdev/weft/internal/server/servertest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -181,5 +182,37 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	}
 	if err := <-shutdown; err != nil {
 		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// The CORS and Host flags reach the router.
+func TestSecurityConfigApplies(t *testing.T) {
+	t.Parallel()
+	s := servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) {
+		c.CORSOrigins = []string{"https://app.example.com"}
+		c.AllowedHosts = []string{"weft.internal"}
+	})
+	get := func(host, origin string) *http.Response {
+		req, _ := http.NewRequest("GET", s.URL+"/info", nil)
+		req.Host = host
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := get("127.0.0.1", "https://app.example.com"); r.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+		t.Fatalf("configured origin: %v", r.Header)
+	}
+	if r := get("127.0.0.1", "https://evil.example"); r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("foreign origin: %v", r.Header)
+	}
+	if r := get("weft.internal:8123", ""); r.StatusCode != http.StatusOK {
+		t.Fatalf("configured host: %d", r.StatusCode)
+	}
+	if r := get("rebound.example", ""); r.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign host on loopback: %d", r.StatusCode)
 	}
 }

@@ -80,9 +80,9 @@ func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
 				}
 				level := slog.LevelInfo
 				switch {
-				case sw.status >= 500:
+				case sw.status >= 500 && sw.status != http.StatusServiceUnavailable:
 					level = slog.LevelError
-				case sw.status >= 400:
+				case sw.status >= 400: // 503 too: a database outage, logged once by the server
 					level = slog.LevelWarn
 				}
 				// LogAttrs with typed attributes: no boxing of the values, and

@@ -17,12 +17,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -137,22 +137,8 @@ func decodeBody(r *http.Request, dst any, open byte, what string) error {
 	if body[0] != open {
 		return apperr.Errorf(apperr.Invalid, "Request body must be %s", what)
 	}
-	if !utf8.Valid(body) {
-		// encoding/json would quietly turn the bad bytes into U+FFFD and store
-		// something the client did not send.
-		return apperr.Errorf(apperr.Invalid, "Invalid request body: not valid UTF-8")
-	}
-	depth, huge := scanJSON(body)
-	if depth > MaxJSONDepth {
-		return apperr.Errorf(apperr.Invalid, "Invalid request body: JSON nested %d levels deep, the limit is %d", depth, MaxJSONDepth)
-	}
-	if huge != "" {
-		// Beyond float64 (1e400): JavaScript clients and the JSON readers of
-		// stored values cannot hold it, so a later read would fail.
-		if len(huge) > 40 {
-			huge = huge[:40] + "…"
-		}
-		return apperr.Errorf(apperr.Invalid, "Invalid request body: number %s is out of range", huge)
+	if err := jsonv.Check(body); err != nil {
+		return apperr.Errorf(apperr.Invalid, "Invalid request body: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -177,48 +163,9 @@ func decodeBody(r *http.Request, dst any, open byte, what string) error {
 	return nil
 }
 
-// MaxJSONDepth is how deeply arrays and objects may nest in a request body.
-// Deeper documents are refused with a 422 before decoding: they are never
-// real agent state, and every recursive walk of a stored value (the JSON
-// decoder's own limit of 10,000 on read-back, PostgreSQL's jsonb stack depth,
-// reducers, serde) stays far from its limits.
-const MaxJSONDepth = 512
-
-// scanJSON returns the deepest nesting of arrays and objects in the JSON
-// text b, and the first number whose magnitude overflows a float64 ("" if
-// none). b need not be valid JSON: the decoder judges that; this only skips
-// strings so that brackets and digits inside them do not count.
-func scanJSON(b []byte) (maxDepth int, huge string) {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		case c == '[' || c == '{':
-			depth++
-			maxDepth = max(maxDepth, depth)
-		case c == ']' || c == '}':
-			depth--
-		case c == '-' || c >= '0' && c <= '9':
-			j := i + 1
-			for j < len(b) && strings.IndexByte("0123456789.eE+-", b[j]) >= 0 {
-				j++
-			}
-			// Only an exponent or more than 308 digits can overflow.
-			if huge == "" && (j-i > 308 || bytes.ContainsAny(b[i:j], "eE")) {
-				if _, err := strconv.ParseFloat(string(b[i:j]), 64); errors.Is(err, strconv.ErrRange) {
-					huge = string(b[i:j])
-				}
-			}
-			i = j - 1
-		}
-	}
-	return maxDepth, huge
-}
+// MaxJSONDepth is how deeply arrays and objects may nest in a request body
+// (jsonv.MaxDepth).
+const MaxJSONDepth = jsonv.MaxDepth
 
 // FieldError is returned by custom UnmarshalJSON methods of request fields
 // to produce a precise 422 message.

@@ -8,8 +8,11 @@ package jsonv
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Decode decodes data into v keeping numbers as json.Number.
@@ -102,4 +105,81 @@ func findNUL(v any, path string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// MaxDepth is how deeply arrays and objects may nest in a document Check
+// accepts: real agent state is never deeper, and every recursive walk of a
+// stored value (the JSON decoder's own limit of 10,000 on read-back,
+// PostgreSQL's jsonb stack depth, reducers, serde) stays far from its limits.
+const MaxDepth = 512
+
+// Check refuses, before decoding, JSON text that would decode into
+// something other than what the client sent or that could not be stored
+// and read back: invalid UTF-8 (the decoder would quietly turn it into
+// U+FFFD), nesting deeper than MaxDepth, a number beyond float64's range
+// (JavaScript clients and readers of stored values cannot hold it), and a
+// NUL character in a string or key (PostgreSQL's jsonb cannot hold it). The
+// error says what and where. Malformed JSON is left to the decoder.
+func Check(b []byte) error {
+	if !utf8.Valid(b) {
+		return fmt.Errorf("not valid UTF-8")
+	}
+	depth, huge := scan(b)
+	if depth > MaxDepth {
+		return fmt.Errorf("JSON nested %d levels deep, the limit is %d", depth, MaxDepth)
+	}
+	if huge != "" {
+		if len(huge) > 40 {
+			huge = huge[:40] + "…"
+		}
+		return fmt.Errorf("number %s is out of range", huge)
+	}
+	if bytes.Contains(b, []byte(`\u0000`)) {
+		var v any
+		if Decode(b, &v) == nil {
+			if at, found := FindNUL(v); found {
+				if at == "" {
+					at = "the body"
+				}
+				return fmt.Errorf("field %q contains a NUL character (\\u0000), which cannot be stored", strings.ReplaceAll(at, "\x00", `\u0000`))
+			}
+		}
+	}
+	return nil
+}
+
+// scan returns the deepest nesting of arrays and objects in the JSON text
+// b, and the first number whose magnitude overflows a float64 ("" if none).
+// b need not be valid JSON: this only skips strings so that brackets and
+// digits inside them do not count.
+func scan(b []byte) (maxDepth int, huge string) {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case c == '[' || c == '{':
+			depth++
+			maxDepth = max(maxDepth, depth)
+		case c == ']' || c == '}':
+			depth--
+		case c == '-' || c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(b) && strings.IndexByte("0123456789.eE+-", b[j]) >= 0 {
+				j++
+			}
+			// Only an exponent or more than 308 digits can overflow.
+			if huge == "" && (j-i > 308 || bytes.ContainsAny(b[i:j], "eE")) {
+				if _, err := strconv.ParseFloat(string(b[i:j]), 64); errors.Is(err, strconv.ErrRange) {
+					huge = string(b[i:j])
+				}
+			}
+			i = j - 1
+		}
+	}
+	return maxDepth, huge
 }

@@ -2,6 +2,7 @@ package jsonv
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,23 @@ func TestNUL(t *testing.T) {
 	}
 	if _, found := FindNUL(map[string]any{"a": []any{"b", json.Number("1")}}); found {
 		t.Fatal("a NUL where there is none")
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"a":[1,2,{"b":"c"}]}`:        "",
+		`{"a":1e308}`:                  "",
+		`{"a":1e400}`:                  "number 1e400 is out of range",
+		`{"a":"x\u0000y"}`:             `field "a" contains a NUL character`,
+		`{"a":[{"b":"\u0000"}]}`:       `field "a[0].b" contains a NUL character`,
+		"{\"a\":\"\xff\"}":             "not valid UTF-8",
+		`{"a":"[[[[ not depth ]]]]"}`:  "",
+		strings.Repeat("[", 600) + "]": "nested 600 levels deep",
+	} {
+		err := Check([]byte(doc))
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("Check(%.40q) = %v, want %q", doc, err, want)
+		}
 	}
 }

@@ -515,3 +515,21 @@ func TestCreateWithSupersteps(t *testing.T) {
 		t.Fatalf("rolled-back creation left %d checkpoints (%v)", n, err)
 	}
 }
+
+// A number beyond float64 stored in thread metadata by another writer (the
+// API refuses one) does not make the thread's state unreadable.
+func TestHugeNumberInStoredMetadataStaysReadable(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	tid := newThread(t, s, "foo_bar")
+	if _, err := s.DB.Exec(t.Context(), `UPDATE threads SET metadata = metadata || '{"n": 1e400}' WHERE thread_id = $1`, tid); err != nil {
+		t.Fatal(err)
+	}
+	s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil)
+	s.Must(http.StatusOK, "POST", "/threads/"+tid+"/history", map[string]any{})
+	s.Must(http.StatusOK, "POST", "/threads/"+tid+"/state", map[string]any{"values": map[string]any{"foo": "x"}, "as_node": "node_a"})
+	// PostgreSQL keeps the number exactly (as its 401 digits).
+	if th := s.Must(http.StatusOK, "GET", "/threads/"+tid, nil); !strings.Contains(string(th.Body), `"n":1`+strings.Repeat("0", 400)+`,`) {
+		t.Fatalf("metadata: %s", th.Body)
+	}
+}

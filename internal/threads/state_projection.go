@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -33,12 +35,18 @@ func (s *Store) LockForState(ctx context.Context, db postgres.DBTX, id uuid.UUID
 		q += ` FOR UPDATE`
 	}
 	ref := &StateRef{}
-	err := db.QueryRow(ctx, q, id).Scan(&ref.ThreadID, &ref.Metadata, &ref.Status)
+	var md []byte
+	err := db.QueryRow(ctx, q, id).Scan(&ref.ThreadID, &md, &ref.Status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
 	if err != nil {
 		return nil, err
+	}
+	// Numbers stay exact (json.Number): a value beyond float64 that
+	// another writer stored must not make the thread unreadable.
+	if err := jsonv.Decode(md, &ref.Metadata); err != nil {
+		return nil, fmt.Errorf("thread %s metadata: %w", id, err)
 	}
 	return ref, nil
 }

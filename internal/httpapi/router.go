@@ -54,7 +54,7 @@ func NewRouter(d Deps) http.Handler {
 	s := &system{db: d.DB, version: d.Version, log: d.Log}
 	h := func(fn httpx.HandlerFunc) http.HandlerFunc { return httpx.Handle(d.Log, fn) }
 	r := chi.NewRouter()
-	r.Use(logRequests(d.Log), d.Security.Handler, limitBody(d.MaxBody))
+	r.Use(logRequests(d.Log), d.Security.Handler, postOnly, limitBody(d.MaxBody))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Not Found"})
 	})
@@ -119,7 +119,27 @@ func NewRouter(d Deps) http.Handler {
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)
+
 	return r
+}
+
+// postOnlyPaths are action paths that share their shape with an id route
+// (/threads/search and /threads/{thread_id}): routing alone would send a GET
+// of them to the id route, to fail as a bad id instead of a 405.
+var postOnlyPaths = map[string]bool{"/threads/search": true, "/threads/count": true, "/threads/prune": true,
+	"/runs/wait": true, "/runs/stream": true, "/runs/batch": true, "/runs/cancel": true, "/assistants/search": true}
+
+// postOnly answers 405 (Allow: POST) to any other method on postOnlyPaths.
+func postOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if postOnlyPaths[strings.TrimSuffix(req.URL.Path, "/")] && req.Method != http.MethodPost && req.Method != http.MethodOptions {
+			w.Header().Set("Allow", http.MethodPost)
+			httpx.WriteJSON(w, http.StatusMethodNotAllowed, httpx.ErrorBody{
+				Detail: "Method Not Allowed: " + req.Method + " " + req.URL.Path + " accepts POST"})
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
 }
 
 // allowedMethods lists the methods mux routes for the path of req (for the

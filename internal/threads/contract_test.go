@@ -294,3 +294,19 @@ func TestCascadeDeleteRacingChildCreation(t *testing.T) {
 		}
 	}
 }
+
+// POST-only action paths answer other methods with 405 and Allow: POST,
+// not as an id route with a bad id.
+func TestPostOnlyPathsAnswer405(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/threads/search"}, {"GET", "/threads/count"}, {"DELETE", "/threads/prune"},
+		{"PATCH", "/threads/search"}, {"GET", "/runs/wait"}, {"GET", "/assistants/search"},
+	} {
+		r := s.Do(c.method, c.path, nil)
+		if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "POST" || r.Detail(t) == "" {
+			t.Errorf("%s %s: %d Allow=%q %s", c.method, c.path, r.Status, r.Header.Get("Allow"), r.Body)
+		}
+	}
+}

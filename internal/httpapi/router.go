@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/api"
@@ -54,7 +55,8 @@ func NewRouter(d Deps) http.Handler {
 	s := &system{db: d.DB, version: d.Version, log: d.Log}
 	h := func(fn httpx.HandlerFunc) http.HandlerFunc { return httpx.Handle(d.Log, fn) }
 	r := chi.NewRouter()
-	r.Use(logRequests(d.Log), d.Security.Handler, postOnly, limitBody(d.MaxBody))
+	// GetHead serves HEAD from the GET route (net/http drops the body).
+	r.Use(logRequests(d.Log), d.Security.Handler, postOnly, middleware.GetHead, limitBody(d.MaxBody))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Not Found"})
 	})
@@ -153,6 +155,9 @@ func allowedMethods(mux chi.Routes, req *http.Request) []string {
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		if mux.Match(chi.NewRouteContext(), m, path) {
 			allowed = append(allowed, m)
+			if m == http.MethodGet {
+				allowed = append(allowed, http.MethodHead)
+			}
 		}
 	}
 	return allowed

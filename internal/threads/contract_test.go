@@ -56,11 +56,15 @@ func TestErrorContract(t *testing.T) {
 			t.Errorf("%s %s: content-type %q", c.method, c.path, ct)
 		}
 	}
-	if allow := s.Do("DELETE", "/threads/"+a.ThreadID+"/children", nil).Header.Get("Allow"); allow != "GET" {
-		t.Errorf("405 Allow = %q, want GET", allow)
+	if allow := s.Do("DELETE", "/threads/"+a.ThreadID+"/children", nil).Header.Get("Allow"); allow != "GET, HEAD" {
+		t.Errorf("405 Allow = %q, want GET, HEAD", allow)
 	}
-	if allow := s.Do("PUT", "/threads/"+a.ThreadID, nil).Header.Get("Allow"); allow != "GET, PATCH, DELETE" {
-		t.Errorf("405 Allow = %q, want GET, PATCH, DELETE", allow)
+	if allow := s.Do("PUT", "/threads/"+a.ThreadID, nil).Header.Get("Allow"); allow != "GET, HEAD, PATCH, DELETE" {
+		t.Errorf("405 Allow = %q, want GET, HEAD, PATCH, DELETE", allow)
+	}
+	// HEAD works wherever GET does: the GET's status and headers, no body.
+	if r := s.Do("HEAD", "/threads/"+a.ThreadID, nil); r.Status != http.StatusOK || len(r.Body) != 0 || r.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("HEAD: %d %q %v", r.Status, r.Body, r.Header)
 	}
 	var n int
 	if err := s.DB.QueryRow(t.Context(), `SELECT count(*) FROM threads`).Scan(&n); err != nil || n != 1 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -273,6 +274,7 @@ func threadRun(r *http.Request) (uuid.UUID, uuid.UUID, error) {
 // List godoc
 //
 //	@Summary	List a thread's runs
+//	@Description	Newest first. A page also ends early once its encoded size passes 4 MiB (it always holds at least one run); X-Pagination-Next then gives the offset to continue from.
 //	@Tags		runs
 //	@Produce	json
 //	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
@@ -300,13 +302,41 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request) error {
 	if status != "" && !validStatus(status) {
 		return apperr.Errorf(apperr.Invalid, "Invalid status %q", status)
 	}
-	list, err := h.svc.List(r.Context(), tid, status, limit, offset)
+	// Runs are encoded one by one into one buffer, written once complete;
+	// the page ends early once it passes MaxRunsPageBytes (it always holds
+	// at least one run), and X-Pagination-Next then gives the next offset.
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	enc := json.NewEncoder(&buf)
+	n, cut := 0, false
+	err = h.svc.List(r.Context(), tid, status, limit, offset, func(run *Run) (bool, error) {
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		n++
+		if err := enc.Encode(run); err != nil {
+			return false, err
+		}
+		cut = buf.Len() > MaxRunsPageBytes && n < limit
+		return !cut, nil
+	})
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, list)
+	buf.WriteString("]\n")
+	if cut {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(offset+n))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = buf.WriteTo(w)
 	return nil
 }
+
+// MaxRunsPageBytes caps a page of GET /threads/{thread_id}/runs: a run
+// carries its input, so a large limit over large inputs could otherwise
+// build a huge response.
+const MaxRunsPageBytes = 4 << 20
 
 // Get godoc
 //

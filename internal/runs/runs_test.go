@@ -377,3 +377,24 @@ func TestCommandGotoAndDurability(t *testing.T) {
 		`{"input":"x","answer":"ok","result":"x:ok"}`)
 	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "foo_bar", "durability": "never"})
 }
+
+// A page of runs stops growing past 4 MiB, and says where to go on.
+func TestRunListPageIsBounded(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	big := strings.Repeat("x", 900<<10)
+	for range 6 {
+		create(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": big}})
+	}
+	r := s.Must(http.StatusOK, "GET", "/threads/"+tid+"/runs?limit=10", nil)
+	var page []map[string]any
+	r.JSON(t, &page)
+	if len(page) != 5 || r.Header.Get("X-Pagination-Next") != "5" {
+		t.Fatalf("first page: %d runs, next %q", len(page), r.Header.Get("X-Pagination-Next"))
+	}
+	r = s.Must(http.StatusOK, "GET", "/threads/"+tid+"/runs?limit=10&offset=5", nil)
+	r.JSON(t, &page)
+	if len(page) != 1 || r.Header.Get("X-Pagination-Next") != "" {
+		t.Fatalf("second page: %d runs, next %q", len(page), r.Header.Get("X-Pagination-Next"))
+	}
+}

@@ -204,21 +204,32 @@ func nilUUID(id uuid.UUID) *uuid.UUID {
 	return &id
 }
 
-// List returns a thread's runs, newest first.
-func (s *Service) List(ctx context.Context, threadID uuid.UUID, status string, limit, offset int) ([]Run, error) {
+// List calls fn with a thread's runs, newest first, one row at a time (so
+// a page never holds more than the caller keeps), until fn returns false.
+func (s *Service) List(ctx context.Context, threadID uuid.UUID, status string, limit, offset int, fn func(*Run) (bool, error)) error {
 	var exists bool
 	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1)`, threadID).Scan(&exists); err != nil {
-		return nil, err
+		return err
 	}
 	if !exists {
-		return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+		return apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
 	}
 	rows, err := s.db.Query(ctx, `SELECT `+runColumns+` FROM runs WHERE thread_id = $1 AND ($2 = '' OR status = $2)
 		ORDER BY created_at DESC, run_id DESC LIMIT $3 OFFSET $4`, threadID, status, limit, offset)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByName[Run])
+	defer rows.Close()
+	for rows.Next() {
+		run, err := pgx.RowToStructByName[Run](rows)
+		if err != nil {
+			return err
+		}
+		if more, err := fn(&run); err != nil || !more {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // Delete deletes a finished run (its events and dispatch history go with

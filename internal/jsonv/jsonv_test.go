@@ -15,8 +15,10 @@ func TestDecodeKeepsNumbersExact(t *testing.T) {
 	if string(out) != `{"big":1e400,"f":0.1,"precise":9007199254740993}` {
 		t.Fatalf("round trip: %s", out)
 	}
-	if err := Decode([]byte(`{} {}`), &v); err == nil {
-		t.Fatal("trailing data accepted")
+	for _, bad := range []string{`{} {}`, `{} }`, `{}]`} {
+		if err := Decode([]byte(bad), &v); err == nil {
+			t.Fatalf("trailing data accepted: %s", bad)
+		}
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +14,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -480,8 +480,5 @@ func collectRun(rows pgx.Rows, err error) (*Run, error) {
 	return &r, nil
 }
 
-func decodeJSON(raw []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
+// decodeJSON decodes JSON keeping numbers exact (jsonv.Decode).
+func decodeJSON(raw []byte, v any) error { return jsonv.Decode(raw, v) }

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/pregel"
 	"github.com/weftdev/weft/internal/threads"
@@ -366,11 +366,8 @@ func (s *Service) PatchMetadata(ctx context.Context, threadID uuid.UUID, checkpo
 	})
 }
 
-func decodeJSON(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
+// decodeJSON decodes JSON keeping numbers exact (jsonv.Decode).
+func decodeJSON(raw []byte, v any) error { return jsonv.Decode(raw, v) }
 
 // Prune strategies of POST /threads/prune.
 const (

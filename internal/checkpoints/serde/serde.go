@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+
+	"github.com/weftdev/weft/internal/jsonv"
 )
 
 // Type names as stored in checkpoint_blobs.type and checkpoint_writes.type.
@@ -78,14 +79,9 @@ func Decode(typ string, data []byte) (any, error) {
 
 // decodeJSON parses exactly one JSON value, keeping numbers as json.Number.
 func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := jsonv.Decode(data, &v); err != nil {
 		return nil, fmt.Errorf("%w: json: %w", ErrMalformed, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: json: trailing data after value", ErrMalformed)
 	}
 	return v, nil
 }

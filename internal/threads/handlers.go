@@ -382,11 +382,25 @@ func (h *Handlers) Children(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, more, err := h.store.Children(r.Context(), id, limit, offset)
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	enc := json.NewEncoder(&buf)
+	n, more, err := h.store.Children(r.Context(), id, limit, offset, func(t *Thread) (bool, error) {
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		if err := enc.Encode(t); err != nil {
+			return false, err
+		}
+		return buf.Len() >= MaxSearchPageBytes, nil // the same cap as search
+	})
 	if err != nil {
 		return err
 	}
-	httpx.SetPagination(w, offset, limit, len(list), more)
-	httpx.WriteJSON(w, http.StatusOK, list)
+	buf.WriteString("]\n")
+	httpx.SetPagination(w, offset, n, n, more)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = buf.WriteTo(w)
 	return nil
 }

@@ -265,24 +265,33 @@ func checkAncestry(ctx context.Context, tx pgx.Tx, child, parent uuid.UUID) erro
 }
 
 // Children lists the direct children of id, oldest first.
-func (s *Store) Children(ctx context.Context, id uuid.UUID, limit, offset int) ([]Thread, bool, error) {
+// Rows are read one at a time and handed to emit until it says stop; it
+// returns how many were emitted and whether more rows follow.
+func (s *Store) Children(ctx context.Context, id uuid.UUID, limit, offset int, emit func(*Thread) (stop bool, err error)) (int, bool, error) {
 	if _, err := get(ctx, s.db, id); err != nil {
-		return nil, false, err
+		return 0, false, err
 	}
 	rows, err := s.db.Query(ctx, `SELECT `+threadColumns+` FROM threads WHERE parent_thread_id = $1
 		ORDER BY created_at, thread_id LIMIT $2 OFFSET $3`, id, limit+1, offset)
 	if err != nil {
-		return nil, false, err
+		return 0, false, err
 	}
-	list, err := pgx.CollectRows(rows, scanThread)
-	if err != nil {
-		return nil, false, err
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		if n == limit {
+			return n, true, nil
+		}
+		t, err := scanThread(rows)
+		if err != nil {
+			return n, false, err
+		}
+		n++
+		if stop, err := emit(&t); err != nil || stop {
+			return n, err == nil && n < limit && rows.Next(), err
+		}
 	}
-	more := len(list) > limit
-	if more {
-		list = list[:limit]
-	}
-	return list, more, nil
+	return n, false, rows.Err()
 }
 
 // jsonObject is a helper for metadata filters: nil stays SQL NULL.

@@ -288,7 +288,7 @@ func (s *Store) Children(ctx context.Context, id uuid.UUID, limit, offset int, e
 		}
 		n++
 		if stop, err := emit(&t); err != nil || stop {
-			return n, err == nil && n < limit && rows.Next(), err
+			return n, err == nil && rows.Next(), err
 		}
 	}
 	return n, false, rows.Err()

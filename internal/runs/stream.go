@@ -177,7 +177,7 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, a
 	defer poll.Stop()
 	woken := false
 	for {
-		evs, err := h.svc.EventsAfter(ctx, run.RunID, after, 256)
+		evs, err := h.svc.EventsAfter(ctx, run.RunID, after, streamBatch)
 		if err != nil {
 			if !postgres.IsUnavailable(err) || ctx.Err() != nil {
 				return h.streamError(out, ctx, err)
@@ -201,7 +201,7 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, a
 				}
 			}
 		}
-		if len(evs) == 256 {
+		if len(evs) == streamBatch {
 			continue
 		}
 		if len(evs) == 0 && woken {
@@ -497,7 +497,7 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 	poll := time.NewTicker(max(h.svc.cfg.PollInterval, h.svc.cfg.StreamHeartbeat))
 	defer poll.Stop()
 	for {
-		evs, err := h.svc.threadEventsAfter(ctx, tid, cur, 256)
+		evs, err := h.svc.threadEventsAfter(ctx, tid, cur, streamBatch)
 		if err != nil {
 			if !postgres.IsUnavailable(err) || ctx.Err() != nil {
 				return h.streamError(out, ctx, err)
@@ -523,7 +523,7 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 				return nil
 			}
 		}
-		if len(evs) == 256 {
+		if len(evs) == streamBatch {
 			continue
 		}
 		if _, ok := h.idle(ctx, out, sub, beat, poll); !ok {
@@ -554,3 +554,7 @@ func (h *Handlers) idle(ctx context.Context, out *sse, sub chan struct{}, beat, 
 		}
 	}
 }
+
+// streamBatch is how many events a stream reads from the log at a time:
+// an event can hold a whole state, so a stream's memory stays bounded.
+const streamBatch = 64

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,33 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
+	"github.com/weftdev/weft/internal/server/servertest"
 )
-
-// serverBinary builds this command once per test binary.
-func serverBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weft-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "weft")
-		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
 
 // weftProc is a server process on a managed cluster.
 type weftProc struct {
@@ -75,14 +50,9 @@ func (s *syncBuf) String() string {
 // the test ends if it is still running.
 func launch(t *testing.T, name, dataDir string) *weftProc {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := servertest.FreeAddr(t)
 	p := &weftProc{url: "http://" + addr, log: &syncBuf{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(serverBinary(t))
+	p.cmd = exec.Command(servertest.Binary(t))
 	p.cmd.Env = append(os.Environ(), "WEFT_ADDR="+addr, "WEFT_DATA_DIR="+dataDir, "DATABASE_URL=",
 		"WEFT_LOG_FORMAT=json", "WEFT_WORKERS=1")
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log

@@ -3,7 +3,6 @@ package runs_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,33 +17,6 @@ import (
 	"github.com/weftdev/weft/internal/server/servertest"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// serverBinary builds cmd/server once per test binary.
-func serverBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weft-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "weft")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/weftdev/weft/cmd/server").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
 // proc is a Weft server running as its own process.
 type proc struct {
 	cmd *exec.Cmd
@@ -52,26 +24,16 @@ type proc struct {
 	log string
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // startProc starts the server binary on dsn and waits until it answers.
 func startProc(t *testing.T, dsn, worker string, env ...string) *proc {
 	t.Helper()
-	addr := freePort(t)
+	addr := servertest.FreeAddr(t)
 	logPath := filepath.Join(t.TempDir(), worker+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(serverBinary(t))
+	cmd := exec.Command(servertest.Binary(t))
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "WEFT_ADDR="+addr, "WEFT_WORKER_ID="+worker, "WEFT_LOG_LEVEL=warn")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logf, logf

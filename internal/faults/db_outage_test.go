@@ -183,10 +183,11 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 	some := acked.first(&acked.threads)
 	probes := 0
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); probes++ {
-		if r := c.do("GET", "/ok", ""); r.status != http.StatusOK {
-			t.Errorf("liveness GET /ok during the outage: %d %s", r.status, r.body)
+		if r := c.do("GET", "/livez", ""); r.status != http.StatusOK {
+			t.Errorf("liveness GET /livez during the outage: %d %s", r.status, r.body)
 		}
 		for _, p := range []struct{ method, path, body string }{
+			{"GET", "/ok", ""},
 			{"GET", "/ok?check_db=1", ""},
 			{"POST", "/threads", "{}"},
 			{"GET", "/threads/" + some, ""},

@@ -68,6 +68,7 @@ func NewRouter(d Deps) http.Handler {
 	})
 
 	r.Get("/ok", s.ok)
+	r.Get("/livez", s.livez)
 	r.Get("/info", s.info)
 	r.Get("/openapi.yaml", s.openapi)
 
@@ -180,18 +181,17 @@ const okPingTimeout = 3 * time.Second
 
 // ok godoc
 //
-//	@Summary		Health check (liveness, or readiness with check_db)
-//	@Description	Without check_db it answers 200 while the process serves HTTP (liveness: it never touches the database). With check_db=1 it also pings the database (readiness): 503 with Retry-After while the database is unreachable or restarting, 200 again once it is back (the server reconnects by itself).
+//	@Summary		Health check (readiness; liveness with check_db=0)
+//	@Description	Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez).
 //	@Tags			system
 //	@Produce		json
-//	@Param			check_db	query		string	false	"1/true: also ping the database (readiness)"
+//	@Param			check_db	query		string	false	"0/false: do not ping the database (default 1)"
 //	@Success		200			{object}	OK
 //	@Failure		422			{object}	httpx.ErrorBody
-//	@Failure		503			{object}	httpx.ErrorBody	"database unavailable (Retry-After header)"
-//	@Header			503			{integer}	Retry-After		"seconds to wait before retrying"
+//	@Failure		503			{object}	httpx.ErrorBody	"database unreachable"
 //	@Router			/ok [get]
 func (s *system) ok(w http.ResponseWriter, r *http.Request) {
-	check, err := httpx.QueryBool(r, "check_db", false)
+	check, err := httpx.QueryBool(r, "check_db", true)
 	if err != nil {
 		httpx.WriteError(w, r, s.log, err)
 		return
@@ -208,6 +208,18 @@ func (s *system) ok(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	httpx.WriteJSON(w, http.StatusOK, OK{OK: true})
+}
+
+// livez godoc
+//
+//	@Summary		Liveness
+//	@Description	200 while the process serves HTTP; never touches the database (GET /ok is the readiness check).
+//	@Tags			system
+//	@Produce		json
+//	@Success		200	{object}	OK
+//	@Router			/livez [get]
+func (s *system) livez(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, OK{OK: true})
 }
 

@@ -1,6 +1,7 @@
 // Helpers shared by the SDK test files.
 
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { Client } from "./sdk.mjs";
 
 /**
@@ -40,4 +41,22 @@ export async function rejectsWith(promise, status) {
   assert.equal(typeof body.detail, "string");
   assert.ok(body.detail.length > 0);
   return err;
+}
+
+/** Polls runs.get until the run has `status` (at most ms); returns the run. */
+export async function waitForStatus(client, threadId, runId, status, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  let run;
+  while (Date.now() < deadline) {
+    run = await client.runs.get(threadId, runId);
+    if (run.status === status) return run;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`run ${runId} did not reach status ${status} within ${ms} ms; last: ${JSON.stringify(run)}`);
+}
+
+/** A fresh thread bound to nothing, tagged with its suite and a random tag so a shared server's other threads do not matter. */
+export async function newTaggedThread(client, suite) {
+  const t = await client.threads.create({ metadata: { suite, tag: randomUUID() } });
+  return t.thread_id;
 }

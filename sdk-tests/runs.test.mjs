@@ -13,10 +13,11 @@ import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { SDK_LINE } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
 import { useServer } from "./harness.mjs";
-import { recordingClient, rejectsWith } from "./helpers.mjs";
+import { recordingClient, rejectsWith, newTaggedThread, waitForStatus } from "./helpers.mjs";
 
 const server = useServer();
 const sdk = () => recordingClient(server.url);
+const newThread = (client) => newTaggedThread(client, "runs");
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RUN_FIELDS = ["run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status", "metadata", "multitask_strategy"];
@@ -45,23 +46,6 @@ function assertRunShape(run) {
   assert.notEqual(run.metadata, null);
 }
 
-/** Polls runs.get until the run has `status` (at most ms); returns the run. */
-async function waitForStatus(client, threadId, runId, status, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  let run;
-  while (Date.now() < deadline) {
-    run = await client.runs.get(threadId, runId);
-    if (run.status === status) return run;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`run ${runId} did not reach status ${status} within ${ms} ms; last: ${JSON.stringify(run)}`);
-}
-
-/** A fresh thread bound to nothing; tagged so a shared server's other threads do not matter. */
-async function newThread(client) {
-  const t = await client.threads.create({ metadata: { suite: "runs", tag: randomUUID() } });
-  return t.thread_id;
-}
 
 describe("system assistants", () => {
   test("assistants.get by graph id and by uuid5 id; search({graphId}); unknown id → 404", async () => {

@@ -18,10 +18,11 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { useServer } from "./harness.mjs";
-import { recordingClient } from "./helpers.mjs";
+import { recordingClient, newTaggedThread, waitForStatus } from "./helpers.mjs";
 
 const server = useServer();
 const sdk = () => recordingClient(server.url);
+const newThread = (client) => newTaggedThread(client, "stream");
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FOO_BAR_RESULT = { foo: "b", bar: ["a", "b"] };
@@ -69,17 +70,6 @@ function ids(chunks) {
 /** Requests made to a stream endpoint (POST …/runs/stream or GET …/stream). */
 const streamRequests = (requests) => requests.filter((r) => new URL(r.url).pathname.endsWith("/stream"));
 
-/** Polls runs.get until the run has `status` (at most ms); returns the run. */
-async function waitForStatus(client, threadId, runId, status, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  let run;
-  while (Date.now() < deadline) {
-    run = await client.runs.get(threadId, runId);
-    if (run.status === status) return run;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`run ${runId} did not reach status ${status} within ${ms} ms; last: ${JSON.stringify(run)}`);
-}
 
 /** Awaits an SDK stream that must fail with HTTP `status` before yielding anything. */
 async function streamRejects(gen, status) {
@@ -96,11 +86,6 @@ async function streamRejects(gen, status) {
   assert.equal(err.status, status, err.message);
   assert.equal(typeof JSON.parse(err.text).detail, "string");
   return err;
-}
-
-async function newThread(client) {
-  const t = await client.threads.create({ metadata: { suite: "stream", tag: randomUUID() } });
-  return t.thread_id;
 }
 
 describe("runs.stream on a thread", () => {

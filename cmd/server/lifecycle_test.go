@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/server/servertest"
 )
 
@@ -141,30 +142,13 @@ func postmasterPID(pgdata string) int {
 	return pid
 }
 
-// alive: a process that exists and is not a zombie (a postmaster that
-// exited is re-parented to init, which may reap it late).
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
-}
-
 func waitDead(pid int, within time.Duration) bool {
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if !alive(pid) {
+		if !postgres.ProcessAlive(pid) {
 			return true
 		}
 	}
-	return !alive(pid)
+	return !postgres.ProcessAlive(pid)
 }
 
 // The managed cluster's faults, through the real binary on one data
@@ -191,7 +175,7 @@ func TestManagedClusterFaults(t *testing.T) {
 	// Registered first, so it runs last: stop (by PID) a postmaster a
 	// failed step left running, then remove the directory.
 	t.Cleanup(func() {
-		if pid := postmasterPID(pgdata); alive(pid) {
+		if pid := postmasterPID(pgdata); postgres.ProcessAlive(pid) {
 			t.Logf("stopping postmaster %d left running", pid)
 			_ = syscall.Kill(pid, syscall.SIGQUIT)
 			waitDead(pid, 10*time.Second)
@@ -220,14 +204,14 @@ func TestManagedClusterFaults(t *testing.T) {
 
 	t.Run("kill -9 of the postmaster: restarted, serving again", func(t *testing.T) {
 		old := postmasterPID(pgdata)
-		if !alive(old) {
+		if !postgres.ProcessAlive(old) {
 			t.Fatalf("no live postmaster (pid %d)", old)
 		}
 		if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if pid := postmasterPID(pgdata); pid != old && alive(pid) &&
+			if pid := postmasterPID(pgdata); pid != old && postgres.ProcessAlive(pid) &&
 				strings.Contains(a.log.String(), "local PostgreSQL restarted") {
 				break
 			}
@@ -250,7 +234,7 @@ func TestManagedClusterFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		a.waitExit(t, 10*time.Second)
-		if !alive(pm) {
+		if !postgres.ProcessAlive(pm) {
 			t.Fatalf("postmaster %d died with the server; nothing to adopt", pm)
 		}
 		c := launch(t, "C", data)

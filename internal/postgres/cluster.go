@@ -316,7 +316,7 @@ func (c *Cluster) postmasterPID() int {
 func (c *Cluster) clearZombieLocks() {
 	for _, f := range []string{filepath.Join(c.pgdata(), "postmaster.pid"), filepath.Join(c.sockDir, ".s.PGSQL.5432.lock")} {
 		pid := pidInFile(f)
-		if pid <= 0 || processAlive(pid) || syscall.Kill(pid, 0) != nil {
+		if pid <= 0 || ProcessAlive(pid) || syscall.Kill(pid, 0) != nil {
 			continue // live, or gone (PostgreSQL clears its stale files itself)
 		}
 		if err := os.Remove(f); err == nil {
@@ -339,16 +339,16 @@ func pidInFile(path string) int {
 // PostmasterPID returns the PID of the cluster's running postmaster, or 0
 // when none runs.
 func (c *Cluster) PostmasterPID() int {
-	if pid := c.postmasterPID(); processAlive(pid) {
+	if pid := c.postmasterPID(); ProcessAlive(pid) {
 		return pid
 	}
 	return 0
 }
 
-// processAlive reports whether pid names a live process. A zombie counts as
+// ProcessAlive reports whether pid names a live process. A zombie counts as
 // dead (and is reaped when it is ours, as when this process is PID 1 in a
 // container and the postmaster was re-parented to it).
-func processAlive(pid int) bool {
+func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}

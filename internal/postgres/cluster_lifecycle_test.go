@@ -61,12 +61,12 @@ func stopPostmasterByPID(t *testing.T, pgdata string) {
 		return
 	}
 	var pid int
-	if _, err := fmt.Sscan(string(b), &pid); err != nil || !processAlive(pid) {
+	if _, err := fmt.Sscan(string(b), &pid); err != nil || !ProcessAlive(pid) {
 		return
 	}
 	t.Logf("stopping postmaster %d left running on %s", pid, pgdata)
 	_ = syscall.Kill(pid, syscall.SIGQUIT)
-	for deadline := time.Now().Add(10 * time.Second); processAlive(pid) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); ProcessAlive(pid) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -74,7 +74,7 @@ func stopPostmasterByPID(t *testing.T, pgdata string) {
 // gone waits (briefly: pg_ctl stop returns once postmaster.pid is removed,
 // a moment before the process exits) for pid to exit.
 func gone(pid int) bool {
-	for deadline := time.Now().Add(10 * time.Second); processAlive(pid); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); ProcessAlive(pid); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			return false
 		}

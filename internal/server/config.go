@@ -35,6 +35,13 @@ type Config struct {
 	// private, link-local, unspecified and multicast addresses (a path on this server is always allowed)
 	WebhookAllowPrivate bool
 	WebhookBackoff      time.Duration // not a flag: delay after a webhook's first failed attempt (default 1s; tests shorten it)
+	TTLSweepInterval    time.Duration // not a flag: how often expired threads are swept (default 1m; tests shorten it)
+	// not a flag: how often expired store items are deleted (default store.DefaultSweepInterval, 1m; tests
+	// shorten it). Expired items are invisible at once; the sweeper only frees their rows.
+	StoreSweepInterval time.Duration
+	// StoreClock is not a flag: the time the store uses instead of the database's now() (nil: now(); tests
+	// move it to expire items without sleeping).
+	StoreClock func() time.Time
 	// -cors-origins, WEFT_CORS_ORIGINS (comma list, default none): web origins allowed besides
 	// http(s)://localhost, 127.0.0.1 and [::1] on any port; "*" allows every origin, without credentials
 	CORSOrigins []string

@@ -124,10 +124,15 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate, WebhookBackoff: cfg.WebhookBackoff})
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	listener := postgres.NewListener(s.pool.Config().ConnString(), log, runs.NotifyChannels()...)
-	var listening sync.WaitGroup
-	listening.Go(func() { listener.Run(bg) })
+	var background sync.WaitGroup
+	background.Go(func() { listener.Run(bg) })
 	waitRuns := runSvc.Start(bg, listener)
-	s.stopRuns = func() { stopBG(); waitRuns(); listening.Wait() }
+	ttlSweep := cfg.TTLSweepInterval
+	if ttlSweep <= 0 {
+		ttlSweep = time.Minute
+	}
+	background.Go(func() { stateSvc.RunTTLSweeper(bg, ttlSweep, log) })
+	s.stopRuns = func() { stopBG(); waitRuns(); background.Wait() }
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Log:        log,
 		DB:         s.pool,
@@ -144,7 +149,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	// Last-Event-ID) instead of holding the drain open.
 	s.http.RegisterOnShutdown(runSvc.BeginShutdown)
 	go func() { s.done <- s.http.Serve(s.ln) }()
-	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
+	log.Info("weft background", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
 	return s, nil
 }
 

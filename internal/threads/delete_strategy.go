@@ -36,10 +36,28 @@ func ParseDeleteStrategy(s string) (DeleteStrategy, error) {
 // returns the ids of every deleted thread (the thread itself, plus its
 // subtree for cascade).
 func (s *Store) Delete(ctx context.Context, id uuid.UUID, strategy DeleteStrategy) ([]uuid.UUID, error) {
+	return s.delete(ctx, id, strategy, false)
+}
+
+// DeleteExpired deletes thread id (its children become roots) if its ttl
+// has run out and it is not busy, both checked under the row lock, so
+// activity that restarted the ttl or a run that started in the meantime
+// keeps it. It reports whether the thread was deleted.
+func (s *Store) DeleteExpired(ctx context.Context, id uuid.UUID) (bool, error) {
+	deleted, err := s.delete(ctx, id, DeleteDetach, true)
+	if errors.Is(err, errNotExpired) || apperr.CodeOf(err) == apperr.NotFound {
+		return false, nil
+	}
+	return len(deleted) > 0, err
+}
+
+var errNotExpired = errors.New("thread not expired")
+
+func (s *Store) delete(ctx context.Context, id uuid.UUID, strategy DeleteStrategy, expiredOnly bool) ([]uuid.UUID, error) {
 	var deleted []uuid.UUID
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		var err error
-		deleted, err = deleteTx(ctx, tx, id, strategy)
+		deleted, err = deleteTx(ctx, tx, id, strategy, expiredOnly)
 		if err != nil {
 			return err
 		}
@@ -56,14 +74,18 @@ func (s *Store) Delete(ctx context.Context, id uuid.UUID, strategy DeleteStrateg
 
 // deleteTx locks what the strategy touches, applies the strategy to the
 // children and returns the ids to delete.
-func deleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, strategy DeleteStrategy) ([]uuid.UUID, error) {
-	var one int
-	err := tx.QueryRow(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, id).Scan(&one)
+func deleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, strategy DeleteStrategy, expiredOnly bool) ([]uuid.UUID, error) {
+	var expired bool
+	err := tx.QueryRow(ctx, `SELECT coalesce(expires_at <= now() AND status <> 'busy', false)
+		FROM threads WHERE thread_id = $1 FOR UPDATE`, id).Scan(&expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if expiredOnly && !expired {
+		return nil, errNotExpired
 	}
 	// Holding the row lock, no new child can appear under id: creating or
 	// moving a child locks its new parent FOR SHARE first.

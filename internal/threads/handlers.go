@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -67,8 +68,9 @@ type CreateRequest struct {
 	IfExists       string         `json:"if_exists" enums:"raise,do_nothing"`
 	ParentThreadID *string        `json:"parent_thread_id" format:"uuid"`
 	ResourceID     *string        `json:"resource_id"`
-	// TTL is accepted for SDK compatibility and not enforced yet.
-	TTL any `json:"ttl" swaggertype:"object"`
+	// TTL makes the thread expire: minutes, or {"ttl": minutes, "strategy":
+	// "delete" | "keep_latest"}, counted from its last activity.
+	TTL TTLRequest `json:"ttl" swaggertype:"object"`
 	// Supersteps are update_state calls applied to the new thread in its
 	// creating transaction: [{updates: [{values, as_node}]}]; they need
 	// metadata.graph_id.
@@ -92,7 +94,7 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	p := CreateParams{Metadata: req.Metadata, IfExists: req.IfExists, ResourceID: req.ResourceID}
+	p := CreateParams{Metadata: req.Metadata, IfExists: req.IfExists, ResourceID: req.ResourceID, TTL: req.TTL}
 	if req.ThreadID != "" {
 		id, err := httpx.ParseUUID(req.ThreadID, "thread")
 		if err != nil {
@@ -128,7 +130,8 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) error {
 //	@Summary	Get a thread
 //	@Tags		threads
 //	@Produce	json
-//	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
+//	@Param		thread_id	path		string		true	"Thread ID"	format(uuid)
+//	@Param		include		query		[]string	false	"Extra fields: ttl (repeated, comma list or JSON array)"
 //	@Success	200			{object}	Thread
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
@@ -142,6 +145,9 @@ func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if slices.Contains(httpx.QueryList(r.URL.Query()["include"]), "ttl") {
+		t.attachTTL()
+	}
 	httpx.WriteJSON(w, http.StatusOK, t)
 	return nil
 }
@@ -152,8 +158,9 @@ type PatchRequest struct {
 	Metadata       map[string]any `json:"metadata"`
 	ParentThreadID nullableString `json:"parent_thread_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
 	ResourceID     nullableString `json:"resource_id" swaggertype:"string" extensions:"x-nullable"`
-	// TTL is accepted for SDK compatibility and not enforced yet.
-	TTL any `json:"ttl" swaggertype:"object"`
+	// TTL replaces the thread's ttl (same forms as on create); null or
+	// absent keeps it. Every patch restarts the ttl clock.
+	TTL TTLRequest `json:"ttl" swaggertype:"object"`
 }
 
 // Patch godoc
@@ -179,7 +186,7 @@ func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := PatchParams{Metadata: req.Metadata, SetParent: req.ParentThreadID.Set,
-		SetResource: req.ResourceID.Set, ResourceID: req.ResourceID.Value}
+		SetResource: req.ResourceID.Set, ResourceID: req.ResourceID.Value, TTL: req.TTL}
 	if p.ParentThreadID, err = optionalUUID(req.ParentThreadID.Value, "parent_thread_id"); err != nil {
 		return err
 	}

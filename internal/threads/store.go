@@ -40,6 +40,7 @@ type CreateParams struct {
 	IfExists       string // "raise" (default) or "do_nothing"
 	ParentThreadID *uuid.UUID
 	ResourceID     *string
+	TTL            TTLRequest // unset: the thread never expires
 	// Init, when set, runs in the creating transaction right after the
 	// insert (not for an existing thread returned by do_nothing); its error
 	// undoes the creation. The thread is read again afterwards.
@@ -67,8 +68,8 @@ func collectOne(rows pgx.Rows, err error) (*Thread, error) {
 
 // threadInsert inserts one thread; no row comes back when the id exists.
 const threadInsert = `
-	INSERT INTO threads (thread_id, metadata, parent_thread_id, resource_id)
-	VALUES ($1, $2, $3, $4)
+	INSERT INTO threads (thread_id, metadata, parent_thread_id, resource_id, ttl_minutes, ttl_strategy, expires_at)
+	VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $5::float8 * 60))
 	ON CONFLICT (thread_id) DO NOTHING
 	RETURNING ` + threadColumns
 
@@ -124,7 +125,8 @@ func create(ctx context.Context, db postgres.DBTX, p CreateParams) (t *Thread, e
 	if p.ParentThreadID != nil {
 		parent = pgtype.UUID{Bytes: *p.ParentThreadID, Valid: true}
 	}
-	t, err = collectOne(db.Query(ctx, threadInsert, id, p.Metadata, parent, p.ResourceID))
+	ttlMinutes, ttlStrategy := p.TTL.ttlArgs()
+	t, err = collectOne(db.Query(ctx, threadInsert, id, p.Metadata, parent, p.ResourceID, ttlMinutes, ttlStrategy))
 	if errors.Is(err, pgx.ErrNoRows) {
 		if p.IfExists == "do_nothing" {
 			t, err = get(ctx, db, p.ThreadID)
@@ -169,6 +171,9 @@ type PatchParams struct {
 	ParentThreadID *uuid.UUID
 	SetResource    bool
 	ResourceID     *string
+	// TTL replaces the thread's ttl when set. Any patch restarts the ttl
+	// clock (a patch is activity on the thread).
+	TTL TTLRequest
 }
 
 // Patch merges metadata and may move the thread under another parent (or
@@ -190,6 +195,7 @@ func (s *Store) Patch(ctx context.Context, id uuid.UUID, p PatchParams) (*Thread
 				return err
 			}
 		}
+		ttlMinutes, ttlStrategy := p.TTL.ttlArgs()
 		meta := p.Metadata
 		if meta == nil {
 			meta = map[string]any{}
@@ -199,10 +205,13 @@ func (s *Store) Patch(ctx context.Context, id uuid.UUID, p PatchParams) (*Thread
 				metadata = metadata || $2,
 				parent_thread_id = CASE WHEN $3 THEN $4 ELSE parent_thread_id END,
 				resource_id = CASE WHEN $5 THEN $6 ELSE resource_id END,
+				ttl_minutes = coalesce($7, ttl_minutes),
+				ttl_strategy = coalesce($8, ttl_strategy),
+				expires_at = now() + make_interval(secs => coalesce($7, ttl_minutes) * 60),
 				updated_at = now()
 			WHERE thread_id = $1
 			RETURNING `+threadColumns,
-			id, meta, p.SetParent, p.ParentThreadID, p.SetResource, normalizeText(p.ResourceID)))
+			id, meta, p.SetParent, p.ParentThreadID, p.SetResource, normalizeText(p.ResourceID), ttlMinutes, ttlStrategy))
 		if err != nil {
 			return mapWriteErr(err)
 		}

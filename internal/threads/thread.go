@@ -3,6 +3,7 @@ package threads
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -47,11 +48,19 @@ type Thread struct {
 	// running (null when none); LatestRunID is the run created last.
 	ActiveRunID *uuid.UUID `db:"active_run_id" json:"active_run_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
 	LatestRunID *uuid.UUID `db:"latest_run_id" json:"latest_run_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
+	// TTL is present only when asked for with ?include=ttl and the thread
+	// has a ttl.
+	TTL *TTL `db:"-" json:"ttl,omitempty"`
+
+	TTLMinutes  *float64   `db:"ttl_minutes" json:"-"`
+	TTLStrategy *string    `db:"ttl_strategy" json:"-"`
+	ExpiresAt   *time.Time `db:"expires_at" json:"-"`
 }
 
 // threadColumns lists the columns of Thread in scan order.
 const threadColumns = `thread_id, created_at, updated_at, state_updated_at, metadata, status, config,
-	"values", interrupts, error, parent_thread_id, resource_id, active_run_id, latest_run_id`
+	"values", interrupts, error, parent_thread_id, resource_id, active_run_id, latest_run_id,
+	ttl_minutes, ttl_strategy, expires_at`
 
 // selectable are the fields a search may project with select.
 var selectable = map[string]bool{

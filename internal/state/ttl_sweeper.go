@@ -1,0 +1,118 @@
+package state
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/threads"
+)
+
+// sweepBatch bounds the threads one sweep handles; a sweep that filled it
+// runs again at once.
+const sweepBatch = 100
+
+// SweepExpiredThreads applies the ttl strategy of up to sweepBatch threads
+// whose ttl has run out and that are not busy: delete removes the thread
+// (children become roots), keep_latest prunes it to its latest checkpoint
+// and clears expires_at until its next activity. Each thread is re-checked
+// under its row lock, so one that saw activity since it was selected is
+// left alone. It returns how many threads it changed.
+func (s *Service) SweepExpiredThreads(ctx context.Context) (int, error) {
+	rows, err := s.db.Query(ctx, `SELECT thread_id, ttl_strategy FROM threads
+		WHERE expires_at <= now() AND status <> 'busy' ORDER BY expires_at LIMIT $1`, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	type due struct {
+		ID       uuid.UUID `db:"thread_id"`
+		Strategy *string   `db:"ttl_strategy"`
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[due])
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range list {
+		var changed bool
+		if d.Strategy != nil && *d.Strategy == threads.TTLKeepLatest {
+			changed, err = s.pruneExpired(ctx, d.ID)
+		} else {
+			changed, err = s.threads.DeleteExpired(ctx, d.ID)
+		}
+		if err != nil {
+			return n, err
+		}
+		if changed {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// pruneExpired is keep_latest for an expired thread.
+func (s *Service) pruneExpired(ctx context.Context, id uuid.UUID) (bool, error) {
+	changed := false
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		var expired bool
+		err := tx.QueryRow(ctx, `SELECT coalesce(expires_at <= now() AND status <> 'busy', false)
+			FROM threads WHERE thread_id = $1 FOR UPDATE`, id).Scan(&expired)
+		if err == pgx.ErrNoRows || (err == nil && !expired) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		latest, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: id.String()})
+		switch {
+		case apperr.CodeOf(err) == apperr.NotFound: // no history to prune
+		case err != nil:
+			return err
+		default:
+			if err := checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID); err != nil {
+				return err
+			}
+		}
+		changed = true
+		_, err = tx.Exec(ctx, `UPDATE threads SET expires_at = NULL WHERE thread_id = $1`, id)
+		return err
+	})
+	return changed, err
+}
+
+// RunTTLSweeper calls SweepExpiredThreads every interval until ctx ends
+// (again at once after a full batch), logging once per database outage.
+func (s *Service) RunTTLSweeper(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	outage := postgres.Outage{Log: log, What: "thread ttl sweeper"}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for ctx.Err() == nil {
+			n, err := s.SweepExpiredThreads(ctx)
+			switch {
+			case err == nil:
+				outage.Succeeded()
+			case ctx.Err() != nil, outage.Failed(err):
+			default:
+				log.Warn("thread ttl sweeper", "error", err)
+			}
+			if n > 0 {
+				log.Info("thread ttl sweeper", "threads", n)
+			}
+			if err != nil || n < sweepBatch {
+				break
+			}
+		}
+	}
+}

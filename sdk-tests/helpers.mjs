@@ -60,3 +60,40 @@ export async function newTaggedThread(client, suite) {
   const t = await client.threads.create({ metadata: { suite, tag: randomUUID() } });
   return t.thread_id;
 }
+
+/** Drains an SDK stream into an array of its chunks. */
+export async function collect(gen) {
+  const out = [];
+  for await (const chunk of gen) out.push(chunk);
+  return out;
+}
+
+/** Requests made to a stream endpoint (POST …/runs/stream or GET …/stream). */
+export const streamRequests = (requests) => requests.filter((r) => new URL(r.url).pathname.endsWith("/stream"));
+
+/**
+ * Plain fetch for what the SDK cannot express (or pre-validates away);
+ * returns { status, headers, body (parsed JSON or undefined), text }.
+ */
+export async function rawRequest(baseUrl, method, path, body, headers = {}) {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: json, text };
+}
+
+/** Asserts a raw response is a 4xx `status` with a {"detail": string} body. */
+export function assertDetail(res, status) {
+  assert.equal(res.status, status, `expected HTTP ${status}, got ${res.status}: ${res.text}`);
+  assert.equal(typeof res.body?.detail, "string", `no {"detail"} in ${res.text}`);
+  assert.ok(res.body.detail.length > 0);
+}

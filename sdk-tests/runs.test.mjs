@@ -1,12 +1,13 @@
 // Runs API through the official JS SDK (@langchain/langgraph-sdk, both
-// lines): runs.wait / create / join / get / list / delete / cancel on
-// threads, stateless wait / create / createBatch, human-in-the-loop (interrupt, then Command
-// resume), multitask strategies (reject, enqueue), cancel (interrupt and
-// rollback), failed runs (how the SDK surfaces {"__error__": …}), and the
-// system assistants runs name by graph id; on the 1.x line also
-// runs.create's onCompletion and runs.cancelMany. Streaming (runs.stream,
-// joinStream) is not implemented by the server yet and not tested here.
-// Every test makes its own threads.
+// lines): runs.wait / create / join / get / list (newest first, limit /
+// offset, status, select) / delete / cancel (wait or not, interrupt or
+// rollback, running or queued, unknown) on threads, stateless wait / create /
+// createBatch (and its errors), human-in-the-loop (interrupt, then Command
+// resume), multitask strategies (reject, enqueue), failed runs (how the SDK
+// surfaces {"__error__": …}), and the system assistants runs name by graph
+// id; on the 1.x line also runs.create's onCompletion and runs.cancelMany, on
+// the 2.0.0 line that it has neither. Streaming (runs.stream, joinStream) is
+// in stream.test.mjs. Every test makes its own threads.
 
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
@@ -265,6 +266,19 @@ describe("human in the loop (hitl)", () => {
 /** Input for the slow graph: each of its two nodes sleeps ms and logs tag. */
 const slow = (tag, ms) => ({ input: { tag, ms } });
 
+/** Polls an async condition every 20 ms (at most ms). */
+async function waitUntil(cond, ms = 5_000) {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    assert.ok(Date.now() < deadline, "condition not met in time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Waits until the thread's state log is `log` (a node of the slow graph has finished). */
+const waitUntilLog = (client, tid, log) =>
+  waitUntil(async () => JSON.stringify((await client.threads.getState(tid)).values?.log) === JSON.stringify(log));
+
 describe("multitask strategies", () => {
   test("reject while a run is in flight → HTTP 409; nothing is created", async () => {
     const { client } = sdk();
@@ -333,6 +347,126 @@ describe("cancel", () => {
   });
 });
 
+describe("runs.list", () => {
+  test("newest first; limit / offset pages; status filter; unknown thread → 404; bad status / limit → 422", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const made = [];
+    for (let i = 0; i < 3; i++) {
+      const created = [];
+      await client.runs.wait(tid, "foo_bar", { input: { foo: String(i) }, onRunCreated: (m) => created.push(m.run_id) });
+      made.push(created[0]);
+    }
+    await client.runs.wait(tid, "slow", { input: { ms: "bad" }, raiseError: false });
+    const [failed] = await client.runs.list(tid, { limit: 1 });
+    assert.equal(failed.status, "error");
+    const newestFirst = [failed.run_id, ...[...made].reverse()];
+
+    assert.deepEqual((await client.runs.list(tid)).map((r) => r.run_id), newestFirst);
+    const q = new URL(requests.at(-1).url).searchParams;
+    assert.equal(q.get("limit"), "10");
+    assert.equal(q.get("offset"), "0");
+    const pages = [];
+    for (let offset = 0; offset < 5; offset += 2) pages.push((await client.runs.list(tid, { limit: 2, offset })).map((r) => r.run_id));
+    assert.deepEqual(pages, [newestFirst.slice(0, 2), newestFirst.slice(2, 4), []]);
+    assert.deepEqual((await client.runs.list(tid, { status: "success" })).map((r) => r.run_id), [...made].reverse());
+    assert.deepEqual((await client.runs.list(tid, { status: "success", limit: 1, offset: 1 })).map((r) => r.run_id), [made[1]]);
+    assert.deepEqual((await client.runs.list(tid, { status: "error" })).map((r) => r.run_id), [failed.run_id]);
+    assert.deepEqual(await client.runs.list(tid, { status: "pending" }), []);
+    assert.deepEqual(await client.runs.list(tid, { status: "interrupted" }), []);
+
+    await rejectsWith(client.runs.list(randomUUID()), 404);
+    await rejectsWith(client.runs.list(tid, { status: "bogus" }), 422);
+    await rejectsWith(client.runs.list(tid, { limit: 0 }), 422);
+  });
+
+  test("select projects the run fields (GET …/runs?select=…); an unknown field → 422", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    await client.runs.wait(tid, "foo_bar", { input: { foo: "" } });
+    const runs = await client.runs.list(tid, { select: ["run_id", "status"] });
+    assert.equal(new URL(requests.at(-1).url).searchParams.get("select"), '["run_id","status"]');
+    assert.equal(runs.length, 1);
+    assert.deepEqual(Object.keys(runs[0]).sort(), ["run_id", "status"], `GET /threads/${tid}/runs?select=["run_id","status"] returned ${JSON.stringify(runs[0])}`);
+    assert.equal(runs[0].status, "success");
+    await rejectsWith(client.runs.list(tid, { select: ["no_such_field"] }), 422);
+  });
+});
+
+describe("cancel and delete, every variant", () => {
+  test("cancel(…, wait=false) on a running run → 202; it ends interrupted with the steps done so far", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const run = await client.runs.create(tid, "slow", slow("w", 300));
+    // Let node first finish, then cancel during node second.
+    await waitUntilLog(client, tid, ["first:w"]);
+    assert.equal(await client.runs.cancel(tid, run.run_id, false), undefined);
+    assert.equal(new URL(requests.at(-1).url).searchParams.get("wait"), "0");
+    await waitForStatus(client, tid, run.run_id, "interrupted", 3_000);
+    assert.deepEqual((await client.threads.get(tid)).values.log, ["first:w"]);
+    assert.deepEqual(await client.runs.join(tid, run.run_id), { ms: 300, tag: "w", log: ["first:w"] });
+  });
+
+  test("cancel(…, wait=true) of a queued run: it never runs; the run before it is unaffected", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    const first = await client.runs.create(tid, "slow", slow("1", 200));
+    const queued = await client.runs.create(tid, "slow", slow("q", 0));
+    await client.runs.cancel(tid, queued.run_id, true);
+    assert.equal((await client.runs.get(tid, queued.run_id)).status, "interrupted");
+    assert.deepEqual((await client.runs.join(tid, first.run_id)).log, ["first:1", "second:1"]);
+    assert.equal((await client.runs.get(tid, queued.run_id)).status, "interrupted");
+    assert.deepEqual((await client.threads.get(tid)).values.log, ["first:1", "second:1"]);
+  });
+
+  test("cancel(…, wait=false, \"rollback\") of a queued run deletes it", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    const first = await client.runs.create(tid, "slow", slow("1", 200));
+    const queued = await client.runs.create(tid, "slow", slow("q", 0));
+    assert.equal(await client.runs.cancel(tid, queued.run_id, false, "rollback"), undefined);
+    await waitUntil(async () => (await client.runs.list(tid)).length === 1);
+    await rejectsWith(client.runs.get(tid, queued.run_id), 404);
+    assert.deepEqual((await client.runs.join(tid, first.run_id)).log, ["first:1", "second:1"]);
+  });
+
+  test("cancel of an unknown run or thread → 404; delete of a running run → 409, then allowed once it ended; unknown → 404", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    await rejectsWith(client.runs.cancel(tid, randomUUID()), 404);
+    await rejectsWith(client.runs.cancel(randomUUID(), randomUUID()), 404);
+    const run = await client.runs.create(tid, "slow", slow("d", 3000));
+    await waitForStatus(client, tid, run.run_id, "running");
+    await rejectsWith(client.runs.delete(tid, run.run_id), 409);
+    await client.runs.cancel(tid, run.run_id, true);
+    assert.equal(await client.runs.delete(tid, run.run_id), undefined);
+    await rejectsWith(client.runs.get(tid, run.run_id), 404);
+    await rejectsWith(client.runs.delete(tid, run.run_id), 404);
+    await rejectsWith(client.runs.delete(randomUUID(), randomUUID()), 404);
+  });
+});
+
+describe("createBatch errors", () => {
+  test("one bad entry → 422 naming it; an empty batch → 422", async () => {
+    const { client } = sdk();
+    const err = await rejectsWith(client.runs.createBatch([
+      { assistantId: "foo_bar", input: { foo: "" } },
+      { assistantId: "no_such_graph", input: {} },
+    ]), 422);
+    assert.match(JSON.parse(err.text).detail, /no_such_graph/);
+    await rejectsWith(client.runs.createBatch([]), 422);
+  });
+
+  test("metadata and stream options per entry are kept on each run", async () => {
+    const { client } = sdk();
+    const tags = [randomUUID(), randomUUID(), randomUUID()];
+    const runs = await client.runs.createBatch(tags.map((tag, i) => ({ assistantId: "slow", input: { ms: 0, tag: String(i) }, metadata: { tag } })));
+    assert.deepEqual(runs.map((r) => r.metadata.tag), tags);
+    const results = await Promise.all(runs.map((r) => client.runs.join(r.thread_id, r.run_id)));
+    assert.deepEqual(results.map((r) => r.log), [["first:0", "second:0"], ["first:1", "second:1"], ["first:2", "second:2"]]);
+  });
+});
+
 describe("a failed run", () => {
   test("wait throws Error(`<error>: <message>`) from {__error__}; raiseError:false returns it; thread and run error", async () => {
     const { client } = sdk();
@@ -372,7 +506,18 @@ describe("a failed run", () => {
 
 // Only the 1.x line sends on_completion from runs.create and has
 // runs.cancelMany (2.0.0 = the 1.6.3 feature set).
-describe("SDK 1.x-only: create onCompletion, cancelMany", { skip: SDK_LINE !== "1" && "the 2.0.0 SDK has no cancelMany and drops onCompletion from runs.create" }, () => {
+if (SDK_LINE === "2") {
+  test("SDK 2.0.0 line: no runs.cancelMany; runs.create drops onCompletion (the temporary thread is deleted)", async () => {
+    const { client, requests } = sdk();
+    assert.equal(client.runs.cancelMany, undefined);
+    const run = await client.runs.create(null, "foo_bar", { input: { foo: "" }, onCompletion: "keep" });
+    assert.equal(requests.at(-1).body.on_completion, undefined);
+    assert.deepEqual(await client.runs.join(run.thread_id, run.run_id), FOO_BAR_RESULT);
+    await rejectsWith(client.threads.get(run.thread_id), 404);
+  });
+}
+
+if (SDK_LINE === "1") describe("SDK 1.x-only: create onCompletion, cancelMany", () => {
   test("create(null, {onCompletion: keep}) keeps the thread", async () => {
     const { client, requests } = sdk();
     const run = await client.runs.create(null, "foo_bar", { input: { foo: "" }, onCompletion: "keep" });

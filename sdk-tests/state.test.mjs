@@ -219,6 +219,51 @@ describe("getHistory", () => {
   });
 });
 
+describe("getHistory of runs: paging with before, checkpoint namespace, a forked branch", () => {
+  test("pages of 2 with before = the last id of the previous page walk the whole history once, newest first", async () => {
+    const { client, requests } = sdk();
+    const { thread_id: tid } = await client.threads.create();
+    await client.runs.wait(tid, "foo_bar", { input: { foo: "" } });
+    await client.runs.wait(tid, "foo_bar", { input: { foo: "x" } });
+    const all = await client.threads.getHistory(tid, { limit: 100 });
+    assert.equal(all.length, 8, "two runs of foo_bar: input + 3 loop checkpoints each");
+    assert.deepEqual(all.map((s) => s.metadata.source), ["loop", "loop", "loop", "input", "loop", "loop", "loop", "input"]);
+    assert.deepEqual(all.map((s) => s.metadata.step), [6, 5, 4, 3, 2, 1, 0, -1], "steps go on across runs");
+
+    const walked = [];
+    let before;
+    for (let i = 0; i < 10; i++) {
+      const page = await client.threads.getHistory(tid, { limit: 2, before, checkpoint: { checkpoint_ns: "" } });
+      assert.equal(requests.at(-1).body.limit, 2);
+      if (page.length === 0) break;
+      assert.ok(page.length <= 2);
+      walked.push(...page);
+      before = { configurable: { checkpoint_id: page.at(-1).checkpoint.checkpoint_id } };
+    }
+    assert.deepEqual(walked.map((s) => s.checkpoint.checkpoint_id), all.map((s) => s.checkpoint.checkpoint_id));
+    assert.deepEqual(walked, all);
+
+    // before + metadata filter: the input checkpoints older than the second run's.
+    const inputs = await client.threads.getHistory(tid, { metadata: { source: "input" }, before: { configurable: { checkpoint_id: all[3].checkpoint.checkpoint_id } } });
+    assert.deepEqual(inputs.map((s) => s.checkpoint.checkpoint_id), [all[7].checkpoint.checkpoint_id]);
+  });
+
+  test("a run from an older checkpoint forks; history lists both branches newest first; before on the fork point lists its ancestors", async () => {
+    const { client } = sdk();
+    const { thread_id: tid } = await client.threads.create();
+    await client.runs.wait(tid, "foo_bar", { input: { foo: "" } });
+    const first = await client.threads.getHistory(tid);
+    const forkPoint = first[1]; // after node_a
+    const res = await client.runs.wait(tid, "foo_bar", { input: null, checkpointId: forkPoint.checkpoint.checkpoint_id });
+    assert.deepEqual(res, { foo: "b", bar: ["a", "b"] });
+    const all = await client.threads.getHistory(tid, { limit: 100 });
+    const children = all.filter((s) => s.parent_checkpoint?.checkpoint_id === forkPoint.checkpoint.checkpoint_id);
+    assert.equal(children.length, 2, JSON.stringify(all.map((s) => [s.checkpoint.checkpoint_id, s.parent_checkpoint?.checkpoint_id])));
+    const older = await client.threads.getHistory(tid, { before: { configurable: { checkpoint_id: forkPoint.checkpoint.checkpoint_id } } });
+    assert.deepEqual(older.map((s) => s.checkpoint.checkpoint_id), first.slice(2).map((s) => s.checkpoint.checkpoint_id));
+  });
+});
+
 describe("patchState", () => {
   test("merges metadata into the latest checkpoint; filterable in history", async () => {
     const { client } = sdk();
@@ -356,7 +401,20 @@ describe("ThreadState shape", () => {
 // `select` on getState / getHistory exists only in the 1.x SDK line (2.0.0 =
 // the 1.6.3 feature set). Checked here: the requests are accepted and the
 // selected key comes back right; dropping the unselected fields is optional.
-describe("SDK 1.x-only select on state reads", { skip: SDK_LINE !== "1" && "the 2.0.0 SDK has no select on getState / getHistory" }, () => {
+if (SDK_LINE === "2") {
+  test("SDK 2.0.0 line: select on getState / getHistory is not sent; the whole state comes back", async () => {
+    const { client, requests } = sdk();
+    const { tid } = await fooBarThread(client, 1);
+    const s = await client.threads.getState(tid, undefined, { select: ["values.foo"] });
+    assert.equal(new URL(requests.at(-1).url).searchParams.get("select"), null);
+    assertStateShape(s);
+    const h = await client.threads.getHistory(tid, { limit: 1, select: ["values.foo"] });
+    assert.equal(requests.at(-1).body.select, undefined);
+    assert.deepEqual(h[0].values, { foo: "v1", bar: ["1"] });
+  });
+}
+
+if (SDK_LINE === "1") describe("SDK 1.x-only select on state reads", () => {
   test("getState / getState at a checkpoint / getHistory with select", async () => {
     const { client, requests } = sdk();
     const { tid, ids } = await fooBarThread(client, 3);

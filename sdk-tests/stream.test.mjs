@@ -4,8 +4,11 @@
 // "messages"), interrupts and errors in-band, onRunCreated from
 // Content-Location, runs.joinStream (GET …/runs/{run_id}/stream) with
 // Last-Event-ID replay of a finished run and live on a running one, and
-// on_disconnect / cancel_on_disconnect. The thread-level stream
-// (GET /threads/{id}/stream) is not tested here.
+// on_disconnect / cancel_on_disconnect; every stream mode (checkpoints,
+// tasks and debug checked against the thread's history; custom, events and
+// tools accepted, emitted by no built-in graph) and joinStream's streamMode
+// filter; and the thread-level stream (threads.joinStream, GET
+// /threads/{id}/stream: live events of every run, Last-Event-ID replay).
 //
 // Both lines yield {id, event, data} chunks — `id` is the SSE id, which Weft
 // sets to the event's sequence number in the run's log — and both yield an
@@ -18,7 +21,7 @@ import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { useServer } from "./harness.mjs";
-import { recordingClient, newTaggedThread, waitForStatus } from "./helpers.mjs";
+import { recordingClient, newTaggedThread, waitForStatus, collect, streamRequests } from "./helpers.mjs";
 
 const server = useServer();
 const sdk = () => recordingClient(server.url);
@@ -35,12 +38,6 @@ const FOO_BAR_EVENTS = [
   ["values", FOO_BAR_RESULT],
 ];
 
-/** Drains an SDK stream into an array of its chunks. */
-async function collect(gen) {
-  const out = [];
-  for await (const chunk of gen) out.push(chunk);
-  return out;
-}
 
 /** Every chunk is {id, event, data}; returns [[event, data], …] without the metadata chunk, after checking it. */
 function body(chunks, runId) {
@@ -68,7 +65,16 @@ function ids(chunks) {
 }
 
 /** Requests made to a stream endpoint (POST …/runs/stream or GET …/stream). */
-const streamRequests = (requests) => requests.filter((r) => new URL(r.url).pathname.endsWith("/stream"));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls cond every 20 ms until true (at most ms). */
+async function waitUntil(cond, ms = 5_000) {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    assert.ok(Date.now() < deadline, "condition not met in time");
+    await sleep(20);
+  }
+}
 
 
 /** Awaits an SDK stream that must fail with HTTP `status` before yielding anything. */
@@ -225,6 +231,163 @@ describe("runs.stream on a thread", () => {
     await streamRejects(client.runs.stream(tid, "slow", { input: { ms: 0 }, multitaskStrategy: "reject" }), 409);
     await client.runs.cancel(tid, busy.run_id, true);
     assert.deepEqual((await client.runs.list(tid)).map((r) => r.run_id), [busy.run_id]);
+  });
+});
+
+describe("every stream mode", () => {
+  test("checkpoints, tasks and debug: one checkpoints event per checkpoint the run wrote (as history reads them), task start/result pairs, debug wrapping both", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const chunks = await collect(client.runs.stream(tid, "foo_bar", { input: { foo: "" }, streamMode: ["checkpoints", "tasks", "debug"] }));
+    assert.deepEqual(streamRequests(requests)[0].body.stream_mode, ["checkpoints", "tasks", "debug"]);
+    const runId = chunks[0].data.run_id;
+    const events = body(chunks, runId);
+    ids(chunks);
+    assert.deepEqual([...new Set(events.map(([e]) => e))].sort(), ["checkpoints", "debug", "tasks"]);
+
+    // checkpoints: oldest first, the same checkpoints history returns newest first.
+    const cps = events.filter(([e]) => e === "checkpoints").map(([, d]) => d);
+    const history = await client.threads.getHistory(tid);
+    assert.deepEqual(cps.map((c) => c.config.configurable.checkpoint_id), history.map((h) => h.checkpoint.checkpoint_id).reverse());
+    assert.deepEqual(cps.map((c) => c.values), history.map((h) => h.values).reverse());
+    assert.deepEqual(cps.map((c) => c.next), [["__start__"], ["node_a"], ["node_b"], []]);
+    assert.deepEqual(cps.map((c) => c.metadata.step), [-1, 0, 1, 2]);
+    assert.deepEqual(cps.map((c) => c.metadata.source), ["input", "loop", "loop", "loop"]);
+    assert.deepEqual(cps.at(-1).values, FOO_BAR_RESULT);
+    for (const [i, c] of cps.entries()) {
+      assert.deepEqual(Object.keys(c).sort(), ["checkpoint", "config", "metadata", "next", "parent_checkpoint", "parent_config", "tasks", "values"]);
+      assert.equal(c.config.configurable.thread_id, tid);
+      assert.equal(c.checkpoint.checkpoint_id, c.config.configurable.checkpoint_id);
+      assert.equal(c.metadata.run_id, runId);
+      assert.deepEqual(c.tasks.map((t) => t.name), c.next);
+      if (i === 0) assert.equal(c.parent_config, null);
+      else assert.equal(c.parent_config.configurable.checkpoint_id, cps[i - 1].config.configurable.checkpoint_id);
+    }
+
+    // tasks: start {id, name, input, triggers} then result {id, name, error, result, interrupts} per node.
+    const tasks = events.filter(([e]) => e === "tasks").map(([, d]) => d);
+    assert.deepEqual(tasks.map((t) => [t.name, "input" in t ? "start" : "result"]),
+      [["node_a", "start"], ["node_a", "result"], ["node_b", "start"], ["node_b", "result"]]);
+    assert.deepEqual(tasks[0].input, { foo: "", bar: [] });
+    assert.deepEqual(tasks[1], { id: tasks[0].id, name: "node_a", error: null, result: { foo: "a", bar: ["a"] }, interrupts: [] });
+    assert.deepEqual(tasks[2].input, { foo: "a", bar: ["a"] });
+    assert.deepEqual(tasks[3].result, { foo: "b", bar: ["b"] });
+    assert.equal(tasks[0].id, cps[1].tasks[0].id, "the task of a checkpoint is the task that runs next");
+    assert.ok(Array.isArray(tasks[0].triggers) && tasks[0].triggers.length > 0);
+
+    // debug: {type, step, timestamp, payload} — the same payloads, in the same order.
+    const debug = events.filter(([e]) => e === "debug").map(([, d]) => d);
+    const kind = { checkpoint: "checkpoints", task: "tasks", task_result: "tasks" };
+    assert.deepEqual(debug.map((d) => d.type), ["checkpoint", "checkpoint", "task", "task_result", "checkpoint", "task", "task_result", "checkpoint"]);
+    const plain = events.filter(([e]) => e !== "debug");
+    assert.deepEqual(debug.map((d) => [kind[d.type], d.payload]), plain);
+    for (const d of debug) {
+      assert.ok(!Number.isNaN(Date.parse(d.timestamp)), d.timestamp);
+      assert.equal(typeof d.step, "number");
+    }
+  });
+
+  test("tasks on hitl: the interrupted task's result lists its interrupt", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    const events = body(await collect(client.runs.stream(tid, "hitl", { input: { input: "x" }, streamMode: "tasks" })));
+    const ask = events.filter(([e, d]) => e === "tasks" && d.name === "ask").map(([, d]) => d);
+    assert.equal(ask.length, 2, JSON.stringify(events));
+    assert.deepEqual(ask[1].interrupts.map((i) => i.value), [{ question: "approve?", input: "x" }]);
+    const state = await client.threads.getState(tid);
+    assert.equal(ask[1].interrupts[0].id, state.tasks[0].interrupts[0].id);
+  });
+
+  test("custom, events and tools are accepted; the built-in graphs emit none of them (metadata only), and the run succeeds", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const chunks = await collect(client.runs.stream(tid, "foo_bar", { input: { foo: "" }, streamMode: ["custom", "events", "tools"] }));
+    assert.deepEqual(streamRequests(requests)[0].body.stream_mode, ["custom", "events", "tools"]);
+    assert.deepEqual(body(chunks), []);
+    const run = await client.runs.get(tid, chunks[0].data.run_id);
+    assert.equal(run.status, "success");
+    assert.deepEqual(run.kwargs.stream_mode, ["custom", "events", "tools"]);
+    assert.deepEqual((await client.threads.get(tid)).values, FOO_BAR_RESULT);
+  });
+
+  test("all modes at once on echo_chat: each family arrives under its event name, values last", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    const modes = ["values", "updates", "messages-tuple", "custom", "debug", "checkpoints", "tasks", "events"];
+    const events = body(await collect(client.runs.stream(tid, "echo_chat", { input: { messages: [{ role: "user", content: "all" }] }, streamMode: modes })));
+    assert.deepEqual([...new Set(events.map(([e]) => e))].sort(), ["checkpoints", "debug", "messages", "tasks", "updates", "values"]);
+    assert.equal(events.filter(([e]) => e === "messages").map(([, [m]]) => m.content).join(""), "echo: all");
+    assert.deepEqual(events.filter(([e]) => e === "updates").map(([, d]) => Object.keys(d)), [["echo"]]);
+    const lastValues = events.filter(([e]) => e === "values").at(-1)[1];
+    assert.deepEqual(lastValues.messages.map((m) => m.content), ["all", "echo: all"]);
+  });
+
+  test("joinStream streamMode picks modes out of a resumable run's log", async () => {
+    const { client } = sdk();
+    const tid = await newThread(client);
+    const original = await collect(client.runs.stream(tid, "foo_bar", { input: { foo: "" }, streamMode: ["values", "checkpoints", "tasks"], streamResumable: true }));
+    const runId = original[0].data.run_id;
+    const cps = await collect(client.runs.joinStream(tid, runId, { lastEventId: "-1", streamMode: "checkpoints" }));
+    assert.deepEqual(cps, original.filter((c) => c.event === "metadata" || c.event === "checkpoints"));
+    const two = await collect(client.runs.joinStream(tid, runId, { lastEventId: "-1", streamMode: ["tasks", "values"] }));
+    assert.deepEqual(two, original.filter((c) => c.event !== "checkpoints"));
+  });
+});
+
+describe("threads.joinStream (GET /threads/{id}/stream)", () => {
+  /** Reads a thread stream in the background until stop() (the stream never ends on its own). */
+  function follow(client, tid, options = {}) {
+    const ac = new AbortController();
+    const chunks = [];
+    let error = null;
+    const done = (async () => {
+      try {
+        for await (const c of client.threads.joinStream(tid, { ...options, signal: ac.signal })) chunks.push(c);
+      } catch (e) {
+        if (e.name !== "AbortError") error = e;
+      }
+    })();
+    return { chunks, stop: async () => { ac.abort(); await done; return error; }, done };
+  }
+
+  test("live: every event of each run on the thread, in order; Last-Event-ID replays after an id it sent", async () => {
+    const { client, requests } = sdk();
+    const tid = await newThread(client);
+    const live = follow(client, tid);
+    await sleep(150);
+    const r1 = await client.runs.create(tid, "foo_bar", { input: { foo: "" }, streamMode: ["values", "updates"] });
+    await client.runs.join(tid, r1.run_id);
+    const r2 = await client.runs.create(tid, "foo_bar", { input: { foo: "x" } });
+    await client.runs.join(tid, r2.run_id);
+    await waitUntil(() => live.chunks.filter((c) => c.event === "metadata").length === 2 && live.chunks.at(-1).event === "values"
+      && live.chunks.at(-1).data.bar.length === 4);
+    assert.equal(await live.stop(), null);
+    const req = streamRequests(requests)[0];
+    assert.equal(req.method, "GET");
+    assert.equal(new URL(req.url).pathname, `/threads/${tid}/stream`);
+
+    const got = live.chunks.map((c) => [c.event, c.data]);
+    const metas = got.filter(([e]) => e === "metadata").map(([, d]) => d.run_id);
+    assert.deepEqual(metas, [r1.run_id, r2.run_id]);
+    const first = got.slice(0, got.findIndex(([e, d]) => e === "metadata" && d.run_id === r2.run_id));
+    assert.deepEqual(first.filter(([e]) => e === "values").map(([, d]) => d), [{ foo: "", bar: [] }, { foo: "a", bar: ["a"] }, FOO_BAR_RESULT]);
+    assert.deepEqual(got.at(-1), ["values", { foo: "b", bar: ["a", "b", "a", "b"] }]);
+    const idsSeen = live.chunks.map((c) => c.id);
+    assert.ok(idsSeen.every((id) => typeof id === "string" && id.length > 0), `ids: ${idsSeen}`);
+    assert.equal(new Set(idsSeen).size, idsSeen.length, "ids are unique");
+
+    // Resume after the third event: the rest is replayed, then it stays open.
+    const resumed = follow(client, tid, { lastEventId: live.chunks[2].id });
+    await waitUntil(() => resumed.chunks.length >= live.chunks.length - 3);
+    assert.equal(await resumed.stop(), null);
+    assert.deepEqual(resumed.chunks, live.chunks.slice(3));
+  });
+
+  test("an unknown thread → 404; a Last-Event-ID it never sent → 422", async () => {
+    const { client } = sdk();
+    await streamRejects(client.threads.joinStream(randomUUID()), 404);
+    const tid = await newThread(client);
+    await streamRejects(client.threads.joinStream(tid, { lastEventId: "garbage" }), 422);
   });
 });
 

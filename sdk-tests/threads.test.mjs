@@ -137,6 +137,53 @@ describe("threads.create", () => {
   });
 });
 
+describe("thread ttl", () => {
+  /** The thread's ttl as GET /threads/{id}?include=ttl shows it (raw: only the 1.x SDK sends include). */
+  const ttlOf = async (id) => (await raw("GET", `/threads/${id}?include=ttl`)).body.ttl;
+
+  test("create({ttl}) (sent as {ttl, strategy: delete}) sets it; update({ttl}) replaces it and restarts the clock; a thread without one has none", async () => {
+    const { client, requests } = sdk();
+    const t = await client.threads.create({ ttl: 30 });
+    assert.deepEqual(requests.at(-1).body.ttl, { ttl: 30, strategy: "delete" });
+    const before = Date.now();
+    const ttl = await ttlOf(t.thread_id);
+    assert.equal(ttl.strategy, "delete");
+    assert.equal(ttl.ttl_minutes, 30);
+    const expires = Date.parse(ttl.expires_at);
+    assert.ok(Math.abs(expires - (Date.parse(t.created_at) + 30 * 60_000)) < 60_000, `expires_at ${ttl.expires_at} vs created_at ${t.created_at}`);
+    // Without include the field is absent (as on the official server).
+    assert.equal((await client.threads.get(t.thread_id)).ttl, undefined);
+
+    await sleep(5);
+    const u = await client.threads.update(t.thread_id, { ttl: { ttl: 90, strategy: "delete" } });
+    assert.deepEqual(requests.at(-1).body.ttl, { ttl: 90, strategy: "delete" });
+    assert.equal(u.thread_id, t.thread_id);
+    const ttl2 = await ttlOf(t.thread_id);
+    assert.equal(ttl2.ttl_minutes, 90);
+    assert.ok(Date.parse(ttl2.expires_at) >= before + 89 * 60_000, `expires_at ${ttl2.expires_at}`);
+    // A patch without ttl keeps the ttl and restarts its clock.
+    await sleep(5);
+    await client.threads.update(t.thread_id, { metadata: { touched: true } });
+    const ttl3 = await ttlOf(t.thread_id);
+    assert.equal(ttl3.ttl_minutes, 90);
+    assert.ok(Date.parse(ttl3.expires_at) >= Date.parse(ttl2.expires_at));
+
+    const plain = await client.threads.create();
+    assert.equal(await ttlOf(plain.thread_id), undefined);
+  });
+
+  test("a bad ttl → 422 (raw: the SDK only sends numbers) and nothing is created", async () => {
+    const tag = randomUUID();
+    for (const ttl of [-5, 0, "soon", { ttl: 10, strategy: "explode" }]) {
+      const r = await raw("POST", "/threads", { ttl, metadata: { tag } });
+      assert.equal(r.status, 422, `ttl ${JSON.stringify(ttl)}: ${r.text}`);
+      assert.equal(typeof r.body.detail, "string");
+    }
+    const { client } = sdk();
+    assert.equal(await client.threads.count({ metadata: { tag } }), 0);
+  });
+});
+
 describe("threads.get", () => {
   test("returns every Thread field", async () => {
     const { client } = sdk();
@@ -480,7 +527,22 @@ describe("CORS as a browser SDK sees it", () => {
 // them), on routes Weft implements. These check that the requests the newer
 // SDK sends are accepted and keep their core meaning; what the options add
 // (a minimal response, the ttl field, `extracted`) is not required here.
-describe("SDK 1.x-only thread options", { skip: SDK_LINE !== "1" && "the 2.0.0 SDK has no returnMinimal / include / extract / prune" }, () => {
+if (SDK_LINE === "2") {
+  test("SDK 2.0.0 line: no threads.prune; returnMinimal / include / extract are not sent", async () => {
+    const { client, requests } = sdk();
+    assert.equal(client.threads.prune, undefined);
+    const t = await client.threads.create({ metadata: { a: 1 } });
+    const u = await client.threads.update(t.thread_id, { metadata: { b: 2 }, returnMinimal: true });
+    assert.equal(requests.at(-1).headers.get("prefer"), null);
+    assert.deepEqual(u.metadata, { a: 1, b: 2 });
+    await client.threads.get(t.thread_id, { include: ["ttl"] });
+    assert.equal(new URL(requests.at(-1).url).searchParams.get("include"), null);
+    await client.threads.search({ ids: [t.thread_id], extract: { x: "values" } });
+    assert.equal(requests.at(-1).body.extract, undefined);
+  });
+}
+
+if (SDK_LINE === "1") describe("SDK 1.x-only thread options", () => {
   test('threads.update({returnMinimal}) sends "Prefer: return=minimal"; the update applies', async () => {
     const { client, requests } = sdk();
     const t = await client.threads.create({ metadata: { a: 1 } });

@@ -47,7 +47,7 @@ const maxBody = 1 << 20
 
 // snapshotTables are the tables whose rows a refused request must not touch.
 var snapshotTables = []string{"threads", "runs", "run_dispatches", "checkpoints",
-	"checkpoint_blobs", "checkpoint_writes", "assistants"}
+	"checkpoint_blobs", "checkpoint_writes", "assistants", "store_items"}
 
 // request is one generated request.
 type request struct {
@@ -349,7 +349,7 @@ func readBack(t *testing.T, s *servertest.Server) []request {
 		t.Fatalf("readBack: %v", err)
 	}
 	get("/dispatches?limit=1000")
-	for _, p := range []string{"/threads/search", "/assistants/search", "/threads/count"} {
+	for _, p := range []string{"/threads/search", "/assistants/search", "/threads/count", "/store/items/search", "/store/namespaces"} {
 		out = append(out, request{op: "read back", class: "readback", method: http.MethodPost, path: p, body: []byte(`{"limit":1000}`)})
 	}
 	return out

@@ -19,6 +19,7 @@ import (
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
+	"github.com/weftdev/weft/internal/store"
 	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/web"
 )
@@ -39,6 +40,7 @@ type Deps struct {
 	// origins and hosts only).
 	Security   Security
 	Assistants *assistants.Handlers
+	Store      *store.Handlers
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
@@ -119,6 +121,12 @@ func NewRouter(d Deps) http.Handler {
 	r.Post("/dispatch/{dispatch_id}/ack", h(d.Runs.Ack))
 	r.Post("/dispatch/{dispatch_id}/nack", h(d.Runs.Nack))
 	r.Post("/dispatch/{dispatch_id}/commit", h(d.Runs.Commit))
+
+	r.Put("/store/items", h(d.Store.Put))
+	r.Get("/store/items", h(d.Store.Get))
+	r.Delete("/store/items", h(d.Store.Delete))
+	r.Post("/store/items/search", h(d.Store.Search))
+	r.Post("/store/namespaces", h(d.Store.ListNamespaces))
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)

@@ -24,6 +24,7 @@ import (
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
+	"github.com/weftdev/weft/internal/store"
 	"github.com/weftdev/weft/internal/threads"
 )
 
@@ -133,6 +134,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	}
 	background.Go(func() { stateSvc.RunTTLSweeper(bg, ttlSweep, log) })
 	s.stopRuns = func() { stopBG(); waitRuns(); background.Wait() }
+	storeItems := store.NewStore(s.pool, cfg.StoreClock)
+	waitSweep := storeItems.StartSweeper(bg, cfg.StoreSweepInterval, log)
+	stopLoops := s.stopRuns
+	s.stopRuns = func() { stopLoops(); waitSweep() }
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Log:        log,
 		DB:         s.pool,
@@ -142,6 +147,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		State:      state.NewHandlers(stateSvc),
 		Runs:       runs.NewHandlers(runSvc),
 		Assistants: assistants.NewHandlers(assistantStore),
+		Store:      store.NewHandlers(storeItems),
 		Security:   cfg.Security(),
 	})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}

@@ -1,0 +1,350 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// Handlers serves the /store routes.
+type Handlers struct {
+	store *Store
+}
+
+// NewHandlers returns the HTTP handlers of the store API.
+func NewHandlers(store *Store) *Handlers { return &Handlers{store: store} }
+
+// PutRequest is the body of PUT /store/items.
+type PutRequest struct {
+	// Namespace is the item's path of labels (at least one; a label is
+	// non-empty and has no ".").
+	Namespace []string `json:"namespace" example:"users,u1,memories"`
+	Key       string   `json:"key" example:"favourite-colour"`
+	// Value must be a JSON object.
+	Value json.RawMessage `json:"value" swaggertype:"object"`
+	// Index is false, null or a list of field paths to index for semantic
+	// search; it is validated and otherwise ignored (no semantic index yet).
+	Index json.RawMessage `json:"index" swaggertype:"array,string" extensions:"x-nullable"`
+	// TTL is the item's time to live in minutes (> 0); null or absent: the
+	// item never expires.
+	TTL *float64 `json:"ttl" minimum:"0" extensions:"x-nullable"`
+}
+
+// Put godoc
+//
+//	@Summary		Put an item
+//	@Description	Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+//	@Tags			store
+//	@Accept			json
+//	@Param			body	body	PutRequest	true	"Item to store"
+//	@Success		204
+//	@Failure		422	{object}	httpx.ErrorBody	"missing or invalid namespace, key, value, index or ttl"
+//	@Router			/store/items [put]
+func (h *Handlers) Put(w http.ResponseWriter, r *http.Request) error {
+	var req PutRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Namespace == nil {
+		return apperr.Errorf(apperr.Invalid, "Invalid request body: namespace is required")
+	}
+	if err := checkNamespace("namespace", req.Namespace, false); err != nil {
+		return err
+	}
+	if err := checkKey(req.Key); err != nil {
+		return err
+	}
+	value, err := objectField("value", req.Value, true)
+	if err != nil {
+		return err
+	}
+	if err := checkIndex(req.Index); err != nil {
+		return err
+	}
+	if t := req.TTL; t != nil && (!(*t > 0) || math.IsInf(*t, 0) || *t > MaxTTLMinutes) {
+		return apperr.Errorf(apperr.Invalid, "Invalid ttl %v: minutes must be > 0 and at most %d, or null", *t, MaxTTLMinutes)
+	}
+	if err := h.store.Put(r.Context(), PutParams{Namespace: req.Namespace, Key: req.Key, Value: value, TTL: req.TTL}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// objectField returns raw when it is a JSON object, nil when it is absent or
+// null and not required, and a 422 otherwise.
+func objectField(field string, raw json.RawMessage, required bool) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		if required {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid request body: %s is required and must be a JSON object", field)
+		}
+		return nil, nil
+	case raw[0] != '{':
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid request body: %s must be a JSON object", field)
+	}
+	return raw, nil
+}
+
+// checkIndex accepts what LangGraph's put takes as index: false, null or a
+// list of field paths (strings).
+func checkIndex(raw json.RawMessage) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "false" {
+		return nil
+	}
+	var paths []string
+	if raw[0] != '[' || json.Unmarshal(raw, &paths) != nil {
+		return apperr.Errorf(apperr.Invalid, "Invalid request body: index must be false, null or a list of field paths (strings)")
+	}
+	return nil
+}
+
+// Get godoc
+//
+//	@Summary		Get an item
+//	@Description	Returns the item, or JSON null when it does not exist or has expired (not a 404: the SDKs map null to "absent"). The namespace is its labels joined by "." (what the JS SDK sends), repeated namespace= keys (one label each), or a JSON array of labels; empty is the root, where no item can be. refresh_ttl (default true) makes an item with a ttl expire ttl minutes from now.
+//	@Tags			store
+//	@Produce		json
+//	@Param			namespace	query		string	false	"Namespace labels joined by \".\" (or repeated namespace= keys)"
+//	@Param			key			query		string	true	"Item key"
+//	@Param			refresh_ttl	query		string	false	"Push the expiry of an item with a ttl forward (true/false, default true)"
+//	@Success		200			{object}	Item	"the item, or null when absent or expired"
+//	@Failure		400			{object}	httpx.ErrorBody	"key missing"
+//	@Failure		422			{object}	httpx.ErrorBody	"invalid namespace, key or refresh_ttl"
+//	@Router			/store/items [get]
+func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
+	ns, err := queryNamespace(r)
+	if err != nil {
+		return err
+	}
+	keys, ok := r.URL.Query()["key"]
+	if !ok {
+		return apperr.Errorf(apperr.BadRequest, "Missing required query parameter key")
+	}
+	if len(keys) != 1 {
+		return apperr.Errorf(apperr.Invalid, "Invalid query parameter key: given %d times", len(keys))
+	}
+	if err := checkKey(keys[0]); err != nil {
+		return err
+	}
+	refresh, err := httpx.QueryBool(r, "refresh_ttl", true)
+	if err != nil {
+		return err
+	}
+	item, err := h.store.Get(r.Context(), ns, keys[0], refresh)
+	if err != nil {
+		return err
+	}
+	if item == nil {
+		httpx.WriteJSON(w, http.StatusOK, nil) // null
+		return nil
+	}
+	httpx.WriteJSON(w, http.StatusOK, item)
+	return nil
+}
+
+// queryNamespace reads the namespace query parameter in the encodings the
+// SDKs use: one value of labels joined by "." (JS), repeated keys with one
+// label each (Python's httpx with a list), or a JSON array of labels. No
+// value, or an empty one, is the root (no labels).
+func queryNamespace(r *http.Request) ([]string, error) {
+	vals := r.URL.Query()["namespace"]
+	var ns []string
+	switch {
+	case len(vals) == 0 || len(vals) == 1 && vals[0] == "":
+		return []string{}, nil
+	case len(vals) > 1:
+		ns = vals
+	case strings.HasPrefix(vals[0], "[") && json.Unmarshal([]byte(vals[0]), &ns) == nil:
+	default:
+		ns = strings.Split(vals[0], ".")
+	}
+	if err := checkNamespace("namespace", ns, true); err != nil {
+		return nil, err
+	}
+	return ns, nil
+}
+
+// DeleteRequest is the body of DELETE /store/items.
+type DeleteRequest struct {
+	// Namespace of the item; absent or [] is the root, where no item can be.
+	Namespace []string `json:"namespace" example:"users,u1,memories"`
+	Key       string   `json:"key" example:"favourite-colour"`
+}
+
+// Delete godoc
+//
+//	@Summary		Delete an item
+//	@Description	Deletes the item with this namespace and key (a JSON body, as the SDKs send it). Deleting an item that does not exist is not an error.
+//	@Tags			store
+//	@Accept			json
+//	@Param			body	body	DeleteRequest	true	"Item to delete"
+//	@Success		204
+//	@Failure		422	{object}	httpx.ErrorBody	"missing key, invalid namespace"
+//	@Router			/store/items [delete]
+func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
+	var req DeleteRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if err := checkNamespace("namespace", req.Namespace, true); err != nil {
+		return err
+	}
+	if err := checkKey(req.Key); err != nil {
+		return err
+	}
+	if err := h.store.Delete(r.Context(), req.Namespace, req.Key); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// SearchRequest is the body of POST /store/items/search.
+type SearchRequest struct {
+	// NamespacePrefix: items whose namespace starts with these labels; [] or
+	// absent: every item.
+	NamespacePrefix []string `json:"namespace_prefix" example:"users,u1"`
+	// Filter: a JSON object the item's value must contain (value @> filter:
+	// equal scalars, objects containing the given keys, arrays containing
+	// the given elements).
+	Filter json.RawMessage `json:"filter" swaggertype:"object" extensions:"x-nullable"`
+	// Limit: absent or null means 10; 0 is refused (422) like any value outside 1..1000.
+	Limit  *int `json:"limit" default:"10" minimum:"1" maximum:"1000"`
+	Offset int  `json:"offset" default:"0" minimum:"0"`
+	// Query: until semantic search exists, a case-insensitive substring that
+	// one of the value's strings, numbers or booleans (at any depth, not the
+	// keys) must contain. Results stay ordered by updated_at.
+	Query *string `json:"query" extensions:"x-nullable"`
+	// RefreshTTL (default true): the returned items with a ttl expire ttl
+	// minutes from now.
+	RefreshTTL *bool `json:"refresh_ttl" extensions:"x-nullable"`
+}
+
+// SearchResponse is the body of a POST /store/items/search answer.
+type SearchResponse struct {
+	Items []SearchItem `json:"items"`
+}
+
+// Search godoc
+//
+//	@Summary		Search items
+//	@Description	Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+//	@Tags			store
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		SearchRequest	false	"Search"
+//	@Success		200		{object}	SearchResponse
+//	@Failure		422		{object}	httpx.ErrorBody	"invalid prefix, filter, limit or offset"
+//	@Router			/store/items/search [post]
+func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
+	var req SearchRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if err := checkNamespace("namespace_prefix", req.NamespacePrefix, true); err != nil {
+		return err
+	}
+	filter, err := objectField("filter", req.Filter, false)
+	if err != nil {
+		return err
+	}
+	limit, err := pageLimit(req.Limit, 10, req.Offset)
+	if err != nil {
+		return err
+	}
+	p := SearchParams{Prefix: req.NamespacePrefix, Filter: filter, Limit: limit, Offset: req.Offset,
+		Refresh: req.RefreshTTL == nil || *req.RefreshTTL}
+	if req.Query != nil {
+		p.Query = *req.Query
+	}
+	items, err := h.store.Search(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, SearchResponse{Items: items})
+	return nil
+}
+
+// pageLimit validates a limit (nil: def) in 1..1000 and a non-negative
+// offset.
+func pageLimit(limit *int, def, offset int) (int, error) {
+	n := def
+	if limit != nil {
+		n = *limit
+	}
+	if n < 1 || n > 1000 {
+		return 0, apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", n)
+	}
+	if offset < 0 {
+		return 0, apperr.Errorf(apperr.Invalid, "Invalid offset %d: must not be negative", offset)
+	}
+	return n, nil
+}
+
+// NamespacesRequest is the body of POST /store/namespaces.
+type NamespacesRequest struct {
+	// Prefix: namespaces starting with these labels; "*" matches any label.
+	Prefix []string `json:"prefix" example:"users"`
+	// Suffix: namespaces ending with these labels; "*" matches any label.
+	Suffix []string `json:"suffix" example:"memories"`
+	// MaxDepth truncates the namespaces to this many labels (then
+	// deduplicated); absent or null: whole namespaces.
+	MaxDepth *int `json:"max_depth" minimum:"1" extensions:"x-nullable"`
+	// Limit: absent or null means 100; values outside 1..1000 are refused.
+	Limit  *int `json:"limit" default:"100" minimum:"1" maximum:"1000"`
+	Offset int  `json:"offset" default:"0" minimum:"0"`
+}
+
+// NamespacesResponse is the body of a POST /store/namespaces answer.
+type NamespacesResponse struct {
+	Namespaces [][]string `json:"namespaces"`
+}
+
+// ListNamespaces godoc
+//
+//	@Summary		List namespaces
+//	@Description	Lists the distinct namespaces that hold live items, matching prefix and suffix ("*" matches any one label), truncated to max_depth labels and deduplicated, sorted.
+//	@Tags			store
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		NamespacesRequest	false	"Listing"
+//	@Success		200		{object}	NamespacesResponse
+//	@Failure		422		{object}	httpx.ErrorBody	"invalid prefix, suffix, max_depth, limit or offset"
+//	@Router			/store/namespaces [post]
+func (h *Handlers) ListNamespaces(w http.ResponseWriter, r *http.Request) error {
+	var req NamespacesRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if err := checkNamespace("prefix", req.Prefix, true); err != nil {
+		return err
+	}
+	if err := checkNamespace("suffix", req.Suffix, true); err != nil {
+		return err
+	}
+	p := NamespaceParams{Prefix: req.Prefix, Suffix: req.Suffix, Offset: req.Offset}
+	if req.MaxDepth != nil {
+		if *req.MaxDepth < 1 {
+			return apperr.Errorf(apperr.Invalid, "Invalid max_depth %d: must be at least 1", *req.MaxDepth)
+		}
+		p.MaxDepth = min(*req.MaxDepth, MaxLabels)
+	}
+	var err error
+	if p.Limit, err = pageLimit(req.Limit, 100, req.Offset); err != nil {
+		return err
+	}
+	namespaces, err := h.store.ListNamespaces(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, NamespacesResponse{Namespaces: namespaces})
+	return nil
+}

@@ -1,0 +1,291 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// Store reads and writes store_items. Exported methods run on the pool (a
+// search that refreshes ttls in a transaction); the statements they run take
+// "now" as their first argument (see nowSQL).
+type Store struct {
+	db    *pgxpool.Pool
+	clock func() time.Time
+}
+
+// NewStore returns a Store on db. clock, when not nil, is the time every
+// statement uses instead of the database's now() (tests move it).
+func NewStore(db *pgxpool.Pool, clock func() time.Time) *Store {
+	return &Store{db: db, clock: clock}
+}
+
+// now is the first argument of every statement: nil means the database's
+// now().
+func (s *Store) now() *time.Time {
+	if s.clock == nil {
+		return nil
+	}
+	t := s.clock()
+	return &t
+}
+
+// nowSQL is the current time in a statement whose first argument is now().
+const nowSQL = `coalesce($1::timestamptz, now())`
+
+// expiresSQL is expires_at for a ttl in minutes (NULL ttl: never).
+const expiresSQL = nowSQL + ` + make_interval(secs => %s * 60)`
+
+// liveSQL selects the items that have not expired.
+const liveSQL = `(s.expires_at IS NULL OR s.expires_at > ` + nowSQL + `)`
+
+const itemColumns = `s.namespace, s.key, s.value, s.created_at, s.updated_at`
+
+// PutParams are the inputs of Put (validated by the handler).
+type PutParams struct {
+	Namespace []string
+	Key       string
+	Value     json.RawMessage // a JSON object
+	TTL       *float64        // minutes; nil: never expires
+}
+
+// itemUpsert inserts or replaces an item. Replacing keeps created_at unless
+// the old item had expired (and was waiting for the sweeper): then the put
+// starts a new item.
+var itemUpsert = `
+	INSERT INTO store_items AS s (namespace, key, value, created_at, updated_at, expires_at, ttl_minutes)
+	VALUES ($2, $3, $4::jsonb, ` + nowSQL + `, ` + nowSQL + `, ` + fmt.Sprintf(expiresSQL, "$5::float8") + `, $5::float8)
+	ON CONFLICT (namespace, key) DO UPDATE SET
+		value = EXCLUDED.value,
+		updated_at = EXCLUDED.updated_at,
+		expires_at = EXCLUDED.expires_at,
+		ttl_minutes = EXCLUDED.ttl_minutes,
+		created_at = CASE WHEN s.expires_at <= EXCLUDED.updated_at THEN EXCLUDED.created_at ELSE s.created_at END`
+
+// Put inserts the item or replaces the value, ttl and updated_at of an
+// existing one.
+func (s *Store) Put(ctx context.Context, p PutParams) error {
+	return itemPut(ctx, s.db, s.now(), p)
+}
+
+func itemPut(ctx context.Context, db postgres.DBTX, now *time.Time, p PutParams) error {
+	_, err := db.Exec(ctx, itemUpsert, now, p.Namespace, p.Key, string(p.Value), p.TTL)
+	return err
+}
+
+// itemGetRefresh reads a live item, first pushing its expiry forward when
+// it has a ttl ($4: refresh_ttl).
+var itemGetRefresh = `
+	WITH refreshed AS (
+		UPDATE store_items s SET expires_at = ` + fmt.Sprintf(expiresSQL, "s.ttl_minutes") + `
+		WHERE $4 AND s.namespace = $2 AND s.key = $3 AND s.expires_at > ` + nowSQL + `
+		RETURNING ` + itemColumns + `
+	)
+	SELECT * FROM refreshed
+	UNION ALL
+	SELECT ` + itemColumns + ` FROM store_items s
+	WHERE s.namespace = $2 AND s.key = $3 AND ` + liveSQL + ` AND NOT EXISTS (SELECT FROM refreshed)`
+
+// Get returns the live item (nil when it does not exist or has expired).
+// refresh pushes the expiry of an item with a ttl to now + ttl.
+func (s *Store) Get(ctx context.Context, namespace []string, key string, refresh bool) (*Item, error) {
+	return itemGet(ctx, s.db, s.now(), namespace, key, refresh)
+}
+
+func itemGet(ctx context.Context, db postgres.DBTX, now *time.Time, namespace []string, key string, refresh bool) (*Item, error) {
+	rows, err := db.Query(ctx, itemGetRefresh, now, namespace, key, refresh)
+	if err != nil {
+		return nil, err
+	}
+	item, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Item])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &item, nil
+}
+
+const itemDelete = `DELETE FROM store_items WHERE namespace = $1 AND key = $2`
+
+// Delete deletes the item; deleting an absent one is not an error.
+func (s *Store) Delete(ctx context.Context, namespace []string, key string) error {
+	return itemDeleteOne(ctx, s.db, namespace, key)
+}
+
+func itemDeleteOne(ctx context.Context, db postgres.DBTX, namespace []string, key string) error {
+	_, err := db.Exec(ctx, itemDelete, namespace, key)
+	return err
+}
+
+// SearchParams select a page of items (validated by the handler).
+type SearchParams struct {
+	Prefix  []string        // namespaces starting with these labels; empty: all
+	Filter  json.RawMessage // a JSON object the value must contain; nil: none
+	Query   string          // case-insensitive substring of a scalar value; "": none
+	Limit   int             // 1..1000
+	Offset  int             // >= 0
+	Refresh bool            // push the expiry of the returned items with a ttl
+}
+
+// where renders the conditions of p after the live check, with arguments
+// numbered from $2.
+func (p *SearchParams) where() (string, []any) {
+	var sb strings.Builder
+	args := []any{}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args)+1)
+	}
+	if len(p.Prefix) > 0 {
+		lo, hi := prefixRange(p.Prefix)
+		fmt.Fprintf(&sb, " AND s.ns_path >= %s AND s.ns_path < %s", arg(lo), arg(hi))
+	}
+	if p.Filter != nil {
+		fmt.Fprintf(&sb, " AND s.value @> %s::jsonb", arg(string(p.Filter)))
+	}
+	if p.Query != "" {
+		fmt.Fprintf(&sb, ` AND EXISTS (SELECT FROM jsonb_path_query(s.value, 'strict $.**') AS v(j)
+			WHERE jsonb_typeof(v.j) IN ('string', 'number', 'boolean')
+			AND strpos(lower(v.j #>> '{}'), lower(%s)) > 0)`, arg(p.Query))
+	}
+	return sb.String(), args
+}
+
+// Search returns a page of live items, newest update first (ties by
+// namespace and key). With Refresh, the returned items with a ttl expire
+// ttl minutes from now; the page and its refresh are one statement.
+func (s *Store) Search(ctx context.Context, p SearchParams) ([]SearchItem, error) {
+	where, args := p.where()
+	args = append([]any{s.now()}, args...)
+	args = append(args, p.Limit, p.Offset)
+	sql := fmt.Sprintf(`WITH page AS (SELECT %s, s.ns_path FROM store_items s WHERE %s%s
+		ORDER BY s.updated_at DESC, s.ns_path, s.key LIMIT $%d OFFSET $%d)`,
+		itemColumns, liveSQL, where, len(args)-1, len(args))
+	if p.Refresh {
+		sql += `, refreshed AS (
+			UPDATE store_items s SET expires_at = ` + fmt.Sprintf(expiresSQL, "s.ttl_minutes") + `
+			FROM page p WHERE s.namespace = p.namespace AND s.key = p.key AND s.ttl_minutes IS NOT NULL)`
+	}
+	sql += ` SELECT namespace, key, value, created_at, updated_at FROM page ORDER BY updated_at DESC, ns_path, key`
+	var items []Item
+	search := func(db postgres.DBTX) error {
+		rows, err := db.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		items, err = pgx.CollectRows(rows, pgx.RowToStructByName[Item])
+		return err
+	}
+	var err error
+	if p.Refresh {
+		// In a transaction so that a deadlock between two searches
+		// refreshing the same items is retried.
+		err = postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error { return search(tx) })
+	} else {
+		err = search(s.db)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SearchItem, len(items))
+	for i, it := range items {
+		out[i] = SearchItem{Item: it}
+	}
+	return out, nil
+}
+
+// NamespaceParams select a page of namespaces (validated by the handler).
+type NamespaceParams struct {
+	Prefix   []string // namespaces starting with these labels ("*" matches any label)
+	Suffix   []string // namespaces ending with these labels ("*" matches any label)
+	MaxDepth int      // > 0: namespaces truncated to this many labels (then deduplicated); 0: whole
+	Limit    int      // 1..1000
+	Offset   int      // >= 0
+}
+
+// ListNamespaces returns the distinct namespaces holding live items,
+// matching the prefix and suffix, truncated to MaxDepth, sorted.
+func (s *Store) ListNamespaces(ctx context.Context, p NamespaceParams) ([][]string, error) {
+	args := []any{s.now()}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	var sb strings.Builder
+	// The labels before the first wildcard give an indexed range.
+	lead := p.Prefix
+	for i, label := range p.Prefix {
+		if label == wildcard {
+			lead = p.Prefix[:i]
+			break
+		}
+	}
+	if len(lead) > 0 {
+		lo, hi := prefixRange(lead)
+		fmt.Fprintf(&sb, " AND s.ns_path >= %s AND s.ns_path < %s", arg(lo), arg(hi))
+	}
+	if len(lead) < len(p.Prefix) {
+		fmt.Fprintf(&sb, ` AND cardinality(s.namespace) >= cardinality(%[1]s::text[])
+			AND NOT EXISTS (SELECT FROM unnest(%[1]s::text[]) WITH ORDINALITY AS c(label, i)
+				WHERE c.label <> '*' AND s.namespace[c.i] <> c.label)`, arg(p.Prefix))
+	}
+	if len(p.Suffix) > 0 {
+		fmt.Fprintf(&sb, ` AND cardinality(s.namespace) >= cardinality(%[1]s::text[])
+			AND NOT EXISTS (SELECT FROM unnest(%[1]s::text[]) WITH ORDINALITY AS c(label, i)
+				WHERE c.label <> '*' AND s.namespace[cardinality(s.namespace) - cardinality(%[1]s::text[]) + c.i] <> c.label)`,
+			arg(p.Suffix))
+	}
+	ns := "s.namespace"
+	if p.MaxDepth > 0 {
+		ns = fmt.Sprintf("s.namespace[1:%s::int]", arg(p.MaxDepth))
+	}
+	limit, offset := arg(p.Limit), arg(p.Offset)
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT DISTINCT %s AS ns FROM store_items s WHERE %s%s
+		ORDER BY ns LIMIT %s OFFSET %s`, ns, liveSQL, sb.String(), limit, offset), args...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+	if out == nil {
+		out = [][]string{}
+	}
+	return out, err
+}
+
+// itemSweep deletes up to $2 expired items, skipping rows other
+// transactions hold (a refresh in flight).
+var itemSweep = `
+	DELETE FROM store_items s USING (
+		SELECT namespace, key FROM store_items
+		WHERE expires_at <= ` + nowSQL + `
+		ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) d
+	WHERE s.namespace = d.namespace AND s.key = d.key`
+
+// sweepBatch is how many expired items one sweep statement deletes.
+const sweepBatch = 1000
+
+// Sweep deletes every expired item, sweepBatch rows per statement, and
+// returns how many it deleted.
+func (s *Store) Sweep(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		tag, err := s.db.Exec(ctx, itemSweep, s.now(), sweepBatch)
+		if err != nil {
+			return total, err
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < sweepBatch {
+			return total, nil
+		}
+	}
+}

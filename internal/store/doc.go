@@ -16,9 +16,9 @@
 // EXPLAIN ANALYZE on 5,000 items in 1,050 namespaces, the prefix ["user7"]
 // (100 items) is a bitmap index scan on ns_path followed by a top-N sort,
 // where the slice comparison walks the updated_at index and filters every
-// row. The ns_path index carries updated_at so that the items of a single
-// namespace come out newest first without a sort. Listing every item newest
-// first walks the updated_at index; a filter
+// row (a prefix is a range, so its matches are still sorted by updated_at
+// after the scan). Listing every item newest first walks the updated_at
+// index; a filter
 // (value @> {...}) has a GIN index (jsonb_path_ops) for when it is selective;
 // the sweeper reads a partial index on expires_at.
 //

@@ -18,9 +18,8 @@
 // where the slice comparison walks the updated_at index and filters every
 // row (a prefix is a range, so its matches are still sorted by updated_at
 // after the scan). Listing every item newest first walks the updated_at
-// index; a filter
-// (value @> {...}) has a GIN index (jsonb_path_ops) for when it is selective;
-// the sweeper reads a partial index on expires_at.
+// index; a filter (value @> {...}) has a GIN index (jsonb_path_ops) for when
+// it is selective; the sweeper reads a partial index on expires_at.
 //
 // # Time to live
 //

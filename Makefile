@@ -24,12 +24,15 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-openapi: ## Regenerate api/openapi.yaml from the swag annotations
+openapi: ## Regenerate api/openapi.yaml from the swag annotations, then the Go client generated from it
 	$(GO) run ./cmd/openapi-gen api/openapi.yaml
+	$(GO) generate ./internal/apiclient
 
-openapi-check: ## Fail when api/openapi.yaml is stale
+openapi-check: ## Fail when api/openapi.yaml or the client generated from it is stale
 	@tmp=$$(mktemp); $(GO) run ./cmd/openapi-gen $$tmp >/dev/null 2>&1 || { rm -f $$tmp; echo "openapi-gen failed"; exit 1; }; \
-	if ! cmp -s $$tmp api/openapi.yaml; then diff -u api/openapi.yaml $$tmp | head -40; rm -f $$tmp; echo "api/openapi.yaml is stale: run make openapi"; exit 1; fi; rm -f $$tmp
+	if ! cmp -s $$tmp api/openapi.yaml; then diff -u api/openapi.yaml $$tmp | head -40; rm -f $$tmp; echo "api/openapi.yaml is stale: run make openapi"; exit 1; fi; \
+	gen=$$(mktemp); $(GO) tool oapi-codegen -config internal/apiclient/oapi-codegen.yaml $$tmp >$$gen || { rm -f $$tmp $$gen; echo "oapi-codegen failed"; exit 1; }; \
+	if ! cmp -s $$gen internal/apiclient/client.gen.go; then diff -u internal/apiclient/client.gen.go $$gen | head -40; rm -f $$tmp $$gen; echo "internal/apiclient/client.gen.go is stale: run make openapi"; exit 1; fi; rm -f $$tmp $$gen
 
 bench: ## Benchmarks: HTTP load on threads, then the Go benchmarks
 	$(GO) run ./cmd/weft-load

@@ -1,6 +1,8 @@
 // Command openapi-gen regenerates api/openapi.yaml from the swag
 // annotations on Weft's handlers: swag (v1) reads the annotations into a
-// Swagger 2.0 document, kin-openapi converts it to OpenAPI 3 and checks it.
+// Swagger 2.0 document, kin-openapi converts it to OpenAPI 3, the shapes
+// Swagger 2.0 cannot state (a field of several JSON types) are put in
+// (shapes.go), and the result is checked.
 // Run it from the repository root: `go run ./cmd/openapi-gen` (or
 // `make openapi`).
 package main
@@ -64,6 +66,9 @@ func run(out string) error {
 	v3, err := openapi2conv.ToV3(&v2)
 	if err != nil {
 		return fmt.Errorf("convert to OpenAPI 3: %w", err)
+	}
+	if err := reshape(v3); err != nil {
+		return err
 	}
 	if err := v3.Validate(context.Background()); err != nil {
 		return fmt.Errorf("generated document is invalid: %w", err)

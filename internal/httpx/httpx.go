@@ -28,7 +28,7 @@ import (
 
 // ErrorBody is the JSON body of every error response.
 type ErrorBody struct {
-	Detail string `json:"detail" example:"Thread 0b9e... not found"`
+	Detail string `json:"detail" validate:"required" example:"Thread 0b9e... not found"`
 }
 
 var statusOf = map[apperr.Code]int{

@@ -48,27 +48,27 @@ const (
 
 // Run is the Run object of the API (reference §6.1).
 type Run struct {
-	RunID             uuid.UUID       `db:"run_id" json:"run_id"`
-	ThreadID          uuid.UUID       `db:"thread_id" json:"thread_id"`
-	AssistantID       uuid.UUID       `db:"assistant_id" json:"assistant_id"`
-	CreatedAt         httpx.Time      `db:"created_at" json:"created_at" swaggertype:"string" format:"date-time"`
-	UpdatedAt         httpx.Time      `db:"updated_at" json:"updated_at" swaggertype:"string" format:"date-time"`
-	Status            Status          `db:"status" json:"status" enums:"pending,running,success,error,timeout,interrupted"`
-	Metadata          json.RawMessage `db:"metadata" json:"metadata" swaggertype:"object"`
-	Kwargs            json.RawMessage `db:"kwargs" json:"kwargs" swaggertype:"object"`
-	MultitaskStrategy string          `db:"multitask_strategy" json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
+	RunID             uuid.UUID       `db:"run_id" json:"run_id" validate:"required" format:"uuid"`
+	ThreadID          uuid.UUID       `db:"thread_id" json:"thread_id" validate:"required" format:"uuid"`
+	AssistantID       uuid.UUID       `db:"assistant_id" json:"assistant_id" validate:"required" format:"uuid"`
+	CreatedAt         httpx.Time      `db:"created_at" json:"created_at" validate:"required" swaggertype:"string" format:"date-time"`
+	UpdatedAt         httpx.Time      `db:"updated_at" json:"updated_at" validate:"required" swaggertype:"string" format:"date-time"`
+	Status            Status          `db:"status" json:"status" validate:"required" enums:"pending,running,success,error,timeout,interrupted"`
+	Metadata          json.RawMessage `db:"metadata" json:"metadata" validate:"required" swaggertype:"object"`
+	Kwargs            json.RawMessage `db:"kwargs" json:"kwargs" validate:"required" swaggertype:"object"`
+	MultitaskStrategy string          `db:"multitask_strategy" json:"multitask_strategy" validate:"required" enums:"reject,enqueue,interrupt,rollback"`
 	// Attempt counts the claims of the run's dispatch (1 on the first).
-	Attempt int `db:"attempt" json:"attempt"`
+	Attempt int `db:"attempt" json:"attempt" validate:"required"`
 	// WebhookState is the delivery of the run's webhook: null (no webhook,
 	// or the run has not ended), pending, delivered or failed.
-	WebhookState *string `db:"webhook_state" json:"webhook_state" enums:"pending,delivered,failed" extensions:"x-nullable"`
+	WebhookState *string `db:"webhook_state" json:"webhook_state" validate:"required" enums:"pending,delivered,failed" extensions:"x-nullable"`
 	// WebhookAttempts counts the POSTs of the webhook so far.
-	WebhookAttempts int `db:"webhook_attempts" json:"webhook_attempts"`
+	WebhookAttempts int `db:"webhook_attempts" json:"webhook_attempts" validate:"required"`
 	// WebhookLastStatus is the HTTP status of the last attempt (null when
 	// none came back).
-	WebhookLastStatus *int `db:"webhook_last_status" json:"webhook_last_status" extensions:"x-nullable"`
+	WebhookLastStatus *int `db:"webhook_last_status" json:"webhook_last_status" validate:"required" extensions:"x-nullable"`
 	// WebhookLastError says why the last attempt failed (null after a 2xx).
-	WebhookLastError *string `db:"webhook_last_error" json:"webhook_last_error" extensions:"x-nullable"`
+	WebhookLastError *string `db:"webhook_last_error" json:"webhook_last_error" validate:"required" extensions:"x-nullable"`
 
 	GraphID   string          `db:"graph_id" json:"-"`
 	Error     json.RawMessage `db:"error" json:"-"`

@@ -8,10 +8,10 @@ import (
 
 // CheckpointRef is the Checkpoint object of the API (reference §5.1).
 type CheckpointRef struct {
-	ThreadID      string         `json:"thread_id"`
-	NS            string         `json:"checkpoint_ns"`
-	CheckpointID  string         `json:"checkpoint_id"`
-	CheckpointMap map[string]any `json:"checkpoint_map"`
+	ThreadID      string         `json:"thread_id" validate:"required"`
+	NS            string         `json:"checkpoint_ns" validate:"required"`
+	CheckpointID  string         `json:"checkpoint_id" validate:"required"`
+	CheckpointMap map[string]any `json:"checkpoint_map" validate:"required" extensions:"x-nullable"`
 }
 
 func refOf(c checkpoints.Config) *CheckpointRef {
@@ -20,14 +20,14 @@ func refOf(c checkpoints.Config) *CheckpointRef {
 
 // ThreadState is one checkpoint as the API shows it (reference §5.1).
 type ThreadState struct {
-	Values           any            `json:"values" swaggertype:"object"`
-	Next             []string       `json:"next"`
-	Checkpoint       *CheckpointRef `json:"checkpoint"`
-	Metadata         map[string]any `json:"metadata"`
-	CreatedAt        *string        `json:"created_at"`
-	ParentCheckpoint *CheckpointRef `json:"parent_checkpoint"`
-	Tasks            []Task         `json:"tasks"`
-	Interrupts       []any          `json:"interrupts"`
+	Values           any            `json:"values" swaggertype:"object" validate:"required"`
+	Next             []string       `json:"next" validate:"required"`
+	Checkpoint       *CheckpointRef `json:"checkpoint" validate:"required" extensions:"x-nullable"`
+	Metadata         map[string]any `json:"metadata" validate:"required" extensions:"x-nullable"`
+	CreatedAt        *string        `json:"created_at" validate:"required" extensions:"x-nullable"`
+	ParentCheckpoint *CheckpointRef `json:"parent_checkpoint" validate:"required" extensions:"x-nullable"`
+	Tasks            []Task         `json:"tasks" validate:"required"`
+	Interrupts       []any          `json:"interrupts" validate:"required"`
 	// Deprecated duplicates the official Python server still emits.
 	CheckpointID       *string `json:"checkpoint_id,omitempty"`
 	ParentCheckpointID *string `json:"parent_checkpoint_id,omitempty"`
@@ -35,14 +35,14 @@ type ThreadState struct {
 
 // Task is a task scheduled for the next superstep of a checkpoint.
 type Task struct {
-	ID         string         `json:"id"`
-	Name       string         `json:"name"`
-	Path       []any          `json:"path"`
-	Error      *string        `json:"error"`
-	Interrupts []any          `json:"interrupts"`
-	Checkpoint *CheckpointRef `json:"checkpoint"`
-	State      any            `json:"state"`
-	Result     map[string]any `json:"result"`
+	ID         string         `json:"id" validate:"required"`
+	Name       string         `json:"name" validate:"required"`
+	Path       []any          `json:"path" validate:"required"`
+	Error      *string        `json:"error" validate:"required" extensions:"x-nullable"`
+	Interrupts []any          `json:"interrupts" validate:"required"`
+	Checkpoint *CheckpointRef `json:"checkpoint" validate:"required" extensions:"x-nullable"`
+	State      any            `json:"state" validate:"required" extensions:"x-nullable"`
+	Result     map[string]any `json:"result" validate:"required" extensions:"x-nullable"`
 }
 
 // emptyState is the state of a thread without checkpoints (reference §5.1).

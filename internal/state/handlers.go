@@ -191,9 +191,9 @@ type UpdateRequest struct {
 // UpdateResponse is what update_state returns: the new checkpoint, also as
 // "configurable" (the JS SDK's type) and "checkpoint_id".
 type UpdateResponse struct {
-	Checkpoint   CheckpointRef `json:"checkpoint"`
-	Configurable CheckpointRef `json:"configurable"`
-	CheckpointID string        `json:"checkpoint_id"`
+	Checkpoint   CheckpointRef `json:"checkpoint" validate:"required"`
+	Configurable CheckpointRef `json:"configurable" validate:"required"`
+	CheckpointID string        `json:"checkpoint_id" validate:"required"`
 }
 
 // UpdateState godoc

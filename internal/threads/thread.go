@@ -32,22 +32,22 @@ func validStatus(s string) bool {
 // Thread is the Thread object of the Agent Server API (reference §4.1) plus
 // parent_thread_id and resource_id.
 type Thread struct {
-	ThreadID       uuid.UUID       `db:"thread_id" json:"thread_id"`
-	CreatedAt      httpx.Time      `db:"created_at" json:"created_at" swaggertype:"string" format:"date-time"`
-	UpdatedAt      httpx.Time      `db:"updated_at" json:"updated_at" swaggertype:"string" format:"date-time"`
-	StateUpdatedAt httpx.Time      `db:"state_updated_at" json:"state_updated_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
-	Metadata       json.RawMessage `db:"metadata" json:"metadata" swaggertype:"object"`
-	Status         Status          `db:"status" json:"status" enums:"idle,busy,interrupted,error"`
-	Config         json.RawMessage `db:"config" json:"config" swaggertype:"object"`
-	Values         json.RawMessage `db:"values" json:"values" swaggertype:"object" extensions:"x-nullable"`
-	Interrupts     json.RawMessage `db:"interrupts" json:"interrupts" swaggertype:"object"`
-	Error          json.RawMessage `db:"error" json:"error" swaggertype:"object" extensions:"x-nullable"`
-	ParentThreadID *uuid.UUID      `db:"parent_thread_id" json:"parent_thread_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
-	ResourceID     *string         `db:"resource_id" json:"resource_id" extensions:"x-nullable"`
+	ThreadID       uuid.UUID       `db:"thread_id" json:"thread_id" validate:"required" format:"uuid"`
+	CreatedAt      httpx.Time      `db:"created_at" json:"created_at" validate:"required" swaggertype:"string" format:"date-time"`
+	UpdatedAt      httpx.Time      `db:"updated_at" json:"updated_at" validate:"required" swaggertype:"string" format:"date-time"`
+	StateUpdatedAt httpx.Time      `db:"state_updated_at" json:"state_updated_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	Metadata       json.RawMessage `db:"metadata" json:"metadata" validate:"required" swaggertype:"object"`
+	Status         Status          `db:"status" json:"status" validate:"required" enums:"idle,busy,interrupted,error"`
+	Config         json.RawMessage `db:"config" json:"config" validate:"required" swaggertype:"object"`
+	Values         json.RawMessage `db:"values" json:"values" validate:"required" swaggertype:"object" extensions:"x-nullable"`
+	Interrupts     json.RawMessage `db:"interrupts" json:"interrupts" validate:"required" swaggertype:"object"`
+	Error          json.RawMessage `db:"error" json:"error" validate:"required" swaggertype:"object" extensions:"x-nullable"`
+	ParentThreadID *uuid.UUID      `db:"parent_thread_id" json:"parent_thread_id" validate:"required" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
+	ResourceID     *string         `db:"resource_id" json:"resource_id" validate:"required" extensions:"x-nullable"`
 	// ActiveRunID is the thread's current run: the oldest one pending or
 	// running (null when none); LatestRunID is the run created last.
-	ActiveRunID *uuid.UUID `db:"active_run_id" json:"active_run_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
-	LatestRunID *uuid.UUID `db:"latest_run_id" json:"latest_run_id" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
+	ActiveRunID *uuid.UUID `db:"active_run_id" json:"active_run_id" validate:"required" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
+	LatestRunID *uuid.UUID `db:"latest_run_id" json:"latest_run_id" validate:"required" swaggertype:"string" format:"uuid" extensions:"x-nullable"`
 	// TTL is present only when asked for with ?include=ttl and the thread
 	// has a ttl.
 	TTL *TTL `db:"-" json:"ttl,omitempty"`

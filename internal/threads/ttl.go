@@ -21,9 +21,9 @@ const (
 
 // TTL is the `ttl` field of a thread read with ?include=ttl.
 type TTL struct {
-	Strategy   string     `json:"strategy" enums:"delete,keep_latest"`
-	TTLMinutes float64    `json:"ttl_minutes"`
-	ExpiresAt  httpx.Time `json:"expires_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	Strategy   string     `json:"strategy" enums:"delete,keep_latest" validate:"required"`
+	TTLMinutes float64    `json:"ttl_minutes" validate:"required" format:"double"`
+	ExpiresAt  httpx.Time `json:"expires_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
 }
 
 // TTLRequest is the `ttl` of a create or patch body: minutes, or

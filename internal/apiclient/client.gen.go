@@ -20,6 +20,87 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AssistantsCreateRequestIfExists.
+const (
+	AssistantsCreateRequestIfExistsDoNothing AssistantsCreateRequestIfExists = "do_nothing"
+	AssistantsCreateRequestIfExistsRaise     AssistantsCreateRequestIfExists = "raise"
+)
+
+// Valid indicates whether the value is a known member of the AssistantsCreateRequestIfExists enum.
+func (e AssistantsCreateRequestIfExists) Valid() bool {
+	switch e {
+	case AssistantsCreateRequestIfExistsDoNothing:
+		return true
+	case AssistantsCreateRequestIfExistsRaise:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AssistantsDrawableNodeType.
+const (
+	AssistantsDrawableNodeTypeRunnable AssistantsDrawableNodeType = "runnable"
+	AssistantsDrawableNodeTypeSchema   AssistantsDrawableNodeType = "schema"
+)
+
+// Valid indicates whether the value is a known member of the AssistantsDrawableNodeType enum.
+func (e AssistantsDrawableNodeType) Valid() bool {
+	switch e {
+	case AssistantsDrawableNodeTypeRunnable:
+		return true
+	case AssistantsDrawableNodeTypeSchema:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AssistantsSearchRequestSortBy.
+const (
+	AssistantsSearchRequestSortByAssistantId AssistantsSearchRequestSortBy = "assistant_id"
+	AssistantsSearchRequestSortByCreatedAt   AssistantsSearchRequestSortBy = "created_at"
+	AssistantsSearchRequestSortByGraphId     AssistantsSearchRequestSortBy = "graph_id"
+	AssistantsSearchRequestSortByName        AssistantsSearchRequestSortBy = "name"
+	AssistantsSearchRequestSortByUpdatedAt   AssistantsSearchRequestSortBy = "updated_at"
+)
+
+// Valid indicates whether the value is a known member of the AssistantsSearchRequestSortBy enum.
+func (e AssistantsSearchRequestSortBy) Valid() bool {
+	switch e {
+	case AssistantsSearchRequestSortByAssistantId:
+		return true
+	case AssistantsSearchRequestSortByCreatedAt:
+		return true
+	case AssistantsSearchRequestSortByGraphId:
+		return true
+	case AssistantsSearchRequestSortByName:
+		return true
+	case AssistantsSearchRequestSortByUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AssistantsSearchRequestSortOrder.
+const (
+	AssistantsSearchRequestSortOrderAsc  AssistantsSearchRequestSortOrder = "asc"
+	AssistantsSearchRequestSortOrderDesc AssistantsSearchRequestSortOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the AssistantsSearchRequestSortOrder enum.
+func (e AssistantsSearchRequestSortOrder) Valid() bool {
+	switch e {
+	case AssistantsSearchRequestSortOrderAsc:
+		return true
+	case AssistantsSearchRequestSortOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DispatchState.
 const (
 	DispatchStateAcked      DispatchState = "acked"
@@ -580,12 +661,120 @@ type AssistantsAssistant struct {
 	Version     *int                    `json:"version,omitempty"`
 }
 
+// AssistantsCreateRequest defines model for assistants.CreateRequest.
+type AssistantsCreateRequest struct {
+	AssistantId *openapi_types.UUID     `json:"assistant_id,omitempty"`
+	Config      *map[string]interface{} `json:"config,omitempty"`
+	Context     *map[string]interface{} `json:"context,omitempty"`
+	Description *string                 `json:"description,omitempty"`
+
+	// GraphId Example: foo_bar
+	GraphId  *string                          `json:"graph_id,omitempty"`
+	IfExists *AssistantsCreateRequestIfExists `json:"if_exists,omitempty"`
+	Metadata *map[string]interface{}          `json:"metadata,omitempty"`
+	Name     *string                          `json:"name,omitempty"`
+}
+
+// AssistantsCreateRequestIfExists defines model for AssistantsCreateRequest.IfExists.
+type AssistantsCreateRequestIfExists string
+
+// AssistantsDrawable defines model for assistants.Drawable.
+type AssistantsDrawable struct {
+	Edges *[]AssistantsDrawableEdge `json:"edges,omitempty"`
+	Nodes *[]AssistantsDrawableNode `json:"nodes,omitempty"`
+}
+
+// AssistantsDrawableEdge defines model for assistants.DrawableEdge.
+type AssistantsDrawableEdge struct {
+	Conditional *bool                   `json:"conditional,omitempty"`
+	Data        *map[string]interface{} `json:"data,omitempty"`
+	Source      *string                 `json:"source,omitempty"`
+	Target      *string                 `json:"target,omitempty"`
+}
+
+// AssistantsDrawableNode defines model for assistants.DrawableNode.
+type AssistantsDrawableNode struct {
+	Data     *map[string]interface{}     `json:"data,omitempty"`
+	Id       *string                     `json:"id,omitempty"`
+	Metadata *map[string]interface{}     `json:"metadata,omitempty"`
+	Type     *AssistantsDrawableNodeType `json:"type,omitempty"`
+}
+
+// AssistantsDrawableNodeType defines model for AssistantsDrawableNode.Type.
+type AssistantsDrawableNodeType string
+
+// AssistantsGraphSchemas defines model for assistants.GraphSchemas.
+type AssistantsGraphSchemas struct {
+	ConfigSchema  *map[string]interface{} `json:"config_schema,omitempty"`
+	ContextSchema *map[string]interface{} `json:"context_schema,omitempty"`
+	GraphId       *string                 `json:"graph_id,omitempty"`
+	InputSchema   *map[string]interface{} `json:"input_schema,omitempty"`
+	OutputSchema  *map[string]interface{} `json:"output_schema,omitempty"`
+	StateSchema   *map[string]interface{} `json:"state_schema,omitempty"`
+}
+
+// AssistantsLatestRequest defines model for assistants.LatestRequest.
+type AssistantsLatestRequest struct {
+	Version *int `json:"version,omitempty"`
+}
+
+// AssistantsPatchRequest defines model for assistants.PatchRequest.
+type AssistantsPatchRequest struct {
+	Config      *map[string]interface{} `json:"config,omitempty"`
+	Context     *map[string]interface{} `json:"context,omitempty"`
+	Description *string                 `json:"description,omitempty"`
+	GraphId     *string                 `json:"graph_id,omitempty"`
+	Metadata    *map[string]interface{} `json:"metadata,omitempty"`
+	Name        *string                 `json:"name,omitempty"`
+}
+
 // AssistantsSearchRequest defines model for assistants.SearchRequest.
 type AssistantsSearchRequest struct {
-	GraphId  *string                 `json:"graph_id,omitempty"`
+	GraphId *string `json:"graph_id,omitempty"`
+
+	// Limit Limit: absent or null means 10; 0 is refused (422) like any value outside 1..1000.
+	Limit     *int                              `json:"limit,omitempty"`
+	Metadata  *map[string]interface{}           `json:"metadata,omitempty"`
+	Name      *string                           `json:"name,omitempty"`
+	Offset    *int                              `json:"offset,omitempty"`
+	Select    *[]string                         `json:"select,omitempty"`
+	SortBy    *AssistantsSearchRequestSortBy    `json:"sort_by,omitempty"`
+	SortOrder *AssistantsSearchRequestSortOrder `json:"sort_order,omitempty"`
+}
+
+// AssistantsSearchRequestSortBy defines model for AssistantsSearchRequest.SortBy.
+type AssistantsSearchRequestSortBy string
+
+// AssistantsSearchRequestSortOrder defines model for AssistantsSearchRequest.SortOrder.
+type AssistantsSearchRequestSortOrder string
+
+// AssistantsSubgraphSchemas defines model for assistants.SubgraphSchemas.
+type AssistantsSubgraphSchemas struct {
+	ConfigSchema  interface{} `json:"config_schema,omitempty"`
+	ContextSchema interface{} `json:"context_schema,omitempty"`
+	InputSchema   interface{} `json:"input_schema,omitempty"`
+	OutputSchema  interface{} `json:"output_schema,omitempty"`
+	StateSchema   interface{} `json:"state_schema,omitempty"`
+}
+
+// AssistantsVersion defines model for assistants.Version.
+type AssistantsVersion struct {
+	AssistantId *string                 `json:"assistant_id,omitempty"`
+	Config      *map[string]interface{} `json:"config,omitempty"`
+	Context     *map[string]interface{} `json:"context,omitempty"`
+	CreatedAt   *time.Time              `json:"created_at,omitempty"`
+	Description *string                 `json:"description,omitempty"`
+	GraphId     *string                 `json:"graph_id,omitempty"`
+	Metadata    *map[string]interface{} `json:"metadata,omitempty"`
+	Name        *string                 `json:"name,omitempty"`
+	Version     *int                    `json:"version,omitempty"`
+}
+
+// AssistantsVersionsRequest defines model for assistants.VersionsRequest.
+type AssistantsVersionsRequest struct {
+	// Limit Limit: absent or null means 10; values outside 1..1000 are a 422.
 	Limit    *int                    `json:"limit,omitempty"`
 	Metadata *map[string]interface{} `json:"metadata,omitempty"`
-	Name     *string                 `json:"name,omitempty"`
 	Offset   *int                    `json:"offset,omitempty"`
 }
 
@@ -1384,6 +1573,36 @@ type ThreadsThread struct {
 	Values    *map[string]interface{} `json:"values"`
 }
 
+// DeleteAssistantsAssistantIdParams defines parameters for DeleteAssistantsAssistantId.
+type DeleteAssistantsAssistantIdParams struct {
+	// DeleteThreads Also delete the assistant's threads
+	DeleteThreads *bool `form:"delete_threads,omitempty" json:"delete_threads,omitempty"`
+}
+
+// GetAssistantsAssistantIdGraphParams defines parameters for GetAssistantsAssistantIdGraph.
+type GetAssistantsAssistantIdGraphParams struct {
+	// Xray true, false or a positive integer depth
+	Xray *string `form:"xray,omitempty" json:"xray,omitempty"`
+}
+
+// PostAssistantsAssistantIdLatestParams defines parameters for PostAssistantsAssistantIdLatest.
+type PostAssistantsAssistantIdLatestParams struct {
+	// Version Version (instead of the body)
+	Version *int `form:"version,omitempty" json:"version,omitempty"`
+}
+
+// GetAssistantsAssistantIdSubgraphsParams defines parameters for GetAssistantsAssistantIdSubgraphs.
+type GetAssistantsAssistantIdSubgraphsParams struct {
+	// Recurse Include nested subgraphs
+	Recurse *bool `form:"recurse,omitempty" json:"recurse,omitempty"`
+}
+
+// GetAssistantsAssistantIdSubgraphsNamespaceParams defines parameters for GetAssistantsAssistantIdSubgraphsNamespace.
+type GetAssistantsAssistantIdSubgraphsNamespaceParams struct {
+	// Recurse Include nested subgraphs
+	Recurse *bool `form:"recurse,omitempty" json:"recurse,omitempty"`
+}
+
 // GetDispatchesParams defines parameters for GetDispatches.
 type GetDispatchesParams struct {
 	// State Dispatch state
@@ -1543,8 +1762,23 @@ type GetThreadsThreadIdStreamParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// PostAssistantsJSONRequestBody defines body for PostAssistants for application/json ContentType.
+type PostAssistantsJSONRequestBody = AssistantsCreateRequest
+
+// PostAssistantsCountJSONRequestBody defines body for PostAssistantsCount for application/json ContentType.
+type PostAssistantsCountJSONRequestBody = AssistantsSearchRequest
+
 // PostAssistantsSearchJSONRequestBody defines body for PostAssistantsSearch for application/json ContentType.
 type PostAssistantsSearchJSONRequestBody = AssistantsSearchRequest
+
+// PatchAssistantsAssistantIdJSONRequestBody defines body for PatchAssistantsAssistantId for application/json ContentType.
+type PatchAssistantsAssistantIdJSONRequestBody = AssistantsPatchRequest
+
+// PostAssistantsAssistantIdLatestJSONRequestBody defines body for PostAssistantsAssistantIdLatest for application/json ContentType.
+type PostAssistantsAssistantIdLatestJSONRequestBody = AssistantsLatestRequest
+
+// PostAssistantsAssistantIdVersionsJSONRequestBody defines body for PostAssistantsAssistantIdVersions for application/json ContentType.
+type PostAssistantsAssistantIdVersionsJSONRequestBody = AssistantsVersionsRequest
 
 // PostDispatchClaimJSONRequestBody defines body for PostDispatchClaim for application/json ContentType.
 type PostDispatchClaimJSONRequestBody = RunsClaimRequest
@@ -2246,9 +2480,41 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// PostAssistantsWithBody Create an assistant
+	//
+	// Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /assistants (the `PostAssistants` operationId).
+	PostAssistantsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssistants Create an assistant
+	//
+	// Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /assistants (the `PostAssistants` operationId).
+	PostAssistants(ctx context.Context, body PostAssistantsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssistantsCountWithBody Count assistants
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /assistants/count (the `PostAssistantsCount` operationId).
+	PostAssistantsCountWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssistantsCount Count assistants
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /assistants/count (the `PostAssistantsCount` operationId).
+	PostAssistantsCount(ctx context.Context, body PostAssistantsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostAssistantsSearchWithBody Search assistants
 	//
-	// Filters by graph_id, name (substring) and metadata containment; newest first.
+	// Filters by metadata containment, graph_id (exact) and name (case-insensitive substring); ordered by sort_by (default created_at) and sort_order (default desc); names and graph ids sort case-insensitively. select projects each assistant onto the listed fields. An absent or null limit means 10; values outside 1..1000 are a 422. A page also ends early once its encoded size passes 4 MiB. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2257,12 +2523,19 @@ type ClientInterface interface {
 
 	// PostAssistantsSearch Search assistants
 	//
-	// Filters by graph_id, name (substring) and metadata containment; newest first.
+	// Filters by metadata containment, graph_id (exact) and name (case-insensitive substring); ordered by sort_by (default created_at) and sort_order (default desc); names and graph ids sort case-insensitively. select projects each assistant onto the listed fields. An absent or null limit means 10; values outside 1..1000 are a 422. A page also ends early once its encoded size passes 4 MiB. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /assistants/search (the `PostAssistantsSearch` operationId).
 	PostAssistantsSearch(ctx context.Context, body PostAssistantsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteAssistantsAssistantId Delete an assistant
+	//
+	// Deletes the assistant and its versions. delete_threads=true first deletes every thread whose metadata.assistant_id is the assistant (with their runs and checkpoints; their children become roots). Runs already created keep the config they copied; new runs naming the assistant are a 404.
+	//
+	// Corresponds with DELETE /assistants/{assistant_id} (the `DeleteAssistantsAssistantId` operationId).
+	DeleteAssistantsAssistantId(ctx context.Context, assistantId string, params *DeleteAssistantsAssistantIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAssistantsAssistantId Get an assistant
 	//
@@ -2270,6 +2543,88 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /assistants/{assistant_id} (the `GetAssistantsAssistantId` operationId).
 	GetAssistantsAssistantId(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchAssistantsAssistantIdWithBody Update an assistant
+	//
+	// Writes a new version (the highest so far + 1) and makes it current. metadata is merged shallowly into the current metadata; graph_id, config, context, name and description replace theirs (config.configurable and context stay mirrored).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /assistants/{assistant_id} (the `PatchAssistantsAssistantId` operationId).
+	PatchAssistantsAssistantIdWithBody(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchAssistantsAssistantId Update an assistant
+	//
+	// Writes a new version (the highest so far + 1) and makes it current. metadata is merged shallowly into the current metadata; graph_id, config, context, name and description replace theirs (config.configurable and context stay mirrored).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /assistants/{assistant_id} (the `PatchAssistantsAssistantId` operationId).
+	PatchAssistantsAssistantId(ctx context.Context, assistantId string, body PatchAssistantsAssistantIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAssistantsAssistantIdGraph Draw an assistant's graph
+	//
+	// The graph's nodes (with __start__ and __end__) and edges, from the graph catalog. xray=true or a positive depth expands subgraphs; a graph without subgraphs draws the same.
+	//
+	// Corresponds with GET /assistants/{assistant_id}/graph (the `GetAssistantsAssistantIdGraph` operationId).
+	GetAssistantsAssistantIdGraph(ctx context.Context, assistantId string, params *GetAssistantsAssistantIdGraphParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssistantsAssistantIdLatestWithBody Make a version current
+	//
+	// The version's graph_id, config, context, metadata, name and description become the assistant's. The version comes from the body ({"version": n}) or the version query parameter.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /assistants/{assistant_id}/latest (the `PostAssistantsAssistantIdLatest` operationId).
+	PostAssistantsAssistantIdLatestWithBody(ctx context.Context, assistantId string, params *PostAssistantsAssistantIdLatestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssistantsAssistantIdLatest Make a version current
+	//
+	// The version's graph_id, config, context, metadata, name and description become the assistant's. The version comes from the body ({"version": n}) or the version query parameter.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /assistants/{assistant_id}/latest (the `PostAssistantsAssistantIdLatest` operationId).
+	PostAssistantsAssistantIdLatest(ctx context.Context, assistantId string, params *PostAssistantsAssistantIdLatestParams, body PostAssistantsAssistantIdLatestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAssistantsAssistantIdSchemas An assistant's graph schemas
+	//
+	// The JSON Schemas of the graph's input, output and state (one property per state channel, none required), of config.configurable and of the context, from the graph catalog.
+	//
+	// Corresponds with GET /assistants/{assistant_id}/schemas (the `GetAssistantsAssistantIdSchemas` operationId).
+	GetAssistantsAssistantIdSchemas(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAssistantsAssistantIdSubgraphs An assistant's subgraphs
+	//
+	// The schemas of the graph's subgraphs by namespace ({} for a graph without subgraphs). recurse=true includes nested subgraphs (namespaces joined with "|").
+	//
+	// Corresponds with GET /assistants/{assistant_id}/subgraphs (the `GetAssistantsAssistantIdSubgraphs` operationId).
+	GetAssistantsAssistantIdSubgraphs(ctx context.Context, assistantId string, params *GetAssistantsAssistantIdSubgraphsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAssistantsAssistantIdSubgraphsNamespace An assistant's subgraphs under a namespace
+	//
+	// The schemas of the subgraph at namespace ({} when there is none); recurse=true includes the subgraphs nested in it.
+	//
+	// Corresponds with GET /assistants/{assistant_id}/subgraphs/{namespace} (the `GetAssistantsAssistantIdSubgraphsNamespace` operationId).
+	GetAssistantsAssistantIdSubgraphsNamespace(ctx context.Context, assistantId string, namespace string, params *GetAssistantsAssistantIdSubgraphsNamespaceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssistantsAssistantIdVersionsWithBody List an assistant's versions
+	//
+	// Newest first, filtered by metadata containment. Sets X-Pagination-Total and, when more versions follow, X-Pagination-Next.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
+	PostAssistantsAssistantIdVersionsWithBody(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostAssistantsAssistantIdVersions List an assistant's versions
+	//
+	// Newest first, filtered by metadata containment. Sets X-Pagination-Total and, when more versions follow, X-Pagination-Next.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
+	PostAssistantsAssistantIdVersions(ctx context.Context, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostDispatchClaimWithBody Claim runs (worker API)
 	//
@@ -2874,9 +3229,81 @@ type ClientInterface interface {
 	GetThreadsThreadIdStream(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
+// PostAssistantsWithBody Create an assistant
+//
+// Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /assistants (the `PostAssistants` operationId).
+func (c *Client) PostAssistantsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssistantsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssistants Create an assistant
+//
+// Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /assistants (the `PostAssistants` operationId).
+func (c *Client) PostAssistants(ctx context.Context, body PostAssistantsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssistantsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssistantsCountWithBody Count assistants
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /assistants/count (the `PostAssistantsCount` operationId).
+func (c *Client) PostAssistantsCountWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssistantsCountRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssistantsCount Count assistants
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /assistants/count (the `PostAssistantsCount` operationId).
+func (c *Client) PostAssistantsCount(ctx context.Context, body PostAssistantsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssistantsCountRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostAssistantsSearchWithBody Search assistants
 //
-// Filters by graph_id, name (substring) and metadata containment; newest first.
+// Filters by metadata containment, graph_id (exact) and name (case-insensitive substring); ordered by sort_by (default created_at) and sort_order (default desc); names and graph ids sort case-insensitively. select projects each assistant onto the listed fields. An absent or null limit means 10; values outside 1..1000 are a 422. A page also ends early once its encoded size passes 4 MiB. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2895,13 +3322,30 @@ func (c *Client) PostAssistantsSearchWithBody(ctx context.Context, contentType s
 
 // PostAssistantsSearch Search assistants
 //
-// Filters by graph_id, name (substring) and metadata containment; newest first.
+// Filters by metadata containment, graph_id (exact) and name (case-insensitive substring); ordered by sort_by (default created_at) and sort_order (default desc); names and graph ids sort case-insensitively. select projects each assistant onto the listed fields. An absent or null limit means 10; values outside 1..1000 are a 422. A page also ends early once its encoded size passes 4 MiB. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /assistants/search (the `PostAssistantsSearch` operationId).
 func (c *Client) PostAssistantsSearch(ctx context.Context, body PostAssistantsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAssistantsSearchRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteAssistantsAssistantId Delete an assistant
+//
+// Deletes the assistant and its versions. delete_threads=true first deletes every thread whose metadata.assistant_id is the assistant (with their runs and checkpoints; their children become roots). Runs already created keep the config they copied; new runs naming the assistant are a 404.
+//
+// Corresponds with DELETE /assistants/{assistant_id} (the `DeleteAssistantsAssistantId` operationId).
+func (c *Client) DeleteAssistantsAssistantId(ctx context.Context, assistantId string, params *DeleteAssistantsAssistantIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteAssistantsAssistantIdRequest(c.Server, assistantId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2919,6 +3363,188 @@ func (c *Client) PostAssistantsSearch(ctx context.Context, body PostAssistantsSe
 // Corresponds with GET /assistants/{assistant_id} (the `GetAssistantsAssistantId` operationId).
 func (c *Client) GetAssistantsAssistantId(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAssistantsAssistantIdRequest(c.Server, assistantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchAssistantsAssistantIdWithBody Update an assistant
+//
+// Writes a new version (the highest so far + 1) and makes it current. metadata is merged shallowly into the current metadata; graph_id, config, context, name and description replace theirs (config.configurable and context stay mirrored).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /assistants/{assistant_id} (the `PatchAssistantsAssistantId` operationId).
+func (c *Client) PatchAssistantsAssistantIdWithBody(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchAssistantsAssistantIdRequestWithBody(c.Server, assistantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchAssistantsAssistantId Update an assistant
+//
+// Writes a new version (the highest so far + 1) and makes it current. metadata is merged shallowly into the current metadata; graph_id, config, context, name and description replace theirs (config.configurable and context stay mirrored).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /assistants/{assistant_id} (the `PatchAssistantsAssistantId` operationId).
+func (c *Client) PatchAssistantsAssistantId(ctx context.Context, assistantId string, body PatchAssistantsAssistantIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchAssistantsAssistantIdRequest(c.Server, assistantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAssistantsAssistantIdGraph Draw an assistant's graph
+//
+// The graph's nodes (with __start__ and __end__) and edges, from the graph catalog. xray=true or a positive depth expands subgraphs; a graph without subgraphs draws the same.
+//
+// Corresponds with GET /assistants/{assistant_id}/graph (the `GetAssistantsAssistantIdGraph` operationId).
+func (c *Client) GetAssistantsAssistantIdGraph(ctx context.Context, assistantId string, params *GetAssistantsAssistantIdGraphParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAssistantsAssistantIdGraphRequest(c.Server, assistantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssistantsAssistantIdLatestWithBody Make a version current
+//
+// The version's graph_id, config, context, metadata, name and description become the assistant's. The version comes from the body ({"version": n}) or the version query parameter.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /assistants/{assistant_id}/latest (the `PostAssistantsAssistantIdLatest` operationId).
+func (c *Client) PostAssistantsAssistantIdLatestWithBody(ctx context.Context, assistantId string, params *PostAssistantsAssistantIdLatestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssistantsAssistantIdLatestRequestWithBody(c.Server, assistantId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssistantsAssistantIdLatest Make a version current
+//
+// The version's graph_id, config, context, metadata, name and description become the assistant's. The version comes from the body ({"version": n}) or the version query parameter.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /assistants/{assistant_id}/latest (the `PostAssistantsAssistantIdLatest` operationId).
+func (c *Client) PostAssistantsAssistantIdLatest(ctx context.Context, assistantId string, params *PostAssistantsAssistantIdLatestParams, body PostAssistantsAssistantIdLatestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssistantsAssistantIdLatestRequest(c.Server, assistantId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAssistantsAssistantIdSchemas An assistant's graph schemas
+//
+// The JSON Schemas of the graph's input, output and state (one property per state channel, none required), of config.configurable and of the context, from the graph catalog.
+//
+// Corresponds with GET /assistants/{assistant_id}/schemas (the `GetAssistantsAssistantIdSchemas` operationId).
+func (c *Client) GetAssistantsAssistantIdSchemas(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAssistantsAssistantIdSchemasRequest(c.Server, assistantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAssistantsAssistantIdSubgraphs An assistant's subgraphs
+//
+// The schemas of the graph's subgraphs by namespace ({} for a graph without subgraphs). recurse=true includes nested subgraphs (namespaces joined with "|").
+//
+// Corresponds with GET /assistants/{assistant_id}/subgraphs (the `GetAssistantsAssistantIdSubgraphs` operationId).
+func (c *Client) GetAssistantsAssistantIdSubgraphs(ctx context.Context, assistantId string, params *GetAssistantsAssistantIdSubgraphsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAssistantsAssistantIdSubgraphsRequest(c.Server, assistantId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAssistantsAssistantIdSubgraphsNamespace An assistant's subgraphs under a namespace
+//
+// The schemas of the subgraph at namespace ({} when there is none); recurse=true includes the subgraphs nested in it.
+//
+// Corresponds with GET /assistants/{assistant_id}/subgraphs/{namespace} (the `GetAssistantsAssistantIdSubgraphsNamespace` operationId).
+func (c *Client) GetAssistantsAssistantIdSubgraphsNamespace(ctx context.Context, assistantId string, namespace string, params *GetAssistantsAssistantIdSubgraphsNamespaceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAssistantsAssistantIdSubgraphsNamespaceRequest(c.Server, assistantId, namespace, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssistantsAssistantIdVersionsWithBody List an assistant's versions
+//
+// Newest first, filtered by metadata containment. Sets X-Pagination-Total and, when more versions follow, X-Pagination-Next.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
+func (c *Client) PostAssistantsAssistantIdVersionsWithBody(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssistantsAssistantIdVersionsRequestWithBody(c.Server, assistantId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostAssistantsAssistantIdVersions List an assistant's versions
+//
+// Newest first, filtered by metadata containment. Sets X-Pagination-Total and, when more versions follow, X-Pagination-Next.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
+func (c *Client) PostAssistantsAssistantIdVersions(ctx context.Context, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostAssistantsAssistantIdVersionsRequest(c.Server, assistantId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4291,6 +4917,86 @@ func (c *Client) GetThreadsThreadIdStream(ctx context.Context, threadId openapi_
 	return c.Client.Do(req)
 }
 
+// NewPostAssistantsRequest calls the generic PostAssistants builder with application/json body
+func NewPostAssistantsRequest(server string, body PostAssistantsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAssistantsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostAssistantsRequestWithBody constructs an http.Request for the PostAssistants method, with any body, and a specified content type
+func NewPostAssistantsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostAssistantsCountRequest calls the generic PostAssistantsCount builder with application/json body
+func NewPostAssistantsCountRequest(server string, body PostAssistantsCountJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAssistantsCountRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostAssistantsCountRequestWithBody constructs an http.Request for the PostAssistantsCount method, with any body, and a specified content type
+func NewPostAssistantsCountRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants/count")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostAssistantsSearchRequest calls the generic PostAssistantsSearch builder with application/json body
 func NewPostAssistantsSearchRequest(server string, body PostAssistantsSearchJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4331,6 +5037,67 @@ func NewPostAssistantsSearchRequestWithBody(server string, contentType string, b
 	return req, nil
 }
 
+// NewDeleteAssistantsAssistantIdRequest constructs an http.Request for the DeleteAssistantsAssistantId method
+func NewDeleteAssistantsAssistantIdRequest(server string, assistantId string, params *DeleteAssistantsAssistantIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DeleteThreads != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "delete_threads", *params.DeleteThreads, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetAssistantsAssistantIdRequest constructs an http.Request for the GetAssistantsAssistantId method
 func NewGetAssistantsAssistantIdRequest(server string, assistantId string) (*http.Request, error) {
 	var err error
@@ -4361,6 +5128,398 @@ func NewGetAssistantsAssistantIdRequest(server string, assistantId string) (*htt
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPatchAssistantsAssistantIdRequest calls the generic PatchAssistantsAssistantId builder with application/json body
+func NewPatchAssistantsAssistantIdRequest(server string, assistantId string, body PatchAssistantsAssistantIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchAssistantsAssistantIdRequestWithBody(server, assistantId, "application/json", bodyReader)
+}
+
+// NewPatchAssistantsAssistantIdRequestWithBody constructs an http.Request for the PatchAssistantsAssistantId method, with any body, and a specified content type
+func NewPatchAssistantsAssistantIdRequestWithBody(server string, assistantId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetAssistantsAssistantIdGraphRequest constructs an http.Request for the GetAssistantsAssistantIdGraph method
+func NewGetAssistantsAssistantIdGraphRequest(server string, assistantId string, params *GetAssistantsAssistantIdGraphParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants/%s/graph", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Xray != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "xray", *params.Xray, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostAssistantsAssistantIdLatestRequest calls the generic PostAssistantsAssistantIdLatest builder with application/json body
+func NewPostAssistantsAssistantIdLatestRequest(server string, assistantId string, params *PostAssistantsAssistantIdLatestParams, body PostAssistantsAssistantIdLatestJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAssistantsAssistantIdLatestRequestWithBody(server, assistantId, params, "application/json", bodyReader)
+}
+
+// NewPostAssistantsAssistantIdLatestRequestWithBody constructs an http.Request for the PostAssistantsAssistantIdLatest method, with any body, and a specified content type
+func NewPostAssistantsAssistantIdLatestRequestWithBody(server string, assistantId string, params *PostAssistantsAssistantIdLatestParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants/%s/latest", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Version != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "version", *params.Version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetAssistantsAssistantIdSchemasRequest constructs an http.Request for the GetAssistantsAssistantIdSchemas method
+func NewGetAssistantsAssistantIdSchemasRequest(server string, assistantId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants/%s/schemas", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAssistantsAssistantIdSubgraphsRequest constructs an http.Request for the GetAssistantsAssistantIdSubgraphs method
+func NewGetAssistantsAssistantIdSubgraphsRequest(server string, assistantId string, params *GetAssistantsAssistantIdSubgraphsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants/%s/subgraphs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Recurse != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recurse", *params.Recurse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAssistantsAssistantIdSubgraphsNamespaceRequest constructs an http.Request for the GetAssistantsAssistantIdSubgraphsNamespace method
+func NewGetAssistantsAssistantIdSubgraphsNamespaceRequest(server string, assistantId string, namespace string, params *GetAssistantsAssistantIdSubgraphsNamespaceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants/%s/subgraphs/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Recurse != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recurse", *params.Recurse, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostAssistantsAssistantIdVersionsRequest calls the generic PostAssistantsAssistantIdVersions builder with application/json body
+func NewPostAssistantsAssistantIdVersionsRequest(server string, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostAssistantsAssistantIdVersionsRequestWithBody(server, assistantId, "application/json", bodyReader)
+}
+
+// NewPostAssistantsAssistantIdVersionsRequestWithBody constructs an http.Request for the PostAssistantsAssistantIdVersions method, with any body, and a specified content type
+func NewPostAssistantsAssistantIdVersionsRequestWithBody(server string, assistantId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/assistants/%s/versions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6973,9 +8132,41 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// PostAssistantsWithBodyWithResponse Create an assistant
+	//
+	// Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /assistants (the `PostAssistants` operationId).
+	PostAssistantsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssistantsResponse, error)
+
+	// PostAssistantsWithResponse Create an assistant
+	//
+	// Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /assistants (the `PostAssistants` operationId).
+	PostAssistantsWithResponse(ctx context.Context, body PostAssistantsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsResponse, error)
+
+	// PostAssistantsCountWithBodyWithResponse Count assistants
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /assistants/count (the `PostAssistantsCount` operationId).
+	PostAssistantsCountWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssistantsCountResponse, error)
+
+	// PostAssistantsCountWithResponse Count assistants
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /assistants/count (the `PostAssistantsCount` operationId).
+	PostAssistantsCountWithResponse(ctx context.Context, body PostAssistantsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsCountResponse, error)
+
 	// PostAssistantsSearchWithBodyWithResponse Search assistants
 	//
-	// Filters by graph_id, name (substring) and metadata containment; newest first.
+	// Filters by metadata containment, graph_id (exact) and name (case-insensitive substring); ordered by sort_by (default created_at) and sort_order (default desc); names and graph ids sort case-insensitively. select projects each assistant onto the listed fields. An absent or null limit means 10; values outside 1..1000 are a 422. A page also ends early once its encoded size passes 4 MiB. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6984,12 +8175,21 @@ type ClientWithResponsesInterface interface {
 
 	// PostAssistantsSearchWithResponse Search assistants
 	//
-	// Filters by graph_id, name (substring) and metadata containment; newest first.
+	// Filters by metadata containment, graph_id (exact) and name (case-insensitive substring); ordered by sort_by (default created_at) and sort_order (default desc); names and graph ids sort case-insensitively. select projects each assistant onto the listed fields. An absent or null limit means 10; values outside 1..1000 are a 422. A page also ends early once its encoded size passes 4 MiB. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /assistants/search (the `PostAssistantsSearch` operationId).
 	PostAssistantsSearchWithResponse(ctx context.Context, body PostAssistantsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsSearchResponse, error)
+
+	// DeleteAssistantsAssistantIdWithResponse Delete an assistant
+	//
+	// Deletes the assistant and its versions. delete_threads=true first deletes every thread whose metadata.assistant_id is the assistant (with their runs and checkpoints; their children become roots). Runs already created keep the config they copied; new runs naming the assistant are a 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /assistants/{assistant_id} (the `DeleteAssistantsAssistantId` operationId).
+	DeleteAssistantsAssistantIdWithResponse(ctx context.Context, assistantId string, params *DeleteAssistantsAssistantIdParams, reqEditors ...RequestEditorFn) (*DeleteAssistantsAssistantIdResponse, error)
 
 	// GetAssistantsAssistantIdWithResponse Get an assistant
 	//
@@ -6999,6 +8199,96 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /assistants/{assistant_id} (the `GetAssistantsAssistantId` operationId).
 	GetAssistantsAssistantIdWithResponse(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*GetAssistantsAssistantIdResponse, error)
+
+	// PatchAssistantsAssistantIdWithBodyWithResponse Update an assistant
+	//
+	// Writes a new version (the highest so far + 1) and makes it current. metadata is merged shallowly into the current metadata; graph_id, config, context, name and description replace theirs (config.configurable and context stay mirrored).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /assistants/{assistant_id} (the `PatchAssistantsAssistantId` operationId).
+	PatchAssistantsAssistantIdWithBodyWithResponse(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchAssistantsAssistantIdResponse, error)
+
+	// PatchAssistantsAssistantIdWithResponse Update an assistant
+	//
+	// Writes a new version (the highest so far + 1) and makes it current. metadata is merged shallowly into the current metadata; graph_id, config, context, name and description replace theirs (config.configurable and context stay mirrored).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /assistants/{assistant_id} (the `PatchAssistantsAssistantId` operationId).
+	PatchAssistantsAssistantIdWithResponse(ctx context.Context, assistantId string, body PatchAssistantsAssistantIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchAssistantsAssistantIdResponse, error)
+
+	// GetAssistantsAssistantIdGraphWithResponse Draw an assistant's graph
+	//
+	// The graph's nodes (with __start__ and __end__) and edges, from the graph catalog. xray=true or a positive depth expands subgraphs; a graph without subgraphs draws the same.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /assistants/{assistant_id}/graph (the `GetAssistantsAssistantIdGraph` operationId).
+	GetAssistantsAssistantIdGraphWithResponse(ctx context.Context, assistantId string, params *GetAssistantsAssistantIdGraphParams, reqEditors ...RequestEditorFn) (*GetAssistantsAssistantIdGraphResponse, error)
+
+	// PostAssistantsAssistantIdLatestWithBodyWithResponse Make a version current
+	//
+	// The version's graph_id, config, context, metadata, name and description become the assistant's. The version comes from the body ({"version": n}) or the version query parameter.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /assistants/{assistant_id}/latest (the `PostAssistantsAssistantIdLatest` operationId).
+	PostAssistantsAssistantIdLatestWithBodyWithResponse(ctx context.Context, assistantId string, params *PostAssistantsAssistantIdLatestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdLatestResponse, error)
+
+	// PostAssistantsAssistantIdLatestWithResponse Make a version current
+	//
+	// The version's graph_id, config, context, metadata, name and description become the assistant's. The version comes from the body ({"version": n}) or the version query parameter.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /assistants/{assistant_id}/latest (the `PostAssistantsAssistantIdLatest` operationId).
+	PostAssistantsAssistantIdLatestWithResponse(ctx context.Context, assistantId string, params *PostAssistantsAssistantIdLatestParams, body PostAssistantsAssistantIdLatestJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdLatestResponse, error)
+
+	// GetAssistantsAssistantIdSchemasWithResponse An assistant's graph schemas
+	//
+	// The JSON Schemas of the graph's input, output and state (one property per state channel, none required), of config.configurable and of the context, from the graph catalog.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /assistants/{assistant_id}/schemas (the `GetAssistantsAssistantIdSchemas` operationId).
+	GetAssistantsAssistantIdSchemasWithResponse(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*GetAssistantsAssistantIdSchemasResponse, error)
+
+	// GetAssistantsAssistantIdSubgraphsWithResponse An assistant's subgraphs
+	//
+	// The schemas of the graph's subgraphs by namespace ({} for a graph without subgraphs). recurse=true includes nested subgraphs (namespaces joined with "|").
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /assistants/{assistant_id}/subgraphs (the `GetAssistantsAssistantIdSubgraphs` operationId).
+	GetAssistantsAssistantIdSubgraphsWithResponse(ctx context.Context, assistantId string, params *GetAssistantsAssistantIdSubgraphsParams, reqEditors ...RequestEditorFn) (*GetAssistantsAssistantIdSubgraphsResponse, error)
+
+	// GetAssistantsAssistantIdSubgraphsNamespaceWithResponse An assistant's subgraphs under a namespace
+	//
+	// The schemas of the subgraph at namespace ({} when there is none); recurse=true includes the subgraphs nested in it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /assistants/{assistant_id}/subgraphs/{namespace} (the `GetAssistantsAssistantIdSubgraphsNamespace` operationId).
+	GetAssistantsAssistantIdSubgraphsNamespaceWithResponse(ctx context.Context, assistantId string, namespace string, params *GetAssistantsAssistantIdSubgraphsNamespaceParams, reqEditors ...RequestEditorFn) (*GetAssistantsAssistantIdSubgraphsNamespaceResponse, error)
+
+	// PostAssistantsAssistantIdVersionsWithBodyWithResponse List an assistant's versions
+	//
+	// Newest first, filtered by metadata containment. Sets X-Pagination-Total and, when more versions follow, X-Pagination-Next.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
+	PostAssistantsAssistantIdVersionsWithBodyWithResponse(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdVersionsResponse, error)
+
+	// PostAssistantsAssistantIdVersionsWithResponse List an assistant's versions
+	//
+	// Newest first, filtered by metadata containment. Sets X-Pagination-Total and, when more versions follow, X-Pagination-Next.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
+	PostAssistantsAssistantIdVersionsWithResponse(ctx context.Context, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdVersionsResponse, error)
 
 	// PostDispatchClaimWithBodyWithResponse Claim runs (worker API)
 	//
@@ -7651,6 +8941,129 @@ type ClientWithResponsesInterface interface {
 	GetThreadsThreadIdStreamWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdStreamResponse, error)
 }
 
+type PostAssistantsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AssistantsAssistant
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAssistantsResponse) GetJSON200() *AssistantsAssistant {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostAssistantsResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAssistantsResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostAssistantsResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostAssistantsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAssistantsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAssistantsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAssistantsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAssistantsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAssistantsCountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *int
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAssistantsCountResponse) GetJSON200() *int {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostAssistantsCountResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAssistantsCountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAssistantsCountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAssistantsCountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAssistantsCountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostAssistantsSearchResponse200Headers the declared response headers of an HTTP 200 response for PostAssistantsSearch
+type PostAssistantsSearchResponse200Headers struct {
+	XPaginationNext  *int
+	XPaginationTotal *int
+}
+
 type PostAssistantsSearchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7658,6 +9071,8 @@ type PostAssistantsSearchResponse struct {
 	JSON200 *[]AssistantsAssistant
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostAssistantsSearchResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7693,6 +9108,54 @@ func (r PostAssistantsSearchResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostAssistantsSearchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteAssistantsAssistantIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteAssistantsAssistantIdResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteAssistantsAssistantIdResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteAssistantsAssistantIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteAssistantsAssistantIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteAssistantsAssistantIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteAssistantsAssistantIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7748,6 +9211,398 @@ func (r GetAssistantsAssistantIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAssistantsAssistantIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchAssistantsAssistantIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AssistantsAssistant
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchAssistantsAssistantIdResponse) GetJSON200() *AssistantsAssistant {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchAssistantsAssistantIdResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchAssistantsAssistantIdResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchAssistantsAssistantIdResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchAssistantsAssistantIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchAssistantsAssistantIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchAssistantsAssistantIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchAssistantsAssistantIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAssistantsAssistantIdGraphResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AssistantsDrawable
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAssistantsAssistantIdGraphResponse) GetJSON200() *AssistantsDrawable {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAssistantsAssistantIdGraphResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetAssistantsAssistantIdGraphResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAssistantsAssistantIdGraphResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAssistantsAssistantIdGraphResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAssistantsAssistantIdGraphResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAssistantsAssistantIdGraphResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAssistantsAssistantIdLatestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AssistantsAssistant
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAssistantsAssistantIdLatestResponse) GetJSON200() *AssistantsAssistant {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAssistantsAssistantIdLatestResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostAssistantsAssistantIdLatestResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAssistantsAssistantIdLatestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAssistantsAssistantIdLatestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAssistantsAssistantIdLatestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAssistantsAssistantIdLatestResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAssistantsAssistantIdSchemasResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AssistantsGraphSchemas
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAssistantsAssistantIdSchemasResponse) GetJSON200() *AssistantsGraphSchemas {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAssistantsAssistantIdSchemasResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetAssistantsAssistantIdSchemasResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAssistantsAssistantIdSchemasResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAssistantsAssistantIdSchemasResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAssistantsAssistantIdSchemasResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAssistantsAssistantIdSchemasResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAssistantsAssistantIdSubgraphsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]AssistantsSubgraphSchemas
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAssistantsAssistantIdSubgraphsResponse) GetJSON200() *map[string]AssistantsSubgraphSchemas {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAssistantsAssistantIdSubgraphsResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetAssistantsAssistantIdSubgraphsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAssistantsAssistantIdSubgraphsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAssistantsAssistantIdSubgraphsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAssistantsAssistantIdSubgraphsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAssistantsAssistantIdSubgraphsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetAssistantsAssistantIdSubgraphsNamespaceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]AssistantsSubgraphSchemas
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAssistantsAssistantIdSubgraphsNamespaceResponse) GetJSON200() *map[string]AssistantsSubgraphSchemas {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAssistantsAssistantIdSubgraphsNamespaceResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetAssistantsAssistantIdSubgraphsNamespaceResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAssistantsAssistantIdSubgraphsNamespaceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAssistantsAssistantIdSubgraphsNamespaceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAssistantsAssistantIdSubgraphsNamespaceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAssistantsAssistantIdSubgraphsNamespaceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostAssistantsAssistantIdVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]AssistantsVersion
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostAssistantsAssistantIdVersionsResponse) GetJSON200() *[]AssistantsVersion {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostAssistantsAssistantIdVersionsResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostAssistantsAssistantIdVersionsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostAssistantsAssistantIdVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostAssistantsAssistantIdVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostAssistantsAssistantIdVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostAssistantsAssistantIdVersionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10352,9 +12207,65 @@ func (r GetThreadsThreadIdStreamResponse) ContentType() string {
 	return ""
 }
 
+// PostAssistantsWithBodyWithResponse Create an assistant
+//
+// Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /assistants (the `PostAssistants` operationId).
+func (c *ClientWithResponses) PostAssistantsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssistantsResponse, error) {
+	rsp, err := c.PostAssistantsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssistantsResponse(rsp)
+}
+
+// PostAssistantsWithResponse Create an assistant
+//
+// Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /assistants (the `PostAssistants` operationId).
+func (c *ClientWithResponses) PostAssistantsWithResponse(ctx context.Context, body PostAssistantsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsResponse, error) {
+	rsp, err := c.PostAssistants(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssistantsResponse(rsp)
+}
+
+// PostAssistantsCountWithBodyWithResponse Count assistants
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /assistants/count (the `PostAssistantsCount` operationId).
+func (c *ClientWithResponses) PostAssistantsCountWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssistantsCountResponse, error) {
+	rsp, err := c.PostAssistantsCountWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssistantsCountResponse(rsp)
+}
+
+// PostAssistantsCountWithResponse Count assistants
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /assistants/count (the `PostAssistantsCount` operationId).
+func (c *ClientWithResponses) PostAssistantsCountWithResponse(ctx context.Context, body PostAssistantsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsCountResponse, error) {
+	rsp, err := c.PostAssistantsCount(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssistantsCountResponse(rsp)
+}
+
 // PostAssistantsSearchWithBodyWithResponse Search assistants
 //
-// Filters by graph_id, name (substring) and metadata containment; newest first.
+// Filters by metadata containment, graph_id (exact) and name (case-insensitive substring); ordered by sort_by (default created_at) and sort_order (default desc); names and graph ids sort case-insensitively. select projects each assistant onto the listed fields. An absent or null limit means 10; values outside 1..1000 are a 422. A page also ends early once its encoded size passes 4 MiB. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10369,7 +12280,7 @@ func (c *ClientWithResponses) PostAssistantsSearchWithBodyWithResponse(ctx conte
 
 // PostAssistantsSearchWithResponse Search assistants
 //
-// Filters by graph_id, name (substring) and metadata containment; newest first.
+// Filters by metadata containment, graph_id (exact) and name (case-insensitive substring); ordered by sort_by (default created_at) and sort_order (default desc); names and graph ids sort case-insensitively. select projects each assistant onto the listed fields. An absent or null limit means 10; values outside 1..1000 are a 422. A page also ends early once its encoded size passes 4 MiB. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10380,6 +12291,21 @@ func (c *ClientWithResponses) PostAssistantsSearchWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParsePostAssistantsSearchResponse(rsp)
+}
+
+// DeleteAssistantsAssistantIdWithResponse Delete an assistant
+//
+// Deletes the assistant and its versions. delete_threads=true first deletes every thread whose metadata.assistant_id is the assistant (with their runs and checkpoints; their children become roots). Runs already created keep the config they copied; new runs naming the assistant are a 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /assistants/{assistant_id} (the `DeleteAssistantsAssistantId` operationId).
+func (c *ClientWithResponses) DeleteAssistantsAssistantIdWithResponse(ctx context.Context, assistantId string, params *DeleteAssistantsAssistantIdParams, reqEditors ...RequestEditorFn) (*DeleteAssistantsAssistantIdResponse, error) {
+	rsp, err := c.DeleteAssistantsAssistantId(ctx, assistantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteAssistantsAssistantIdResponse(rsp)
 }
 
 // GetAssistantsAssistantIdWithResponse Get an assistant
@@ -10395,6 +12321,156 @@ func (c *ClientWithResponses) GetAssistantsAssistantIdWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseGetAssistantsAssistantIdResponse(rsp)
+}
+
+// PatchAssistantsAssistantIdWithBodyWithResponse Update an assistant
+//
+// Writes a new version (the highest so far + 1) and makes it current. metadata is merged shallowly into the current metadata; graph_id, config, context, name and description replace theirs (config.configurable and context stay mirrored).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /assistants/{assistant_id} (the `PatchAssistantsAssistantId` operationId).
+func (c *ClientWithResponses) PatchAssistantsAssistantIdWithBodyWithResponse(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchAssistantsAssistantIdResponse, error) {
+	rsp, err := c.PatchAssistantsAssistantIdWithBody(ctx, assistantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchAssistantsAssistantIdResponse(rsp)
+}
+
+// PatchAssistantsAssistantIdWithResponse Update an assistant
+//
+// Writes a new version (the highest so far + 1) and makes it current. metadata is merged shallowly into the current metadata; graph_id, config, context, name and description replace theirs (config.configurable and context stay mirrored).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /assistants/{assistant_id} (the `PatchAssistantsAssistantId` operationId).
+func (c *ClientWithResponses) PatchAssistantsAssistantIdWithResponse(ctx context.Context, assistantId string, body PatchAssistantsAssistantIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchAssistantsAssistantIdResponse, error) {
+	rsp, err := c.PatchAssistantsAssistantId(ctx, assistantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchAssistantsAssistantIdResponse(rsp)
+}
+
+// GetAssistantsAssistantIdGraphWithResponse Draw an assistant's graph
+//
+// The graph's nodes (with __start__ and __end__) and edges, from the graph catalog. xray=true or a positive depth expands subgraphs; a graph without subgraphs draws the same.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /assistants/{assistant_id}/graph (the `GetAssistantsAssistantIdGraph` operationId).
+func (c *ClientWithResponses) GetAssistantsAssistantIdGraphWithResponse(ctx context.Context, assistantId string, params *GetAssistantsAssistantIdGraphParams, reqEditors ...RequestEditorFn) (*GetAssistantsAssistantIdGraphResponse, error) {
+	rsp, err := c.GetAssistantsAssistantIdGraph(ctx, assistantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAssistantsAssistantIdGraphResponse(rsp)
+}
+
+// PostAssistantsAssistantIdLatestWithBodyWithResponse Make a version current
+//
+// The version's graph_id, config, context, metadata, name and description become the assistant's. The version comes from the body ({"version": n}) or the version query parameter.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /assistants/{assistant_id}/latest (the `PostAssistantsAssistantIdLatest` operationId).
+func (c *ClientWithResponses) PostAssistantsAssistantIdLatestWithBodyWithResponse(ctx context.Context, assistantId string, params *PostAssistantsAssistantIdLatestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdLatestResponse, error) {
+	rsp, err := c.PostAssistantsAssistantIdLatestWithBody(ctx, assistantId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssistantsAssistantIdLatestResponse(rsp)
+}
+
+// PostAssistantsAssistantIdLatestWithResponse Make a version current
+//
+// The version's graph_id, config, context, metadata, name and description become the assistant's. The version comes from the body ({"version": n}) or the version query parameter.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /assistants/{assistant_id}/latest (the `PostAssistantsAssistantIdLatest` operationId).
+func (c *ClientWithResponses) PostAssistantsAssistantIdLatestWithResponse(ctx context.Context, assistantId string, params *PostAssistantsAssistantIdLatestParams, body PostAssistantsAssistantIdLatestJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdLatestResponse, error) {
+	rsp, err := c.PostAssistantsAssistantIdLatest(ctx, assistantId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssistantsAssistantIdLatestResponse(rsp)
+}
+
+// GetAssistantsAssistantIdSchemasWithResponse An assistant's graph schemas
+//
+// The JSON Schemas of the graph's input, output and state (one property per state channel, none required), of config.configurable and of the context, from the graph catalog.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /assistants/{assistant_id}/schemas (the `GetAssistantsAssistantIdSchemas` operationId).
+func (c *ClientWithResponses) GetAssistantsAssistantIdSchemasWithResponse(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*GetAssistantsAssistantIdSchemasResponse, error) {
+	rsp, err := c.GetAssistantsAssistantIdSchemas(ctx, assistantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAssistantsAssistantIdSchemasResponse(rsp)
+}
+
+// GetAssistantsAssistantIdSubgraphsWithResponse An assistant's subgraphs
+//
+// The schemas of the graph's subgraphs by namespace ({} for a graph without subgraphs). recurse=true includes nested subgraphs (namespaces joined with "|").
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /assistants/{assistant_id}/subgraphs (the `GetAssistantsAssistantIdSubgraphs` operationId).
+func (c *ClientWithResponses) GetAssistantsAssistantIdSubgraphsWithResponse(ctx context.Context, assistantId string, params *GetAssistantsAssistantIdSubgraphsParams, reqEditors ...RequestEditorFn) (*GetAssistantsAssistantIdSubgraphsResponse, error) {
+	rsp, err := c.GetAssistantsAssistantIdSubgraphs(ctx, assistantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAssistantsAssistantIdSubgraphsResponse(rsp)
+}
+
+// GetAssistantsAssistantIdSubgraphsNamespaceWithResponse An assistant's subgraphs under a namespace
+//
+// The schemas of the subgraph at namespace ({} when there is none); recurse=true includes the subgraphs nested in it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /assistants/{assistant_id}/subgraphs/{namespace} (the `GetAssistantsAssistantIdSubgraphsNamespace` operationId).
+func (c *ClientWithResponses) GetAssistantsAssistantIdSubgraphsNamespaceWithResponse(ctx context.Context, assistantId string, namespace string, params *GetAssistantsAssistantIdSubgraphsNamespaceParams, reqEditors ...RequestEditorFn) (*GetAssistantsAssistantIdSubgraphsNamespaceResponse, error) {
+	rsp, err := c.GetAssistantsAssistantIdSubgraphsNamespace(ctx, assistantId, namespace, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAssistantsAssistantIdSubgraphsNamespaceResponse(rsp)
+}
+
+// PostAssistantsAssistantIdVersionsWithBodyWithResponse List an assistant's versions
+//
+// Newest first, filtered by metadata containment. Sets X-Pagination-Total and, when more versions follow, X-Pagination-Next.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
+func (c *ClientWithResponses) PostAssistantsAssistantIdVersionsWithBodyWithResponse(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdVersionsResponse, error) {
+	rsp, err := c.PostAssistantsAssistantIdVersionsWithBody(ctx, assistantId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssistantsAssistantIdVersionsResponse(rsp)
+}
+
+// PostAssistantsAssistantIdVersionsWithResponse List an assistant's versions
+//
+// Newest first, filtered by metadata containment. Sets X-Pagination-Total and, when more versions follow, X-Pagination-Next.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
+func (c *ClientWithResponses) PostAssistantsAssistantIdVersionsWithResponse(ctx context.Context, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdVersionsResponse, error) {
+	rsp, err := c.PostAssistantsAssistantIdVersions(ctx, assistantId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostAssistantsAssistantIdVersionsResponse(rsp)
 }
 
 // PostDispatchClaimWithBodyWithResponse Claim runs (worker API)
@@ -11503,6 +13579,93 @@ func (c *ClientWithResponses) GetThreadsThreadIdStreamWithResponse(ctx context.C
 	return ParseGetThreadsThreadIdStreamResponse(rsp)
 }
 
+// ParsePostAssistantsResponse parses an HTTP response from a PostAssistantsWithResponse call
+func ParsePostAssistantsResponse(rsp *http.Response) (*PostAssistantsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAssistantsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AssistantsAssistant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAssistantsCountResponse parses an HTTP response from a PostAssistantsCountWithResponse call
+func ParsePostAssistantsCountResponse(rsp *http.Response) (*PostAssistantsCountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAssistantsCountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest int
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostAssistantsSearchResponse parses an HTTP response from a PostAssistantsSearchWithResponse call
 func ParsePostAssistantsSearchResponse(rsp *http.Response) (*PostAssistantsSearchResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -11533,6 +13696,62 @@ func ParsePostAssistantsSearchResponse(rsp *http.Response) (*PostAssistantsSearc
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostAssistantsSearchResponse200Headers
+		if values := rsp.Header.Values("X-Pagination-Next"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Pagination-Next", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPaginationNext = &value
+		}
+		if values := rsp.Header.Values("X-Pagination-Total"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Pagination-Total", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPaginationTotal = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteAssistantsAssistantIdResponse parses an HTTP response from a DeleteAssistantsAssistantIdWithResponse call
+func ParseDeleteAssistantsAssistantIdResponse(rsp *http.Response) (*DeleteAssistantsAssistantIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteAssistantsAssistantIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
 	return response, nil
 }
 
@@ -11552,6 +13771,293 @@ func ParseGetAssistantsAssistantIdResponse(rsp *http.Response) (*GetAssistantsAs
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest AssistantsAssistant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchAssistantsAssistantIdResponse parses an HTTP response from a PatchAssistantsAssistantIdWithResponse call
+func ParsePatchAssistantsAssistantIdResponse(rsp *http.Response) (*PatchAssistantsAssistantIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchAssistantsAssistantIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AssistantsAssistant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAssistantsAssistantIdGraphResponse parses an HTTP response from a GetAssistantsAssistantIdGraphWithResponse call
+func ParseGetAssistantsAssistantIdGraphResponse(rsp *http.Response) (*GetAssistantsAssistantIdGraphResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAssistantsAssistantIdGraphResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AssistantsDrawable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAssistantsAssistantIdLatestResponse parses an HTTP response from a PostAssistantsAssistantIdLatestWithResponse call
+func ParsePostAssistantsAssistantIdLatestResponse(rsp *http.Response) (*PostAssistantsAssistantIdLatestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAssistantsAssistantIdLatestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AssistantsAssistant
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAssistantsAssistantIdSchemasResponse parses an HTTP response from a GetAssistantsAssistantIdSchemasWithResponse call
+func ParseGetAssistantsAssistantIdSchemasResponse(rsp *http.Response) (*GetAssistantsAssistantIdSchemasResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAssistantsAssistantIdSchemasResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AssistantsGraphSchemas
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAssistantsAssistantIdSubgraphsResponse parses an HTTP response from a GetAssistantsAssistantIdSubgraphsWithResponse call
+func ParseGetAssistantsAssistantIdSubgraphsResponse(rsp *http.Response) (*GetAssistantsAssistantIdSubgraphsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAssistantsAssistantIdSubgraphsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]AssistantsSubgraphSchemas
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetAssistantsAssistantIdSubgraphsNamespaceResponse parses an HTTP response from a GetAssistantsAssistantIdSubgraphsNamespaceWithResponse call
+func ParseGetAssistantsAssistantIdSubgraphsNamespaceResponse(rsp *http.Response) (*GetAssistantsAssistantIdSubgraphsNamespaceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAssistantsAssistantIdSubgraphsNamespaceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]AssistantsSubgraphSchemas
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostAssistantsAssistantIdVersionsResponse parses an HTTP response from a PostAssistantsAssistantIdVersionsWithResponse call
+func ParsePostAssistantsAssistantIdVersionsResponse(rsp *http.Response) (*PostAssistantsAssistantIdVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostAssistantsAssistantIdVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []AssistantsVersion
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

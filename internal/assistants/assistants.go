@@ -1,8 +1,3 @@
-// Package assistants holds assistants: a named, configured use of a graph.
-// For now it provides the system assistants, one per registered graph, whose
-// id is uuid5(6ba7b821-9dad-11d1-80b4-00c04fd430c8, graph_id) as the Agent
-// Server mints them (reference API §1.2), created at start; Resolve accepts
-// an assistant id or a graph name wherever a run names its assistant.
 package assistants
 
 import (
@@ -10,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,11 +40,33 @@ type Assistant struct {
 
 const columns = `assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at`
 
+// Version is one version of an assistant (POST /assistants/{id}/versions):
+// the Assistant fields without updated_at.
+type Version struct {
+	AssistantID uuid.UUID       `db:"assistant_id" json:"assistant_id"`
+	Version     int             `db:"version" json:"version"`
+	GraphID     string          `db:"graph_id" json:"graph_id"`
+	Name        string          `db:"name" json:"name"`
+	Description *string         `db:"description" json:"description"`
+	Config      json.RawMessage `db:"config" json:"config" swaggertype:"object"`
+	Context     json.RawMessage `db:"context" json:"context" swaggertype:"object"`
+	Metadata    json.RawMessage `db:"metadata" json:"metadata" swaggertype:"object"`
+	CreatedAt   httpx.Time      `db:"created_at" json:"created_at" swaggertype:"string" format:"date-time"`
+}
+
+const versionColumns = `assistant_id, version, graph_id, name, description, config, context, metadata, created_at`
+
+// versionInsert records the assistant rows returned by the CTE named src
+// as versions; it is spliced into a WITH clause.
+const versionInsert = `INSERT INTO assistant_versions (assistant_id, version, graph_id, config, context, metadata, name, description, created_at)
+	SELECT assistant_id, version, graph_id, config, context, metadata, name, description, updated_at FROM `
+
 // Store reads and writes assistants.
 type Store struct {
 	db *pgxpool.Pool
-	// graphOf caches the graph of assistants already resolved (an
-	// assistant's id and graph never change), sparing runs a query.
+	// graphOf caches the graph of assistants already resolved, sparing
+	// runs a query. A run's INSERT checks the cached graph against the
+	// row (see package runs), and Forget drops a stale entry.
 	graphOf sync.Map // uuid.UUID → string
 }
 
@@ -62,13 +79,23 @@ type Ref struct {
 	GraphID     string
 }
 
-// ResolveRef is Resolve for what never changes of an assistant, its id and
-// graph, answered from memory after the first time.
-func (s *Store) ResolveRef(ctx context.Context, ref string) (Ref, error) {
-	id, err := uuid.Parse(strings.TrimSpace(ref))
-	if err != nil || len(strings.TrimSpace(ref)) != 36 {
-		id = SystemID(strings.TrimSpace(ref))
+// refID is the assistant id ref names: itself when it is a UUID, else the
+// system assistant of the graph called ref.
+func refID(ref string) (id uuid.UUID, isUUID bool) {
+	ref = strings.TrimSpace(ref)
+	id, err := uuid.Parse(ref)
+	if err == nil && len(ref) == 36 {
+		return id, true
 	}
+	return SystemID(ref), false
+}
+
+// ResolveRef is Resolve for an assistant's id and graph, answered from
+// memory after the first time. The graph may have changed since (PATCH) and
+// the assistant may be gone: a caller that finds so drops the entry with
+// Forget and asks again.
+func (s *Store) ResolveRef(ctx context.Context, ref string) (Ref, error) {
+	id, _ := refID(ref)
 	if g, ok := s.graphOf.Load(id); ok {
 		return Ref{AssistantID: id, GraphID: g.(string)}, nil
 	}
@@ -80,16 +107,21 @@ func (s *Store) ResolveRef(ctx context.Context, ref string) (Ref, error) {
 	return Ref{AssistantID: a.AssistantID, GraphID: a.GraphID}, nil
 }
 
-// EnsureSystem creates the system assistant of every graph id that has
-// none (existing ones are left as they are).
+// Forget drops what ResolveRef remembers of assistant id.
+func (s *Store) Forget(id uuid.UUID) { s.graphOf.Delete(id) }
+
+// EnsureSystem creates the system assistant (and its version 1) of every
+// graph id that has none; existing ones are left as they are.
 func (s *Store) EnsureSystem(ctx context.Context, graphIDs []string) error {
 	ids := make([]uuid.UUID, len(graphIDs))
 	for i, g := range graphIDs {
 		ids[i] = SystemID(g)
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO assistants (assistant_id, graph_id, name, metadata)
-		SELECT id, g, g, '{"created_by":"system"}' FROM unnest($1::uuid[], $2::text[]) AS t(id, g)
-		ON CONFLICT (assistant_id) DO NOTHING`, ids, graphIDs)
+	_, err := s.db.Exec(ctx, `WITH ins AS (
+			INSERT INTO assistants (assistant_id, graph_id, name, metadata)
+			SELECT id, g, g, '{"created_by":"system"}' FROM unnest($1::uuid[], $2::text[]) AS t(id, g)
+			ON CONFLICT (assistant_id) DO NOTHING RETURNING *)
+		`+versionInsert+`ins`, ids, graphIDs)
 	if err != nil {
 		return fmt.Errorf("create system assistants: %w", err)
 	}
@@ -97,19 +129,21 @@ func (s *Store) EnsureSystem(ctx context.Context, graphIDs []string) error {
 }
 
 // Resolve finds the assistant named by ref: an assistant id, or a
-// registered graph name (its system assistant). An unknown UUID is a 404;
-// anything else unknown is a 422 listing the graphs.
+// registered graph name (its system assistant). An unknown UUID, or a graph
+// whose system assistant was deleted, is a 404; anything else unknown is a
+// 422 listing the graphs.
 func (s *Store) Resolve(ctx context.Context, db postgres.DBTX, ref string) (*Assistant, error) {
+	return resolve(ctx, db, ref, "")
+}
+
+// resolve is Resolve with a locking clause ("FOR UPDATE") appended.
+func resolve(ctx context.Context, db postgres.DBTX, ref, lock string) (*Assistant, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return nil, apperr.Errorf(apperr.Invalid, "assistant_id is required")
 	}
-	id, err := uuid.Parse(ref)
-	isUUID := err == nil && len(ref) == 36
-	if !isUUID {
-		id = SystemID(ref)
-	}
-	rows, err := db.Query(ctx, `SELECT `+columns+` FROM assistants WHERE assistant_id = $1`, id)
+	id, isUUID := refID(ref)
+	rows, err := db.Query(ctx, `SELECT `+columns+` FROM assistants WHERE assistant_id = $1 `+lock, id)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +152,13 @@ func (s *Store) Resolve(ctx context.Context, db postgres.DBTX, ref string) (*Ass
 		if isUUID {
 			return nil, apperr.Errorf(apperr.NotFound, "Assistant %s not found", ref)
 		}
-		graphs, _ := s.graphIDs(ctx, db)
+		graphs, err := GraphIDs(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(graphs, ref) {
+			return nil, apperr.Errorf(apperr.NotFound, "Assistant %s (the system assistant of graph %q) not found: it was deleted", id, ref)
+		}
 		return nil, apperr.Errorf(apperr.Invalid,
 			"Invalid assistant: %q. Must be either a valid assistant UUID or one of the registered graphs: %s",
 			ref, strings.Join(graphs, ", "))
@@ -127,93 +167,4 @@ func (s *Store) Resolve(ctx context.Context, db postgres.DBTX, ref string) (*Ass
 		return nil, err
 	}
 	return &a, nil
-}
-
-func (s *Store) graphIDs(ctx context.Context, db postgres.DBTX) ([]string, error) {
-	rows, err := db.Query(ctx, `SELECT DISTINCT graph_id FROM assistants ORDER BY graph_id`)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
-}
-
-// SearchRequest is the body of POST /assistants/search.
-type SearchRequest struct {
-	GraphID  string         `json:"graph_id"`
-	Name     string         `json:"name"`
-	Metadata map[string]any `json:"metadata"`
-	Limit    *int           `json:"limit"`
-	Offset   int            `json:"offset"`
-}
-
-// Handlers serves the assistant routes.
-type Handlers struct{ store *Store }
-
-// NewHandlers returns the assistant handlers.
-func NewHandlers(s *Store) *Handlers { return &Handlers{store: s} }
-
-// Get godoc
-//
-//	@Summary		Get an assistant
-//	@Description	An assistant by id, or a graph's system assistant by graph name.
-//	@Tags			assistants
-//	@Produce		json
-//	@Param			assistant_id	path		string	true	"Assistant ID or graph name"
-//	@Success		200				{object}	Assistant
-//	@Failure		404				{object}	httpx.ErrorBody
-//	@Failure		422				{object}	httpx.ErrorBody
-//	@Router			/assistants/{assistant_id} [get]
-func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
-	a, err := h.store.Resolve(r.Context(), h.store.db, httpx.PathParam(r, "assistant_id"))
-	if err != nil {
-		return err
-	}
-	httpx.WriteJSON(w, http.StatusOK, a)
-	return nil
-}
-
-// Search godoc
-//
-//	@Summary		Search assistants
-//	@Description	Filters by graph_id, name (substring) and metadata containment; newest first.
-//	@Tags			assistants
-//	@Accept			json
-//	@Produce		json
-//	@Param			body	body		SearchRequest	false	"Filters"
-//	@Success		200		{array}		Assistant
-//	@Failure		422		{object}	httpx.ErrorBody
-//	@Router			/assistants/search [post]
-func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
-	var req SearchRequest
-	if err := httpx.DecodeJSON(r, &req); err != nil {
-		return err
-	}
-	limit := 10
-	if req.Limit != nil {
-		limit = *req.Limit
-	}
-	if limit < 1 || limit > 1000 || req.Offset < 0 {
-		return apperr.Errorf(apperr.Invalid, "Invalid limit/offset: limit must be 1..1000 and offset >= 0")
-	}
-	var md any
-	if req.Metadata != nil {
-		md = req.Metadata
-	}
-	rows, err := h.store.db.Query(r.Context(), `SELECT `+columns+` FROM assistants
-		WHERE ($1 = '' OR graph_id = $1) AND ($2 = '' OR name ILIKE '%' || $2 || '%') AND ($3::jsonb IS NULL OR metadata @> $3)
-		ORDER BY created_at DESC, assistant_id LIMIT $4 OFFSET $5`, req.GraphID, req.Name, md, limit+1, req.Offset)
-	if err != nil {
-		return err
-	}
-	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[Assistant])
-	if err != nil {
-		return err
-	}
-	more := len(list) > limit
-	if more {
-		list = list[:limit]
-	}
-	httpx.SetPagination(w, req.Offset, limit, len(list), more)
-	httpx.WriteJSON(w, http.StatusOK, list)
-	return nil
 }

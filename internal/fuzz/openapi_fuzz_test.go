@@ -47,7 +47,7 @@ const maxBody = 1 << 20
 
 // snapshotTables are the tables whose rows a refused request must not touch.
 var snapshotTables = []string{"threads", "runs", "run_dispatches", "checkpoints",
-	"checkpoint_blobs", "checkpoint_writes", "assistants", "store_items"}
+	"checkpoint_blobs", "checkpoint_writes", "assistants", "assistant_versions", "store_items"}
 
 // request is one generated request.
 type request struct {
@@ -278,6 +278,11 @@ func quiesce(t *testing.T, s *servertest.Server) {
 // it, and reads back the run's checkpoint and dispatch.
 func makeFixtures(t *testing.T, s *servertest.Server) fixtures {
 	t.Helper()
+	// An accepted DELETE or PATCH of /assistants/foo_bar may have removed
+	// the system assistant or moved it to another graph: put it back.
+	s.Must(http.StatusOK, "POST", "/assistants", map[string]any{"graph_id": "foo_bar", "if_exists": "do_nothing",
+		"assistant_id": fooBarAssistant, "name": "foo_bar", "metadata": map[string]any{"created_by": "system"}})
+	s.Must(http.StatusOK, "PATCH", "/assistants/foo_bar", map[string]any{"graph_id": "foo_bar"})
 	tid := s.Must(http.StatusOK, "POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "foo_bar"}}).Map(t)["thread_id"].(string)
 	s.Must(http.StatusOK, "POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}})
 	fx := fixtures{thread: tid, assistant: "foo_bar"}
@@ -294,6 +299,10 @@ func makeFixtures(t *testing.T, s *servertest.Server) fixtures {
 	return fx
 }
 
+// fooBarAssistant is the id of foo_bar's system assistant, the fixture
+// assistant (named by its graph in requests).
+const fooBarAssistant = "59bfe87c-f4fa-5cd5-8a97-4f116167b027"
+
 // ensureFixtures makes new fixtures when an accepted request removed any.
 func ensureFixtures(t *testing.T, s *servertest.Server, fx fixtures) (fixtures, bool) {
 	t.Helper()
@@ -302,8 +311,9 @@ func ensureFixtures(t *testing.T, s *servertest.Server, fx fixtures) (fixtures, 
 		EXISTS (SELECT 1 FROM threads WHERE thread_id::text = $1)
 		AND EXISTS (SELECT 1 FROM runs WHERE run_id::text = $2)
 		AND EXISTS (SELECT 1 FROM checkpoints WHERE thread_id::text = $1 AND checkpoint_id::text = $3)
-		AND EXISTS (SELECT 1 FROM run_dispatches WHERE dispatch_id::text = $4)`,
-		fx.thread, fx.run, fx.checkpoint, fx.dispatch).Scan(&ok)
+		AND EXISTS (SELECT 1 FROM run_dispatches WHERE dispatch_id::text = $4)
+		AND EXISTS (SELECT 1 FROM assistants WHERE assistant_id::text = $5 AND graph_id = 'foo_bar')`,
+		fx.thread, fx.run, fx.checkpoint, fx.dispatch, fooBarAssistant).Scan(&ok)
 	if err != nil {
 		t.Fatalf("ensureFixtures: %v", err)
 	}

@@ -93,8 +93,18 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/threads/{thread_id}/history", h(d.State.GetHistory))
 	r.Post("/threads/{thread_id}/history", h(d.State.PostHistory))
 
+	r.Post("/assistants", h(d.Assistants.Create))
 	r.Post("/assistants/search", h(d.Assistants.Search))
+	r.Post("/assistants/count", h(d.Assistants.Count))
 	r.Get("/assistants/{assistant_id}", h(d.Assistants.Get))
+	r.Patch("/assistants/{assistant_id}", h(d.Assistants.Patch))
+	r.Delete("/assistants/{assistant_id}", h(d.Assistants.Delete))
+	r.Post("/assistants/{assistant_id}/versions", h(d.Assistants.Versions))
+	r.Post("/assistants/{assistant_id}/latest", h(d.Assistants.SetLatest))
+	r.Get("/assistants/{assistant_id}/graph", h(d.Assistants.Graph))
+	r.Get("/assistants/{assistant_id}/schemas", h(d.Assistants.Schemas))
+	r.Get("/assistants/{assistant_id}/subgraphs", h(d.Assistants.Subgraphs))
+	r.Get("/assistants/{assistant_id}/subgraphs/{namespace}", h(d.Assistants.SubgraphsOf))
 
 	r.Post("/threads/{thread_id}/runs", h(d.Runs.CreateStateful))
 	r.Get("/threads/{thread_id}/runs", h(d.Runs.List))
@@ -138,7 +148,8 @@ func NewRouter(d Deps) http.Handler {
 // (/threads/search and /threads/{thread_id}): routing alone would send a GET
 // of them to the id route, to fail as a bad id instead of a 405.
 var postOnlyPaths = map[string]bool{"/threads/search": true, "/threads/count": true, "/threads/prune": true,
-	"/runs/wait": true, "/runs/stream": true, "/runs/batch": true, "/runs/cancel": true, "/assistants/search": true}
+	"/runs/wait": true, "/runs/stream": true, "/runs/batch": true, "/runs/cancel": true, "/assistants/search": true,
+	"/assistants/count": true}
 
 // postOnly answers 405 (Allow: POST) to any other method on postOnlyPaths.
 func postOnly(next http.Handler) http.Handler {

@@ -125,6 +125,11 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 	if err := checkNodes(g, "interrupt_after", k.InterruptAfter); err != nil {
 		return nil, err
 	}
+	if c, ok := k.Config["configurable"]; ok && c != nil {
+		if _, isObj := c.(map[string]any); !isObj {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid config.configurable: must be an object")
+		}
+	}
 	if rl, ok := k.Config["recursion_limit"]; ok {
 		if n, err := recursionLimit(k.Config); err != nil || n < 1 {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid config.recursion_limit %v: must be a positive integer", rl)
@@ -285,6 +290,44 @@ func commandGoto(g *graph.Graph, raw json.RawMessage) ([]string, error) {
 // busy thread the multitask strategy decides (reject → 409; enqueue;
 // interrupt / rollback cancel the inflight runs first).
 func (s *Service) Create(ctx context.Context, threadID uuid.UUID, req *CreateRequest) (*Run, error) {
+	run, err := s.create(ctx, threadID, req)
+	var changed *assistantChangedError
+	if errors.As(err, &changed) {
+		// The assistant was deleted, or moved to another graph, since it
+		// was resolved: resolve it afresh (a 404 when it is gone) and try
+		// once more.
+		s.assistants.Forget(changed.id)
+		run, err = s.create(ctx, threadID, req)
+		if errors.As(err, &changed) {
+			return nil, apperr.Errorf(apperr.NotFound, "Assistant %s not found", changed.id)
+		}
+	}
+	return run, err
+}
+
+// runAssistantKwargs is the kwargs of a new run ($6) with its assistant's
+// (a) config under the run's config (run keys win; configurable merged one
+// level deep), its context under the run's context, and assistant_version.
+const runAssistantKwargs = `$6::jsonb || jsonb_build_object(
+		'config', a.config || ($6::jsonb -> 'config') || jsonb_build_object('configurable',
+			CASE WHEN jsonb_typeof(a.config -> 'configurable') = 'object' THEN a.config -> 'configurable' ELSE '{}' END ||
+			CASE WHEN jsonb_typeof($6::jsonb -> 'config' -> 'configurable') = 'object' THEN $6::jsonb -> 'config' -> 'configurable' ELSE '{}' END),
+		'context', a.context || ($6::jsonb -> 'context'),
+		'assistant_version', a.version)`
+
+// errAssistantChanged is a run insert that found no assistant with the
+// id and graph the run was validated against.
+var errAssistantChanged = errors.New("runs: the assistant changed since it was resolved")
+
+// assistantChangedError is errAssistantChanged for one assistant.
+type assistantChangedError struct{ id uuid.UUID }
+
+func (e *assistantChangedError) Error() string {
+	return errAssistantChanged.Error() + ": " + e.id.String()
+}
+func (e *assistantChangedError) Unwrap() error { return errAssistantChanged }
+
+func (s *Service) create(ctx context.Context, threadID uuid.UUID, req *CreateRequest) (*Run, error) {
 	stateless := threadID == uuid.Nil
 	v, err := s.validate(ctx, req, stateless)
 	if err != nil {
@@ -340,13 +383,21 @@ func (v *validated) threadMetadata() map[string]any {
 func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID uuid.UUID, v *validated, ep dispatch.EnqueueParams) (*Run, error) {
 	runID := uuid.Must(uuid.NewV7())
 	run := &Run{}
+	// The run copies its assistant's current config, context and version
+	// (see runAssistantKwargs); no row is inserted when the assistant is
+	// gone or now has another graph than the one validated against, and
+	// then the dispatch's foreign key fails the whole batch.
 	p.Queue(`
 		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, clock_timestamp())
+		SELECT $1, $2, a.assistant_id, a.graph_id, $5, `+runAssistantKwargs+`, $7, $8, clock_timestamp() + $9::interval, clock_timestamp()
+		FROM assistants a WHERE a.assistant_id = $3 AND a.graph_id = $4
 		RETURNING `+runColumns,
 		runID, threadID, v.assistantID, v.graph.ID, v.strategy, mustJSON(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay).
 		Query(func(rows pgx.Rows) error {
 			r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
+			if errors.Is(err, pgx.ErrNoRows) {
+				return &assistantChangedError{id: v.assistantID}
+			}
 			*run = r
 			return err
 		})

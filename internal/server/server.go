@@ -100,6 +100,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		graphs = graph.Builtin()
 	}
 	assistantStore := assistants.NewStore(s.pool)
+	if err := assistants.RegisterBuiltin(ctx, s.pool, graphs); err != nil {
+		return nil, err
+	}
 	if err := assistantStore.EnsureSystem(ctx, graphs.IDs()); err != nil {
 		return nil, err
 	}
@@ -146,7 +149,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Threads:    threadHandlers,
 		State:      state.NewHandlers(stateSvc),
 		Runs:       runs.NewHandlers(runSvc),
-		Assistants: assistants.NewHandlers(assistantStore),
+		Assistants: assistants.NewHandlers(assistantStore, threadStore),
 		Store:      store.NewHandlers(storeItems),
 		Security:   cfg.Security(),
 	})

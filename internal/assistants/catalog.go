@@ -1,0 +1,185 @@
+package assistants
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// Graph sources in the catalog.
+const (
+	SourceBuiltin = "builtin" // compiled into this server (graph.Builtin)
+)
+
+// SubgraphSchemas are the JSON Schemas of one subgraph, the value of each
+// namespace in GET /assistants/{id}/subgraphs.
+type SubgraphSchemas struct {
+	InputSchema   any `json:"input_schema"`
+	OutputSchema  any `json:"output_schema"`
+	StateSchema   any `json:"state_schema"`
+	ConfigSchema  any `json:"config_schema"`
+	ContextSchema any `json:"context_schema"`
+}
+
+// GraphInfo is one graph of the catalog: what the assistant routes tell
+// about a graph without running it.
+type GraphInfo struct {
+	GraphID string
+	// Drawable is the drawing without subgraphs expanded ({nodes, edges},
+	// graph.Graph.Drawable's shape).
+	Drawable any
+	// XrayDrawables are the drawings with subgraphs expanded, element i to
+	// depth i + 1; empty when the graph has no subgraphs.
+	XrayDrawables []any
+	// Subgraphs maps namespaces (nested ones joined with "|") to their
+	// schemas; empty when the graph has none.
+	Subgraphs map[string]SubgraphSchemas
+	// Schemas are the graph's own JSON Schemas.
+	Schemas SubgraphSchemas
+	// Source says who registered the graph (SourceBuiltin).
+	Source string
+}
+
+// InfoOf describes a built-in graph for the catalog.
+func InfoOf(g *graph.Graph) GraphInfo {
+	s := g.Schemas()
+	return GraphInfo{GraphID: g.ID, Drawable: g.Drawable(), Source: SourceBuiltin,
+		Schemas: SubgraphSchemas{InputSchema: s.Input, OutputSchema: s.Output, StateSchema: s.State,
+			ConfigSchema: s.Config, ContextSchema: s.Context}}
+}
+
+// GraphUpsert adds g to the catalog or replaces its entry.
+func GraphUpsert(ctx context.Context, db postgres.DBTX, g GraphInfo) error {
+	if g.GraphID == "" {
+		return errors.New("graph catalog: empty graph id")
+	}
+	if g.Source == "" {
+		g.Source = SourceBuiltin
+	}
+	xray := g.XrayDrawables
+	if xray == nil {
+		xray = []any{}
+	}
+	sub := g.Subgraphs
+	if sub == nil {
+		sub = map[string]SubgraphSchemas{}
+	}
+	enc := func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	}
+	args := []any{g.GraphID, g.Source}
+	for _, v := range []any{g.Drawable, xray, sub, g.Schemas.InputSchema, g.Schemas.OutputSchema,
+		g.Schemas.StateSchema, g.Schemas.ConfigSchema, g.Schemas.ContextSchema} {
+		s, err := enc(v)
+		if err != nil {
+			return fmt.Errorf("graph catalog: encode %s: %w", g.GraphID, err)
+		}
+		args = append(args, s)
+	}
+	_, err := db.Exec(ctx, `INSERT INTO graphs (graph_id, source, drawable, xray_drawables, subgraphs,
+			input_schema, output_schema, state_schema, config_schema, context_schema)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (graph_id) DO UPDATE SET source = EXCLUDED.source, drawable = EXCLUDED.drawable,
+			xray_drawables = EXCLUDED.xray_drawables, subgraphs = EXCLUDED.subgraphs,
+			input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
+			state_schema = EXCLUDED.state_schema, config_schema = EXCLUDED.config_schema,
+			context_schema = EXCLUDED.context_schema, updated_at = now()`, args...)
+	if err != nil {
+		return fmt.Errorf("graph catalog: upsert %s: %w", g.GraphID, err)
+	}
+	return nil
+}
+
+// RegisterBuiltin upserts every graph of reg into the catalog, in one
+// transaction.
+func RegisterBuiltin(ctx context.Context, db postgres.TxStarter, reg *graph.Registry) error {
+	return postgres.WithTx(ctx, db, func(tx pgx.Tx) error {
+		for _, id := range reg.IDs() {
+			g, _ := reg.Lookup(id)
+			if err := GraphUpsert(ctx, tx, InfoOf(g)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// GraphIDs lists the catalog's graph ids in ascending order.
+func GraphIDs(ctx context.Context, db postgres.DBTX) ([]string, error) {
+	rows, err := db.Query(ctx, `SELECT graph_id FROM graphs ORDER BY graph_id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// graphNotFound is the 404 for a graph id the catalog does not hold, in
+// the Agent Server's wording.
+func graphNotFound(ctx context.Context, db postgres.DBTX, graphID string) error {
+	ids, err := GraphIDs(ctx, db)
+	if err != nil {
+		return err
+	}
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = "'" + id + "'"
+	}
+	return apperr.Errorf(apperr.NotFound, "Graph '%s' not found. Expected one of: [%s]", graphID, strings.Join(q, ", "))
+}
+
+// graphCheck is nil when the catalog holds graphID, and graphNotFound
+// otherwise.
+func graphCheck(ctx context.Context, db postgres.DBTX, graphID string) error {
+	var ok bool
+	if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM graphs WHERE graph_id = $1)`, graphID).Scan(&ok); err != nil {
+		return err
+	}
+	if !ok {
+		return graphNotFound(ctx, db, graphID)
+	}
+	return nil
+}
+
+// catalogRow is a graph's catalog entry as stored.
+type catalogRow struct {
+	GraphID       string          `db:"graph_id"`
+	Drawable      json.RawMessage `db:"drawable"`
+	XrayDrawables json.RawMessage `db:"xray_drawables"`
+	Subgraphs     json.RawMessage `db:"subgraphs"`
+	InputSchema   json.RawMessage `db:"input_schema"`
+	OutputSchema  json.RawMessage `db:"output_schema"`
+	StateSchema   json.RawMessage `db:"state_schema"`
+	ConfigSchema  json.RawMessage `db:"config_schema"`
+	ContextSchema json.RawMessage `db:"context_schema"`
+}
+
+// graphOfAssistant reads the catalog entry of the graph of the assistant
+// ref names; 404 when the assistant or its graph is unknown.
+func graphOfAssistant(ctx context.Context, db postgres.DBTX, ref string) (*catalogRow, error) {
+	a, err := resolve(ctx, db, ref, "")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.Query(ctx, `SELECT graph_id, drawable, xray_drawables, subgraphs, input_schema,
+		output_schema, state_schema, config_schema, context_schema FROM graphs WHERE graph_id = $1`, a.GraphID)
+	if err != nil {
+		return nil, err
+	}
+	g, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[catalogRow])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, graphNotFound(ctx, db, a.GraphID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &g, nil
+}

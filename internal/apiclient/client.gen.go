@@ -1653,7 +1653,7 @@ type GetRunsRunIdStreamParams struct {
 
 // GetStoreItemsParams defines parameters for GetStoreItems.
 type GetStoreItemsParams struct {
-	// Namespace Namespace labels joined by \
+	// Namespace Namespace labels joined by dots (or repeated namespace= keys)
 	Namespace *string `form:"namespace,omitempty" json:"namespace,omitempty"`
 
 	// Key Item key

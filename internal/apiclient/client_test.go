@@ -456,3 +456,88 @@ func TestRunsThroughGeneratedClient(t *testing.T) {
 		t.Fatalf("404 without detail: %s", nt.Body)
 	}
 }
+
+func TestStoreThroughGeneratedClient(t *testing.T) {
+	t.Parallel()
+	c, ctx := setup(t)
+
+	put := func(ns []string, key string, value map[string]interface{}) {
+		t.Helper()
+		r, err := c.PutStoreItemsWithResponse(ctx, apiclient.StorePutRequest{Namespace: &ns, Key: &key, Value: &value})
+		want(t, "put "+key, err, r.StatusCode(), http.StatusNoContent, r.Body)
+	}
+	put([]string{"users", "u1", "memories"}, "colour", map[string]interface{}{"text": "likes green", "n": 1})
+	put([]string{"users", "u1", "memories"}, "food", map[string]interface{}{"text": "likes soup", "n": 2})
+	put([]string{"users", "u2", "prefs"}, "lang", map[string]interface{}{"text": "speaks Welsh", "n": 3})
+	put([]string{"users", "u1", "memories"}, "colour", map[string]interface{}{"text": "likes blue", "n": 4})
+
+	// Get: the namespace joined by dots, as the JS SDK sends it.
+	g, err := c.GetStoreItemsWithResponse(ctx, &apiclient.GetStoreItemsParams{Namespace: ptr("users.u1.memories"), Key: "colour"})
+	want(t, "get", err, g.StatusCode(), http.StatusOK, g.Body)
+	it := g.JSON200
+	if it == nil || it.Key == nil || *it.Key != "colour" || it.Namespace == nil ||
+		!reflect.DeepEqual(*it.Namespace, []string{"users", "u1", "memories"}) || it.Value == nil ||
+		asJSON(t, *it.Value) != `{"n":4,"text":"likes blue"}` || it.CreatedAt == nil || it.UpdatedAt == nil ||
+		it.UpdatedAt.Before(*it.CreatedAt) {
+		t.Fatalf("get: %s", g.Body)
+	}
+	bad, err := c.PutStoreItemsWithResponse(ctx, apiclient.StorePutRequest{Key: ptr("k"),
+		Value: &map[string]interface{}{"a": 1}})
+	want(t, "put without namespace", err, bad.StatusCode(), http.StatusUnprocessableEntity, bad.Body)
+	if bad.JSON422 == nil || bad.JSON422.Detail == "" {
+		t.Fatalf("422 without detail: %s", bad.Body)
+	}
+
+	// Search under a prefix, with a filter, and with a query.
+	search := func(req apiclient.StoreSearchRequest) []string {
+		t.Helper()
+		r, err := c.PostStoreItemsSearchWithResponse(ctx, req)
+		want(t, "search", err, r.StatusCode(), http.StatusOK, r.Body)
+		var keys []string
+		for _, it := range *r.JSON200.Items {
+			if it.Score != nil {
+				t.Fatalf("score without a semantic index: %s", r.Body)
+			}
+			keys = append(keys, *it.Key)
+		}
+		return keys
+	}
+	if got := search(apiclient.StoreSearchRequest{NamespacePrefix: &[]string{"users", "u1"}}); !reflect.DeepEqual(got, []string{"colour", "food"}) {
+		t.Fatalf("search users.u1: %v, want colour (newest update) then food", got)
+	}
+	if got := search(apiclient.StoreSearchRequest{NamespacePrefix: &[]string{"users"},
+		Filter: &map[string]interface{}{"n": 3}}); !reflect.DeepEqual(got, []string{"lang"}) {
+		t.Fatalf("search filter n=3: %v", got)
+	}
+	if got := search(apiclient.StoreSearchRequest{Query: ptr("SOUP")}); !reflect.DeepEqual(got, []string{"food"}) {
+		t.Fatalf("search query soup: %v", got)
+	}
+	if got := search(apiclient.StoreSearchRequest{NamespacePrefix: &[]string{"users"}, Limit: ptr(1), Offset: ptr(1)}); len(got) != 1 {
+		t.Fatalf("search page: %v", got)
+	}
+
+	// Namespaces, whole and truncated.
+	ns, err := c.PostStoreNamespacesWithResponse(ctx, apiclient.StoreNamespacesRequest{Prefix: &[]string{"users"}})
+	want(t, "namespaces", err, ns.StatusCode(), http.StatusOK, ns.Body)
+	if got := asJSON(t, ns.JSON200.Namespaces); got != `[["users","u1","memories"],["users","u2","prefs"]]` {
+		t.Fatalf("namespaces: %s", got)
+	}
+	ns, err = c.PostStoreNamespacesWithResponse(ctx, apiclient.StoreNamespacesRequest{MaxDepth: ptr(2),
+		Suffix: &[]string{"prefs"}})
+	want(t, "namespaces max_depth", err, ns.StatusCode(), http.StatusOK, ns.Body)
+	if got := asJSON(t, ns.JSON200.Namespaces); got != `[["users","u2"]]` {
+		t.Fatalf("namespaces suffix prefs, depth 2: %s", got)
+	}
+
+	// Delete, then the item reads as null.
+	del, err := c.DeleteStoreItemsWithResponse(ctx, apiclient.StoreDeleteRequest{
+		Namespace: &[]string{"users", "u1", "memories"}, Key: ptr("colour")})
+	want(t, "delete", err, del.StatusCode(), http.StatusNoContent, del.Body)
+	g, err = c.GetStoreItemsWithResponse(ctx, &apiclient.GetStoreItemsParams{Namespace: ptr("users.u1.memories"), Key: "colour"})
+	want(t, "get deleted", err, g.StatusCode(), http.StatusOK, g.Body)
+	// The body is JSON null; the generated client decodes it to an empty
+	// item (oapi-codegen allocates the struct before decoding).
+	if strings.TrimSpace(string(g.Body)) != "null" || g.JSON200.Key != nil {
+		t.Fatalf("deleted item: %s", g.Body)
+	}
+}

@@ -112,7 +112,7 @@ func checkIndex(raw json.RawMessage) error {
 //	@Description	Returns the item, or JSON null when it does not exist or has expired (not a 404: the SDKs map null to "absent"). The namespace is its labels joined by "." (what the JS SDK sends), repeated namespace= keys (one label each), or a JSON array of labels; empty is the root, where no item can be. refresh_ttl (default true) makes an item with a ttl expire ttl minutes from now.
 //	@Tags			store
 //	@Produce		json
-//	@Param			namespace	query		string	false	"Namespace labels joined by \".\" (or repeated namespace= keys)"
+//	@Param			namespace	query		string	false	"Namespace labels joined by dots (or repeated namespace= keys)"
 //	@Param			key			query		string	true	"Item key"
 //	@Param			refresh_ttl	query		string	false	"Push the expiry of an item with a ttl forward (true/false, default true)"
 //	@Success		200			{object}	Item	"the item, or null when absent or expired"

@@ -46,6 +46,10 @@ var shapes = []shape{
 		{"type":"object","required":["node"],"properties":{"node":{"type":"string"},"input":{}}},
 		{"type":"array","items":{"oneOf":[{"type":"string"},
 			{"type":"object","required":["node"],"properties":{"node":{"type":"string"},"input":{}}}]}}]}`},
+	// A drawn graph's node data is the node's name (a string) or an object
+	// describing it; an edge's data is its label or an object.
+	{"assistants.DrawableNode", "data", `{"oneOf":[{"type":"string"},` + anyObject + `]}`},
+	{"assistants.DrawableEdge", "data", `{"oneOf":[{"type":"string"},` + anyObject + `]}`},
 	{"threads.CreateRequest", "ttl", ttl},
 	{"threads.PatchRequest", "ttl", ttl},
 	{"threads.Thread", "interrupts", `{"type":"object","additionalProperties":{"type":"array","items":{}}}`},

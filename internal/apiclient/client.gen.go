@@ -686,18 +686,40 @@ type AssistantsDrawable struct {
 
 // AssistantsDrawableEdge defines model for assistants.DrawableEdge.
 type AssistantsDrawableEdge struct {
-	Conditional *bool                   `json:"conditional,omitempty"`
-	Data        *map[string]interface{} `json:"data,omitempty"`
-	Source      *string                 `json:"source,omitempty"`
-	Target      *string                 `json:"target,omitempty"`
+	Conditional *bool                        `json:"conditional,omitempty"`
+	Data        *AssistantsDrawableEdge_Data `json:"data,omitempty"`
+	Source      *string                      `json:"source,omitempty"`
+	Target      *string                      `json:"target,omitempty"`
+}
+
+// AssistantsDrawableEdgeData0 defines model for AssistantsDrawableEdge.Data.0.
+type AssistantsDrawableEdgeData0 = string
+
+// AssistantsDrawableEdgeData1 defines model for AssistantsDrawableEdge.Data.1.
+type AssistantsDrawableEdgeData1 map[string]interface{}
+
+// AssistantsDrawableEdge_Data defines model for AssistantsDrawableEdge.Data.
+type AssistantsDrawableEdge_Data struct {
+	union json.RawMessage
 }
 
 // AssistantsDrawableNode defines model for assistants.DrawableNode.
 type AssistantsDrawableNode struct {
-	Data     *map[string]interface{}     `json:"data,omitempty"`
-	Id       *string                     `json:"id,omitempty"`
-	Metadata *map[string]interface{}     `json:"metadata,omitempty"`
-	Type     *AssistantsDrawableNodeType `json:"type,omitempty"`
+	Data     *AssistantsDrawableNode_Data `json:"data,omitempty"`
+	Id       *string                      `json:"id,omitempty"`
+	Metadata *map[string]interface{}      `json:"metadata,omitempty"`
+	Type     *AssistantsDrawableNodeType  `json:"type,omitempty"`
+}
+
+// AssistantsDrawableNodeData0 defines model for AssistantsDrawableNode.Data.0.
+type AssistantsDrawableNodeData0 = string
+
+// AssistantsDrawableNodeData1 defines model for AssistantsDrawableNode.Data.1.
+type AssistantsDrawableNodeData1 map[string]interface{}
+
+// AssistantsDrawableNode_Data defines model for AssistantsDrawableNode.Data.
+type AssistantsDrawableNode_Data struct {
+	union json.RawMessage
 }
 
 // AssistantsDrawableNodeType defines model for AssistantsDrawableNode.Type.
@@ -1857,6 +1879,130 @@ type PostThreadsThreadIdStateJSONRequestBody = StateUpdateRequest
 
 // PostThreadsThreadIdStateCheckpointJSONRequestBody defines body for PostThreadsThreadIdStateCheckpoint for application/json ContentType.
 type PostThreadsThreadIdStateCheckpointJSONRequestBody = StateStateCheckpointRequest
+
+// AsAssistantsDrawableEdgeData0 returns the union data inside the AssistantsDrawableEdge_Data as a AssistantsDrawableEdgeData0
+func (t AssistantsDrawableEdge_Data) AsAssistantsDrawableEdgeData0() (AssistantsDrawableEdgeData0, error) {
+	var body AssistantsDrawableEdgeData0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAssistantsDrawableEdgeData0 overwrites any union data inside the AssistantsDrawableEdge_Data as the provided AssistantsDrawableEdgeData0
+func (t *AssistantsDrawableEdge_Data) FromAssistantsDrawableEdgeData0(v AssistantsDrawableEdgeData0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAssistantsDrawableEdgeData0 performs a merge with any union data inside the AssistantsDrawableEdge_Data, using the provided AssistantsDrawableEdgeData0
+func (t *AssistantsDrawableEdge_Data) MergeAssistantsDrawableEdgeData0(v AssistantsDrawableEdgeData0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAssistantsDrawableEdgeData1 returns the union data inside the AssistantsDrawableEdge_Data as a AssistantsDrawableEdgeData1
+func (t AssistantsDrawableEdge_Data) AsAssistantsDrawableEdgeData1() (AssistantsDrawableEdgeData1, error) {
+	var body AssistantsDrawableEdgeData1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAssistantsDrawableEdgeData1 overwrites any union data inside the AssistantsDrawableEdge_Data as the provided AssistantsDrawableEdgeData1
+func (t *AssistantsDrawableEdge_Data) FromAssistantsDrawableEdgeData1(v AssistantsDrawableEdgeData1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAssistantsDrawableEdgeData1 performs a merge with any union data inside the AssistantsDrawableEdge_Data, using the provided AssistantsDrawableEdgeData1
+func (t *AssistantsDrawableEdge_Data) MergeAssistantsDrawableEdgeData1(v AssistantsDrawableEdgeData1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AssistantsDrawableEdge_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AssistantsDrawableEdge_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsAssistantsDrawableNodeData0 returns the union data inside the AssistantsDrawableNode_Data as a AssistantsDrawableNodeData0
+func (t AssistantsDrawableNode_Data) AsAssistantsDrawableNodeData0() (AssistantsDrawableNodeData0, error) {
+	var body AssistantsDrawableNodeData0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAssistantsDrawableNodeData0 overwrites any union data inside the AssistantsDrawableNode_Data as the provided AssistantsDrawableNodeData0
+func (t *AssistantsDrawableNode_Data) FromAssistantsDrawableNodeData0(v AssistantsDrawableNodeData0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAssistantsDrawableNodeData0 performs a merge with any union data inside the AssistantsDrawableNode_Data, using the provided AssistantsDrawableNodeData0
+func (t *AssistantsDrawableNode_Data) MergeAssistantsDrawableNodeData0(v AssistantsDrawableNodeData0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAssistantsDrawableNodeData1 returns the union data inside the AssistantsDrawableNode_Data as a AssistantsDrawableNodeData1
+func (t AssistantsDrawableNode_Data) AsAssistantsDrawableNodeData1() (AssistantsDrawableNodeData1, error) {
+	var body AssistantsDrawableNodeData1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAssistantsDrawableNodeData1 overwrites any union data inside the AssistantsDrawableNode_Data as the provided AssistantsDrawableNodeData1
+func (t *AssistantsDrawableNode_Data) FromAssistantsDrawableNodeData1(v AssistantsDrawableNodeData1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAssistantsDrawableNodeData1 performs a merge with any union data inside the AssistantsDrawableNode_Data, using the provided AssistantsDrawableNodeData1
+func (t *AssistantsDrawableNode_Data) MergeAssistantsDrawableNodeData1(v AssistantsDrawableNodeData1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AssistantsDrawableNode_Data) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AssistantsDrawableNode_Data) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // AsRunsCommandGoto20 returns the union data inside the RunsCommand_Goto_2_Item as a RunsCommandGoto20
 func (t RunsCommand_Goto_2_Item) AsRunsCommandGoto20() (RunsCommandGoto20, error) {

@@ -541,3 +541,93 @@ func TestStoreThroughGeneratedClient(t *testing.T) {
 		t.Fatalf("deleted item: %s", g.Body)
 	}
 }
+
+func TestAssistantsThroughGeneratedClient(t *testing.T) {
+	t.Parallel()
+	c, ctx := setup(t)
+
+	// A graph's system assistant, by graph name.
+	sys, err := c.GetAssistantsAssistantIdWithResponse(ctx, "foo_bar")
+	want(t, "get system assistant", err, sys.StatusCode(), http.StatusOK, sys.Body)
+	if sys.JSON200.GraphId == nil || *sys.JSON200.GraphId != "foo_bar" || sys.JSON200.AssistantId == nil {
+		t.Fatalf("system assistant: %s", sys.Body)
+	}
+
+	// Create one, then patch it: version 2.
+	cr, err := c.PostAssistantsWithResponse(ctx, apiclient.AssistantsCreateRequest{GraphId: ptr("foo_bar"),
+		Name: ptr("mine"), Metadata: &map[string]interface{}{"team": "red"},
+		Config: &map[string]interface{}{"configurable": map[string]interface{}{"k": "v1"}}})
+	want(t, "create assistant", err, cr.StatusCode(), http.StatusOK, cr.Body)
+	a := cr.JSON200
+	if a.AssistantId == nil || *a.AssistantId == *sys.JSON200.AssistantId || a.Version == nil || *a.Version != 1 ||
+		*a.Name != "mine" || (*a.Metadata)["team"] != "red" {
+		t.Fatalf("created assistant: %s", cr.Body)
+	}
+	id := *a.AssistantId
+	pr, err := c.PatchAssistantsAssistantIdWithResponse(ctx, id, apiclient.AssistantsPatchRequest{
+		Metadata: &map[string]interface{}{"stage": "beta"}, Description: ptr("second")})
+	want(t, "patch assistant", err, pr.StatusCode(), http.StatusOK, pr.Body)
+	if *pr.JSON200.Version != 2 || *pr.JSON200.Description != "second" || (*pr.JSON200.Metadata)["stage"] != "beta" ||
+		*pr.JSON200.Name != "mine" {
+		t.Fatalf("patched assistant: %s", pr.Body)
+	}
+
+	// Versions, newest first; then back to version 1.
+	vr, err := c.PostAssistantsAssistantIdVersionsWithResponse(ctx, id, apiclient.AssistantsVersionsRequest{})
+	want(t, "versions", err, vr.StatusCode(), http.StatusOK, vr.Body)
+	if vs := *vr.JSON200; len(vs) != 2 || *vs[0].Version != 2 || *vs[1].Version != 1 || *vs[0].AssistantId != id {
+		t.Fatalf("versions: %s", vr.Body)
+	}
+	lr, err := c.PostAssistantsAssistantIdLatestWithResponse(ctx, id, nil, apiclient.AssistantsLatestRequest{Version: ptr(1)})
+	want(t, "latest", err, lr.StatusCode(), http.StatusOK, lr.Body)
+	if *lr.JSON200.Version != 1 || lr.JSON200.Description != nil && *lr.JSON200.Description == "second" {
+		t.Fatalf("set latest to 1: %s", lr.Body)
+	}
+
+	// Graph and schemas of the graph.
+	gr, err := c.GetAssistantsAssistantIdGraphWithResponse(ctx, id, nil)
+	want(t, "graph", err, gr.StatusCode(), http.StatusOK, gr.Body)
+	nodes := map[string]bool{}
+	for _, n := range *gr.JSON200.Nodes {
+		nodes[*n.Id] = true
+	}
+	if !nodes["node_a"] || !nodes["node_b"] || !nodes["__start__"] || !nodes["__end__"] || len(*gr.JSON200.Edges) != 3 {
+		t.Fatalf("graph: %s", gr.Body)
+	}
+	sr, err := c.GetAssistantsAssistantIdSchemasWithResponse(ctx, id)
+	want(t, "schemas", err, sr.StatusCode(), http.StatusOK, sr.Body)
+	props, _ := (*sr.JSON200.StateSchema)["properties"].(map[string]interface{})
+	if *sr.JSON200.GraphId != "foo_bar" || props["foo"] == nil || props["bar"] == nil {
+		t.Fatalf("schemas: %s", sr.Body)
+	}
+
+	// Search and count by metadata.
+	se, err := c.PostAssistantsSearchWithResponse(ctx, apiclient.AssistantsSearchRequest{GraphId: ptr("foo_bar"),
+		Metadata: &map[string]interface{}{"team": "red"}})
+	want(t, "search assistants", err, se.StatusCode(), http.StatusOK, se.Body)
+	if len(*se.JSON200) != 1 || *(*se.JSON200)[0].AssistantId != id {
+		t.Fatalf("search: %s", se.Body)
+	}
+	co, err := c.PostAssistantsCountWithResponse(ctx, apiclient.AssistantsSearchRequest{GraphId: ptr("foo_bar")})
+	want(t, "count assistants", err, co.StatusCode(), http.StatusOK, co.Body)
+	if *co.JSON200 != 2 {
+		t.Fatalf("count of foo_bar assistants: %d, want 2 (system + mine)", *co.JSON200)
+	}
+
+	// A run through the created assistant, by its id.
+	wr, err := c.PostRunsWaitWithResponse(ctx, apiclient.RunsCreateRequest{AssistantId: &id,
+		Input: &map[string]interface{}{"foo": ""}})
+	want(t, "run with assistant", err, wr.StatusCode(), http.StatusOK, wr.Body)
+	if asJSON(t, wr.JSON200) != `{"bar":["a","b"],"foo":"b"}` {
+		t.Fatalf("run result: %s", wr.Body)
+	}
+
+	// Delete: 204, then 404.
+	dr, err := c.DeleteAssistantsAssistantIdWithResponse(ctx, id, nil)
+	want(t, "delete assistant", err, dr.StatusCode(), http.StatusNoContent, dr.Body)
+	gone, err := c.GetAssistantsAssistantIdWithResponse(ctx, id)
+	want(t, "get deleted assistant", err, gone.StatusCode(), http.StatusNotFound, gone.Body)
+	if gone.JSON404 == nil || gone.JSON404.Detail == "" {
+		t.Fatalf("404 without detail: %s", gone.Body)
+	}
+}

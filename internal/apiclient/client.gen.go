@@ -1728,6 +1728,9 @@ type GetThreadsThreadIdRunsParams struct {
 
 	// Status Only runs with this status
 	Status *GetThreadsThreadIdRunsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Select Only these fields of each run (repeated, comma list or JSON array)
+	Select *[]string `form:"select,omitempty" json:"select,omitempty"`
 }
 
 // GetThreadsThreadIdRunsParamsStatus defines parameters for GetThreadsThreadIdRuns.
@@ -7358,6 +7361,18 @@ func NewGetThreadsThreadIdRunsRequest(server string, threadId openapi_types.UUID
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Select != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "select", *params.Select, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -16,6 +16,7 @@ import (
 	"github.com/weftdev/weft/internal/graph"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/threads"
 )
 
 // CreateRequest is the body of every run-creating route (RunCreateStateful
@@ -405,8 +406,12 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 	if _, err := dispatch.DispatchEnqueue(ctx, p, ep); err != nil {
 		return nil, err
 	}
+	// The thread's config becomes the run's (its assistant's merged under
+	// it), and a new run is activity that restarts the thread's ttl clock.
 	p.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
-		active_run_id = `+nextActiveRun+`, updated_at = now() WHERE thread_id = $1`, threadID, v.threadMetadata(), runID)
+		active_run_id = `+nextActiveRun+`, updated_at = now(),
+		config = coalesce((SELECT kwargs -> 'config' FROM runs WHERE run_id = $3), config),
+		expires_at = `+threads.ExpiresAtSQL+` WHERE thread_id = $1`, threadID, v.threadMetadata(), runID)
 	return run, nil
 }
 

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -281,6 +285,7 @@ func threadRun(r *http.Request) (uuid.UUID, uuid.UUID, error) {
 //	@Param		limit		query		int		false	"Page size"	default(10)	minimum(1)	maximum(1000)
 //	@Param		offset		query		int		false	"Offset"	default(0)	minimum(0)
 //	@Param		status		query		string	false	"Only runs with this status"	Enums(pending, running, success, error, timeout, interrupted)
+//	@Param		select		query		[]string	false	"Only these fields of each run (repeated, comma list or JSON array)"
 //	@Success	200			{array}		Run
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
@@ -302,6 +307,12 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request) error {
 	if status != "" && !validStatus(status) {
 		return apperr.Errorf(apperr.Invalid, "Invalid status %q", status)
 	}
+	fields := httpx.QueryList(r.URL.Query()["select"])
+	for _, f := range fields {
+		if !runFields[f] {
+			return apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of %s", f, strings.Join(slices.Sorted(maps.Keys(runFields)), ", "))
+		}
+	}
 	// Runs are encoded one by one into one buffer, written once complete;
 	// the page ends early once it passes MaxRunsPageBytes (it always holds
 	// at least one run), and X-Pagination-Next then gives the next offset.
@@ -314,7 +325,13 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request) error {
 			buf.WriteByte(',')
 		}
 		n++
-		if err := enc.Encode(run); err != nil {
+		var v any = run
+		if len(fields) > 0 {
+			if v, err = projectRun(run, fields); err != nil {
+				return false, err
+			}
+		}
+		if err := enc.Encode(v); err != nil {
 			return false, err
 		}
 		cut = buf.Len() > MaxRunsPageBytes && n < limit
@@ -331,6 +348,35 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	_, _ = buf.WriteTo(w)
 	return nil
+}
+
+// runFields are the fields of a Run, for select.
+var runFields = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeFor[Run]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			m[name] = true
+		}
+	}
+	return m
+}()
+
+// projectRun returns only the named fields of run.
+func projectRun(run *Run, fields []string) (map[string]json.RawMessage, error) {
+	b, err := json.Marshal(run)
+	if err != nil {
+		return nil, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(fields))
+	for _, f := range fields {
+		out[f] = all[f]
+	}
+	return out, nil
 }
 
 // MaxRunsPageBytes caps a page of GET /threads/{thread_id}/runs: a run

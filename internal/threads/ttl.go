@@ -102,6 +102,7 @@ func (t *Thread) attachTTL() {
 	t.TTL = ttl
 }
 
-// ExpiresAtSQL is the SQL expression that (re)starts a thread's ttl clock,
-// for statements that record activity on a thread (a PATCH, a new run).
-const ExpiresAtSQL = `CASE WHEN ttl_minutes IS NULL THEN NULL ELSE now() + make_interval(secs => ttl_minutes * 60) END`
+// ExpiresAtSQL is the SQL expression that (re)starts a thread's ttl clock
+// (null for a thread without ttl), for statements that record activity on a
+// thread, such as a new run.
+const ExpiresAtSQL = `now() + make_interval(secs => ttl_minutes * 60)`

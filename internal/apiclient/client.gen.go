@@ -649,16 +649,16 @@ func (e PostThreadsThreadIdRunsRunIdCancelParamsAction) Valid() bool {
 
 // AssistantsAssistant defines model for assistants.Assistant.
 type AssistantsAssistant struct {
-	AssistantId *string                 `json:"assistant_id,omitempty"`
-	Config      *map[string]interface{} `json:"config,omitempty"`
-	Context     *map[string]interface{} `json:"context,omitempty"`
-	CreatedAt   *time.Time              `json:"created_at,omitempty"`
-	Description *string                 `json:"description,omitempty"`
-	GraphId     *string                 `json:"graph_id,omitempty"`
-	Metadata    *map[string]interface{} `json:"metadata,omitempty"`
-	Name        *string                 `json:"name,omitempty"`
-	UpdatedAt   *time.Time              `json:"updated_at,omitempty"`
-	Version     *int                    `json:"version,omitempty"`
+	AssistantId openapi_types.UUID     `json:"assistant_id"`
+	Config      map[string]interface{} `json:"config"`
+	Context     map[string]interface{} `json:"context"`
+	CreatedAt   time.Time              `json:"created_at"`
+	Description *string                `json:"description"`
+	GraphId     string                 `json:"graph_id"`
+	Metadata    map[string]interface{} `json:"metadata"`
+	Name        string                 `json:"name"`
+	UpdatedAt   time.Time              `json:"updated_at"`
+	Version     int                    `json:"version"`
 }
 
 // AssistantsCreateRequest defines model for assistants.CreateRequest.
@@ -781,15 +781,15 @@ type AssistantsSubgraphSchemas struct {
 
 // AssistantsVersion defines model for assistants.Version.
 type AssistantsVersion struct {
-	AssistantId *string                 `json:"assistant_id,omitempty"`
-	Config      *map[string]interface{} `json:"config,omitempty"`
-	Context     *map[string]interface{} `json:"context,omitempty"`
-	CreatedAt   *time.Time              `json:"created_at,omitempty"`
-	Description *string                 `json:"description,omitempty"`
-	GraphId     *string                 `json:"graph_id,omitempty"`
-	Metadata    *map[string]interface{} `json:"metadata,omitempty"`
-	Name        *string                 `json:"name,omitempty"`
-	Version     *int                    `json:"version,omitempty"`
+	AssistantId openapi_types.UUID     `json:"assistant_id"`
+	Config      map[string]interface{} `json:"config"`
+	Context     map[string]interface{} `json:"context"`
+	CreatedAt   time.Time              `json:"created_at"`
+	Description *string                `json:"description"`
+	GraphId     string                 `json:"graph_id"`
+	Metadata    map[string]interface{} `json:"metadata"`
+	Name        string                 `json:"name"`
+	Version     int                    `json:"version"`
 }
 
 // AssistantsVersionsRequest defines model for assistants.VersionsRequest.
@@ -1341,15 +1341,15 @@ type StoreDeleteRequest struct {
 
 // StoreItem defines model for store.Item.
 type StoreItem struct {
-	CreatedAt *time.Time `json:"created_at,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 
 	// Key Example: favourite-colour
-	Key *string `json:"key,omitempty"`
+	Key string `json:"key"`
 
 	// Namespace Example: ["users","u1","memories"]
-	Namespace *[]string               `json:"namespace,omitempty"`
-	UpdatedAt *time.Time              `json:"updated_at,omitempty"`
-	Value     *map[string]interface{} `json:"value,omitempty"`
+	Namespace []string               `json:"namespace"`
+	UpdatedAt time.Time              `json:"updated_at"`
+	Value     map[string]interface{} `json:"value"`
 }
 
 // StoreNamespacesRequest defines model for store.NamespacesRequest.
@@ -1403,16 +1403,16 @@ type StorePutRequest struct {
 
 // StoreSearchItem defines model for store.SearchItem.
 type StoreSearchItem struct {
-	CreatedAt *time.Time `json:"created_at,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 
 	// Key Example: favourite-colour
-	Key *string `json:"key,omitempty"`
+	Key string `json:"key"`
 
 	// Namespace Example: ["users","u1","memories"]
-	Namespace *[]string               `json:"namespace,omitempty"`
-	Score     *float32                `json:"score,omitempty"`
-	UpdatedAt *time.Time              `json:"updated_at,omitempty"`
-	Value     *map[string]interface{} `json:"value,omitempty"`
+	Namespace []string               `json:"namespace"`
+	Score     *float32               `json:"score"`
+	UpdatedAt time.Time              `json:"updated_at"`
+	Value     map[string]interface{} `json:"value"`
 }
 
 // StoreSearchRequest defines model for store.SearchRequest.

@@ -475,10 +475,10 @@ func TestStoreThroughGeneratedClient(t *testing.T) {
 	g, err := c.GetStoreItemsWithResponse(ctx, &apiclient.GetStoreItemsParams{Namespace: ptr("users.u1.memories"), Key: "colour"})
 	want(t, "get", err, g.StatusCode(), http.StatusOK, g.Body)
 	it := g.JSON200
-	if it == nil || it.Key == nil || *it.Key != "colour" || it.Namespace == nil ||
-		!reflect.DeepEqual(*it.Namespace, []string{"users", "u1", "memories"}) || it.Value == nil ||
-		asJSON(t, *it.Value) != `{"n":4,"text":"likes blue"}` || it.CreatedAt == nil || it.UpdatedAt == nil ||
-		it.UpdatedAt.Before(*it.CreatedAt) {
+	if it == nil || it.Key != "colour" ||
+		!reflect.DeepEqual(it.Namespace, []string{"users", "u1", "memories"}) ||
+		asJSON(t, it.Value) != `{"n":4,"text":"likes blue"}` || it.CreatedAt.IsZero() ||
+		it.UpdatedAt.Before(it.CreatedAt) {
 		t.Fatalf("get: %s", g.Body)
 	}
 	bad, err := c.PutStoreItemsWithResponse(ctx, apiclient.StorePutRequest{Key: ptr("k"),
@@ -498,7 +498,7 @@ func TestStoreThroughGeneratedClient(t *testing.T) {
 			if it.Score != nil {
 				t.Fatalf("score without a semantic index: %s", r.Body)
 			}
-			keys = append(keys, *it.Key)
+			keys = append(keys, it.Key)
 		}
 		return keys
 	}
@@ -537,7 +537,7 @@ func TestStoreThroughGeneratedClient(t *testing.T) {
 	want(t, "get deleted", err, g.StatusCode(), http.StatusOK, g.Body)
 	// The body is JSON null; the generated client decodes it to an empty
 	// item (oapi-codegen allocates the struct before decoding).
-	if strings.TrimSpace(string(g.Body)) != "null" || g.JSON200.Key != nil {
+	if strings.TrimSpace(string(g.Body)) != "null" || g.JSON200.Key != "" {
 		t.Fatalf("deleted item: %s", g.Body)
 	}
 }
@@ -549,7 +549,7 @@ func TestAssistantsThroughGeneratedClient(t *testing.T) {
 	// A graph's system assistant, by graph name.
 	sys, err := c.GetAssistantsAssistantIdWithResponse(ctx, "foo_bar")
 	want(t, "get system assistant", err, sys.StatusCode(), http.StatusOK, sys.Body)
-	if sys.JSON200.GraphId == nil || *sys.JSON200.GraphId != "foo_bar" || sys.JSON200.AssistantId == nil {
+	if sys.JSON200.GraphId != "foo_bar" || sys.JSON200.AssistantId.String() != "59bfe87c-f4fa-5cd5-8a97-4f116167b027" {
 		t.Fatalf("system assistant: %s", sys.Body)
 	}
 
@@ -559,28 +559,28 @@ func TestAssistantsThroughGeneratedClient(t *testing.T) {
 		Config: &map[string]interface{}{"configurable": map[string]interface{}{"k": "v1"}}})
 	want(t, "create assistant", err, cr.StatusCode(), http.StatusOK, cr.Body)
 	a := cr.JSON200
-	if a.AssistantId == nil || *a.AssistantId == *sys.JSON200.AssistantId || a.Version == nil || *a.Version != 1 ||
-		*a.Name != "mine" || (*a.Metadata)["team"] != "red" {
+	if a.AssistantId == sys.JSON200.AssistantId || a.Version != 1 ||
+		a.Name != "mine" || a.Metadata["team"] != "red" {
 		t.Fatalf("created assistant: %s", cr.Body)
 	}
-	id := *a.AssistantId
+	id := a.AssistantId.String()
 	pr, err := c.PatchAssistantsAssistantIdWithResponse(ctx, id, apiclient.AssistantsPatchRequest{
 		Metadata: &map[string]interface{}{"stage": "beta"}, Description: ptr("second")})
 	want(t, "patch assistant", err, pr.StatusCode(), http.StatusOK, pr.Body)
-	if *pr.JSON200.Version != 2 || *pr.JSON200.Description != "second" || (*pr.JSON200.Metadata)["stage"] != "beta" ||
-		*pr.JSON200.Name != "mine" {
+	if pr.JSON200.Version != 2 || pr.JSON200.Description == nil || *pr.JSON200.Description != "second" ||
+		pr.JSON200.Metadata["stage"] != "beta" || pr.JSON200.Name != "mine" {
 		t.Fatalf("patched assistant: %s", pr.Body)
 	}
 
 	// Versions, newest first; then back to version 1.
 	vr, err := c.PostAssistantsAssistantIdVersionsWithResponse(ctx, id, apiclient.AssistantsVersionsRequest{})
 	want(t, "versions", err, vr.StatusCode(), http.StatusOK, vr.Body)
-	if vs := *vr.JSON200; len(vs) != 2 || *vs[0].Version != 2 || *vs[1].Version != 1 || *vs[0].AssistantId != id {
+	if vs := *vr.JSON200; len(vs) != 2 || vs[0].Version != 2 || vs[1].Version != 1 || vs[0].AssistantId.String() != id {
 		t.Fatalf("versions: %s", vr.Body)
 	}
 	lr, err := c.PostAssistantsAssistantIdLatestWithResponse(ctx, id, nil, apiclient.AssistantsLatestRequest{Version: ptr(1)})
 	want(t, "latest", err, lr.StatusCode(), http.StatusOK, lr.Body)
-	if *lr.JSON200.Version != 1 || lr.JSON200.Description != nil && *lr.JSON200.Description == "second" {
+	if lr.JSON200.Version != 1 || lr.JSON200.Description != nil && *lr.JSON200.Description == "second" {
 		t.Fatalf("set latest to 1: %s", lr.Body)
 	}
 
@@ -605,7 +605,7 @@ func TestAssistantsThroughGeneratedClient(t *testing.T) {
 	se, err := c.PostAssistantsSearchWithResponse(ctx, apiclient.AssistantsSearchRequest{GraphId: ptr("foo_bar"),
 		Metadata: &map[string]interface{}{"team": "red"}})
 	want(t, "search assistants", err, se.StatusCode(), http.StatusOK, se.Body)
-	if len(*se.JSON200) != 1 || *(*se.JSON200)[0].AssistantId != id {
+	if len(*se.JSON200) != 1 || (*se.JSON200)[0].AssistantId.String() != id {
 		t.Fatalf("search: %s", se.Body)
 	}
 	co, err := c.PostAssistantsCountWithResponse(ctx, apiclient.AssistantsSearchRequest{GraphId: ptr("foo_bar")})

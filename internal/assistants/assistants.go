@@ -26,16 +26,16 @@ func SystemID(graphID string) uuid.UUID { return uuid.NewSHA1(Namespace, []byte(
 
 // Assistant is the Assistant object of the API (reference §3.1).
 type Assistant struct {
-	AssistantID uuid.UUID       `db:"assistant_id" json:"assistant_id"`
-	GraphID     string          `db:"graph_id" json:"graph_id"`
-	Name        string          `db:"name" json:"name"`
-	Description *string         `db:"description" json:"description"`
-	Config      json.RawMessage `db:"config" json:"config" swaggertype:"object"`
-	Context     json.RawMessage `db:"context" json:"context" swaggertype:"object"`
-	Metadata    json.RawMessage `db:"metadata" json:"metadata" swaggertype:"object"`
-	Version     int             `db:"version" json:"version"`
-	CreatedAt   httpx.Time      `db:"created_at" json:"created_at" swaggertype:"string" format:"date-time"`
-	UpdatedAt   httpx.Time      `db:"updated_at" json:"updated_at" swaggertype:"string" format:"date-time"`
+	AssistantID uuid.UUID       `db:"assistant_id" json:"assistant_id" validate:"required" format:"uuid"`
+	GraphID     string          `db:"graph_id" json:"graph_id" validate:"required"`
+	Name        string          `db:"name" json:"name" validate:"required"`
+	Description *string         `db:"description" json:"description" validate:"required" extensions:"x-nullable"`
+	Config      json.RawMessage `db:"config" json:"config" validate:"required" swaggertype:"object"`
+	Context     json.RawMessage `db:"context" json:"context" validate:"required" swaggertype:"object"`
+	Metadata    json.RawMessage `db:"metadata" json:"metadata" validate:"required" swaggertype:"object"`
+	Version     int             `db:"version" json:"version" validate:"required"`
+	CreatedAt   httpx.Time      `db:"created_at" json:"created_at" validate:"required" swaggertype:"string" format:"date-time"`
+	UpdatedAt   httpx.Time      `db:"updated_at" json:"updated_at" validate:"required" swaggertype:"string" format:"date-time"`
 }
 
 const columns = `assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at`
@@ -43,15 +43,15 @@ const columns = `assistant_id, graph_id, name, description, config, context, met
 // Version is one version of an assistant (POST /assistants/{id}/versions):
 // the Assistant fields without updated_at.
 type Version struct {
-	AssistantID uuid.UUID       `db:"assistant_id" json:"assistant_id"`
-	Version     int             `db:"version" json:"version"`
-	GraphID     string          `db:"graph_id" json:"graph_id"`
-	Name        string          `db:"name" json:"name"`
-	Description *string         `db:"description" json:"description"`
-	Config      json.RawMessage `db:"config" json:"config" swaggertype:"object"`
-	Context     json.RawMessage `db:"context" json:"context" swaggertype:"object"`
-	Metadata    json.RawMessage `db:"metadata" json:"metadata" swaggertype:"object"`
-	CreatedAt   httpx.Time      `db:"created_at" json:"created_at" swaggertype:"string" format:"date-time"`
+	AssistantID uuid.UUID       `db:"assistant_id" json:"assistant_id" validate:"required" format:"uuid"`
+	Version     int             `db:"version" json:"version" validate:"required"`
+	GraphID     string          `db:"graph_id" json:"graph_id" validate:"required"`
+	Name        string          `db:"name" json:"name" validate:"required"`
+	Description *string         `db:"description" json:"description" validate:"required" extensions:"x-nullable"`
+	Config      json.RawMessage `db:"config" json:"config" validate:"required" swaggertype:"object"`
+	Context     json.RawMessage `db:"context" json:"context" validate:"required" swaggertype:"object"`
+	Metadata    json.RawMessage `db:"metadata" json:"metadata" validate:"required" swaggertype:"object"`
+	CreatedAt   httpx.Time      `db:"created_at" json:"created_at" validate:"required" swaggertype:"string" format:"date-time"`
 }
 
 const versionColumns = `assistant_id, version, graph_id, name, description, config, context, metadata, created_at`

@@ -50,9 +50,9 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request, threadID uuid.
 //	@Param			body		body		CreateRequest	true	"Run"
 //	@Success		200			{object}	Run
 //	@Failure		400			{object}	httpx.ErrorBody
-//	@Failure		404			{object}	httpx.ErrorBody	"thread, assistant or checkpoint not found"
+//	@Failure		404			{object}	httpx.ErrorBody	"thread, assistant (an unknown assistant UUID) or checkpoint not found"
 //	@Failure		409			{object}	httpx.ErrorBody	"thread busy and multitask_strategy reject"
-//	@Failure		422			{object}	httpx.ErrorBody
+//	@Failure		422			{object}	httpx.ErrorBody	"invalid body, or an assistant_id that is neither a UUID nor a registered graph name"
 //	@Router			/threads/{thread_id}/runs [post]
 func (h *Handlers) CreateStateful(w http.ResponseWriter, r *http.Request) error {
 	tid, err := httpx.PathUUID(r, "thread_id", "thread")

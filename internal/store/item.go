@@ -11,18 +11,18 @@ import (
 
 // Item is a stored item as the API returns it.
 type Item struct {
-	Namespace []string        `json:"namespace" db:"namespace" example:"users,u1,memories"`
-	Key       string          `json:"key" db:"key" example:"favourite-colour"`
-	Value     json.RawMessage `json:"value" db:"value" swaggertype:"object"`
-	CreatedAt httpx.Time      `json:"created_at" db:"created_at" swaggertype:"string" format:"date-time"`
-	UpdatedAt httpx.Time      `json:"updated_at" db:"updated_at" swaggertype:"string" format:"date-time"`
+	Namespace []string        `json:"namespace" validate:"required" db:"namespace" example:"users,u1,memories"`
+	Key       string          `json:"key" validate:"required" db:"key" example:"favourite-colour"`
+	Value     json.RawMessage `json:"value" validate:"required" db:"value" swaggertype:"object"`
+	CreatedAt httpx.Time      `json:"created_at" validate:"required" db:"created_at" swaggertype:"string" format:"date-time"`
+	UpdatedAt httpx.Time      `json:"updated_at" validate:"required" db:"updated_at" swaggertype:"string" format:"date-time"`
 }
 
 // SearchItem is an Item in search results. Score is always null until
 // semantic search exists.
 type SearchItem struct {
 	Item
-	Score *float64 `json:"score" extensions:"x-nullable"`
+	Score *float64 `json:"score" validate:"required" extensions:"x-nullable"`
 }
 
 // Limits on names, so that a namespace and key always fit in the primary key

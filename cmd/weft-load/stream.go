@@ -25,7 +25,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/server"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
-	"github.com/weftdev/weft/internal/graph"
 	"github.com/weftdev/weft/internal/postgres"
 )
 

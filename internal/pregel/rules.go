@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/checkpoints"
-	"github.com/weftdev/weft/internal/graph"
 )
 
 // Channel names and task paths LangGraph uses for its own bookkeeping.

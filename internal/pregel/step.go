@@ -9,8 +9,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/checkpoints"
-	"github.com/weftdev/weft/internal/graph"
 )
 
 // InputTask is the name LangGraph files a run's input under (versions_seen

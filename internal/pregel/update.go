@@ -4,9 +4,9 @@ import (
 	"maps"
 	"time"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
-	"github.com/weftdev/weft/internal/graph"
 )
 
 // CopyNode is the as_node that forks a checkpoint without changing it

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/server/servertest"

@@ -13,10 +13,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/dispatch"
-	"github.com/weftdev/weft/internal/graph"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/threads"
 )

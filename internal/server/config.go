@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/httpapi"
 )
 

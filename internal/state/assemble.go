@@ -1,8 +1,8 @@
 package state
 
 import (
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/checkpoints"
-	"github.com/weftdev/weft/internal/graph"
 	"github.com/weftdev/weft/internal/pregel"
 )
 

@@ -3,9 +3,9 @@ package state
 import (
 	"encoding/json"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
-	"github.com/weftdev/weft/internal/graph"
 	"github.com/weftdev/weft/internal/pregel"
 )
 

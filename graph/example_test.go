@@ -3,7 +3,7 @@ package graph_test
 import (
 	"fmt"
 
-	"github.com/weftdev/weft/internal/graph"
+	"github.com/weftdev/weft/graph"
 )
 
 // Applying a node's update through the channel reducers and asking where the

@@ -158,7 +158,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	// Last-Event-ID) instead of holding the drain open.
 	s.http.RegisterOnShutdown(runSvc.BeginShutdown)
 	go func() { s.done <- s.http.Serve(s.ln) }()
-	log.Info("weft background", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
+	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
 	return s, nil
 }
 

@@ -936,6 +936,29 @@ type RunsCheckpointPut struct {
 	ParentCheckpointId *string `json:"parent_checkpoint_id,omitempty"`
 }
 
+// RunsCheckpointReadRequest defines model for runs.CheckpointReadRequest.
+type RunsCheckpointReadRequest struct {
+	// Before Before lists checkpoints older than this id (list).
+	Before *string `json:"before,omitempty"`
+
+	// CheckpointId CheckpointID reads that checkpoint (get) or only it (list); empty:
+	// the latest (get) or all (list).
+	CheckpointId *string `json:"checkpoint_id,omitempty"`
+
+	// CheckpointNs CheckpointNS selects a namespace ("" is the root graph); absent or
+	// null: every namespace (list only; get reads the root).
+	CheckpointNs *string `json:"checkpoint_ns,omitempty"`
+
+	// Filter Filter lists checkpoints whose metadata contains it (list).
+	Filter *map[string]interface{} `json:"filter,omitempty"`
+
+	// Limit Limit caps the list (1..1000, default 100).
+	Limit *int `json:"limit,omitempty"`
+
+	// ThreadId Example: 5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11
+	ThreadId *string `json:"thread_id,omitempty"`
+}
+
 // RunsClaimRequest defines model for runs.ClaimRequest.
 type RunsClaimRequest struct {
 	// GraphIds GraphIDs limits the claim to runs of these graphs (empty: any).
@@ -1137,6 +1160,49 @@ type RunsFenceRequest struct {
 	Error *string `json:"error,omitempty"`
 }
 
+// RunsGraphRegistered defines model for runs.GraphRegistered.
+type RunsGraphRegistered struct {
+	// AssistantId AssistantID is the graph's system assistant (created when missing).
+	AssistantId *string `json:"assistant_id,omitempty"`
+	GraphId     *string `json:"graph_id,omitempty"`
+
+	// Nodes Nodes are the graph's node names, as run creation checks them
+	// (interrupt_before, interrupt_after, command.goto).
+	Nodes *[]string `json:"nodes,omitempty"`
+}
+
+// RunsGraphRegistration defines model for runs.GraphRegistration.
+type RunsGraphRegistration struct {
+	ConfigSchema  *map[string]interface{} `json:"config_schema,omitempty"`
+	ContextSchema *map[string]interface{} `json:"context_schema,omitempty"`
+
+	// Drawable Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
+	// data?}], edges: [{source, target, conditional?}]}, as LangGraph's
+	// drawable graph serialises; its node ids (other than __start__ and
+	// __end__) are the graph's nodes.
+	Drawable *map[string]interface{} `json:"drawable,omitempty"`
+
+	// GraphId GraphID is the graph's id (the key of langgraph.json's "graphs").
+	//
+	// Example: agent
+	GraphId      *string                 `json:"graph_id,omitempty"`
+	InputSchema  *map[string]interface{} `json:"input_schema,omitempty"`
+	OutputSchema *map[string]interface{} `json:"output_schema,omitempty"`
+	StateSchema  *map[string]interface{} `json:"state_schema,omitempty"`
+
+	// Subgraphs Subgraphs maps subgraph namespaces to their schemas.
+	Subgraphs *map[string]AssistantsSubgraphSchemas `json:"subgraphs,omitempty"`
+
+	// WorkerId WorkerID names the registering worker (for the log).
+	//
+	// Example: js-worker-1
+	WorkerId *string `json:"worker_id,omitempty"`
+
+	// XrayDrawables XrayDrawables are the drawings with subgraphs expanded, element i to
+	// depth i + 1 (empty without subgraphs).
+	XrayDrawables *[]map[string]interface{} `json:"xray_drawables,omitempty"`
+}
+
 // RunsHeartbeatResponse defines model for runs.HeartbeatResponse.
 type RunsHeartbeatResponse struct {
 	// Cancel Cancel is "interrupt" or "rollback" when the run must stop, "" otherwise.
@@ -1151,6 +1217,30 @@ type RunsNackResponse struct {
 
 // RunsNackResponseState defines model for RunsNackResponse.State.
 type RunsNackResponseState string
+
+// RunsRawTuple defines model for runs.RawTuple.
+type RunsRawTuple struct {
+	// ChannelValues ChannelValues are the blobs named by the checkpoint's
+	// channel_versions: [channel, type, base64 blob or null].
+	ChannelValues *[]string `json:"channel_values,omitempty"`
+
+	// Checkpoint Checkpoint is the checkpoints.checkpoint column (without
+	// channel_values).
+	Checkpoint *map[string]interface{} `json:"checkpoint,omitempty"`
+	Config     *struct {
+		CheckpointId *string `json:"checkpoint_id,omitempty"`
+		CheckpointNs *string `json:"checkpoint_ns,omitempty"`
+		ThreadId     *string `json:"thread_id,omitempty"`
+	} `json:"config,omitempty"`
+
+	// Metadata Metadata is the checkpoints.metadata column.
+	Metadata           *map[string]interface{} `json:"metadata,omitempty"`
+	ParentCheckpointId *string                 `json:"parent_checkpoint_id,omitempty"`
+
+	// PendingWrites PendingWrites are the writes recorded under the checkpoint, ordered
+	// by task path, task id, idx: [task_id, channel, type, base64 blob].
+	PendingWrites *[]string `json:"pending_writes,omitempty"`
+}
 
 // RunsRun defines model for runs.Run.
 type RunsRun struct {
@@ -1805,8 +1895,17 @@ type PostAssistantsAssistantIdLatestJSONRequestBody = AssistantsLatestRequest
 // PostAssistantsAssistantIdVersionsJSONRequestBody defines body for PostAssistantsAssistantIdVersions for application/json ContentType.
 type PostAssistantsAssistantIdVersionsJSONRequestBody = AssistantsVersionsRequest
 
+// PostDispatchCheckpointsGetJSONRequestBody defines body for PostDispatchCheckpointsGet for application/json ContentType.
+type PostDispatchCheckpointsGetJSONRequestBody = RunsCheckpointReadRequest
+
+// PostDispatchCheckpointsListJSONRequestBody defines body for PostDispatchCheckpointsList for application/json ContentType.
+type PostDispatchCheckpointsListJSONRequestBody = RunsCheckpointReadRequest
+
 // PostDispatchClaimJSONRequestBody defines body for PostDispatchClaim for application/json ContentType.
 type PostDispatchClaimJSONRequestBody = RunsClaimRequest
+
+// PostDispatchGraphsJSONRequestBody defines body for PostDispatchGraphs for application/json ContentType.
+type PostDispatchGraphsJSONRequestBody = RunsGraphRegistration
 
 // PostDispatchDispatchIdAckJSONRequestBody defines body for PostDispatchDispatchIdAck for application/json ContentType.
 type PostDispatchDispatchIdAckJSONRequestBody = RunsAckRequest
@@ -2775,6 +2874,42 @@ type ClientInterface interface {
 	// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
 	PostAssistantsAssistantIdVersions(ctx context.Context, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostDispatchCheckpointsGetWithBody Read a checkpoint as stored (worker API)
+	//
+	// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dispatch/checkpoints/get (the `PostDispatchCheckpointsGet` operationId).
+	PostDispatchCheckpointsGetWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchCheckpointsGet Read a checkpoint as stored (worker API)
+	//
+	// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /dispatch/checkpoints/get (the `PostDispatchCheckpointsGet` operationId).
+	PostDispatchCheckpointsGet(ctx context.Context, body PostDispatchCheckpointsGetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchCheckpointsListWithBody List checkpoints as stored (worker API)
+	//
+	// A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dispatch/checkpoints/list (the `PostDispatchCheckpointsList` operationId).
+	PostDispatchCheckpointsListWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchCheckpointsList List checkpoints as stored (worker API)
+	//
+	// A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /dispatch/checkpoints/list (the `PostDispatchCheckpointsList` operationId).
+	PostDispatchCheckpointsList(ctx context.Context, body PostDispatchCheckpointsListJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostDispatchClaimWithBody Claim runs (worker API)
 	//
 	// Claims up to limit queued runs, oldest first and one per thread, each with a claim_token and a lease. Every later call on a dispatch presents the token and is refused with 409 once the lease is lost. With wait_ms the call waits for work (long poll); an empty list means none came.
@@ -2792,6 +2927,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /dispatch/claim (the `PostDispatchClaim` operationId).
 	PostDispatchClaim(ctx context.Context, body PostDispatchClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchGraphsWithBody Register a graph an external worker serves (worker API)
+	//
+	// Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
+	PostDispatchGraphsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchGraphs Register a graph an external worker serves (worker API)
+	//
+	// Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
+	PostDispatchGraphs(ctx context.Context, body PostDispatchGraphsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostDispatchDispatchIdAckWithBody End a run (worker API)
 	//
@@ -3704,6 +3857,82 @@ func (c *Client) PostAssistantsAssistantIdVersions(ctx context.Context, assistan
 	return c.Client.Do(req)
 }
 
+// PostDispatchCheckpointsGetWithBody Read a checkpoint as stored (worker API)
+//
+// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dispatch/checkpoints/get (the `PostDispatchCheckpointsGet` operationId).
+func (c *Client) PostDispatchCheckpointsGetWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchCheckpointsGetRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchCheckpointsGet Read a checkpoint as stored (worker API)
+//
+// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /dispatch/checkpoints/get (the `PostDispatchCheckpointsGet` operationId).
+func (c *Client) PostDispatchCheckpointsGet(ctx context.Context, body PostDispatchCheckpointsGetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchCheckpointsGetRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchCheckpointsListWithBody List checkpoints as stored (worker API)
+//
+// A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dispatch/checkpoints/list (the `PostDispatchCheckpointsList` operationId).
+func (c *Client) PostDispatchCheckpointsListWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchCheckpointsListRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchCheckpointsList List checkpoints as stored (worker API)
+//
+// A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /dispatch/checkpoints/list (the `PostDispatchCheckpointsList` operationId).
+func (c *Client) PostDispatchCheckpointsList(ctx context.Context, body PostDispatchCheckpointsListJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchCheckpointsListRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostDispatchClaimWithBody Claim runs (worker API)
 //
 // Claims up to limit queued runs, oldest first and one per thread, each with a claim_token and a lease. Every later call on a dispatch presents the token and is refused with 409 once the lease is lost. With wait_ms the call waits for work (long poll); an empty list means none came.
@@ -3732,6 +3961,44 @@ func (c *Client) PostDispatchClaimWithBody(ctx context.Context, contentType stri
 // Corresponds with POST /dispatch/claim (the `PostDispatchClaim` operationId).
 func (c *Client) PostDispatchClaim(ctx context.Context, body PostDispatchClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostDispatchClaimRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchGraphsWithBody Register a graph an external worker serves (worker API)
+//
+// Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
+func (c *Client) PostDispatchGraphsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchGraphsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchGraphs Register a graph an external worker serves (worker API)
+//
+// Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
+func (c *Client) PostDispatchGraphs(ctx context.Context, body PostDispatchGraphsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchGraphsRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5673,6 +5940,86 @@ func NewPostAssistantsAssistantIdVersionsRequestWithBody(server string, assistan
 	return req, nil
 }
 
+// NewPostDispatchCheckpointsGetRequest calls the generic PostDispatchCheckpointsGet builder with application/json body
+func NewPostDispatchCheckpointsGetRequest(server string, body PostDispatchCheckpointsGetJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDispatchCheckpointsGetRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostDispatchCheckpointsGetRequestWithBody constructs an http.Request for the PostDispatchCheckpointsGet method, with any body, and a specified content type
+func NewPostDispatchCheckpointsGetRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dispatch/checkpoints/get")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostDispatchCheckpointsListRequest calls the generic PostDispatchCheckpointsList builder with application/json body
+func NewPostDispatchCheckpointsListRequest(server string, body PostDispatchCheckpointsListJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDispatchCheckpointsListRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostDispatchCheckpointsListRequestWithBody constructs an http.Request for the PostDispatchCheckpointsList method, with any body, and a specified content type
+func NewPostDispatchCheckpointsListRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dispatch/checkpoints/list")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostDispatchClaimRequest calls the generic PostDispatchClaim builder with application/json body
 func NewPostDispatchClaimRequest(server string, body PostDispatchClaimJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5694,6 +6041,46 @@ func NewPostDispatchClaimRequestWithBody(server string, contentType string, body
 	}
 
 	operationPath := fmt.Sprintf("/dispatch/claim")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostDispatchGraphsRequest calls the generic PostDispatchGraphs builder with application/json body
+func NewPostDispatchGraphsRequest(server string, body PostDispatchGraphsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDispatchGraphsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostDispatchGraphsRequestWithBody constructs an http.Request for the PostDispatchGraphs method, with any body, and a specified content type
+func NewPostDispatchGraphsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dispatch/graphs")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -8451,6 +8838,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
 	PostAssistantsAssistantIdVersionsWithResponse(ctx context.Context, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdVersionsResponse, error)
 
+	// PostDispatchCheckpointsGetWithBodyWithResponse Read a checkpoint as stored (worker API)
+	//
+	// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/checkpoints/get (the `PostDispatchCheckpointsGet` operationId).
+	PostDispatchCheckpointsGetWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsGetResponse, error)
+
+	// PostDispatchCheckpointsGetWithResponse Read a checkpoint as stored (worker API)
+	//
+	// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/checkpoints/get (the `PostDispatchCheckpointsGet` operationId).
+	PostDispatchCheckpointsGetWithResponse(ctx context.Context, body PostDispatchCheckpointsGetJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsGetResponse, error)
+
+	// PostDispatchCheckpointsListWithBodyWithResponse List checkpoints as stored (worker API)
+	//
+	// A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/checkpoints/list (the `PostDispatchCheckpointsList` operationId).
+	PostDispatchCheckpointsListWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsListResponse, error)
+
+	// PostDispatchCheckpointsListWithResponse List checkpoints as stored (worker API)
+	//
+	// A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/checkpoints/list (the `PostDispatchCheckpointsList` operationId).
+	PostDispatchCheckpointsListWithResponse(ctx context.Context, body PostDispatchCheckpointsListJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsListResponse, error)
+
 	// PostDispatchClaimWithBodyWithResponse Claim runs (worker API)
 	//
 	// Claims up to limit queued runs, oldest first and one per thread, each with a claim_token and a lease. Every later call on a dispatch presents the token and is refused with 409 once the lease is lost. With wait_ms the call waits for work (long poll); an empty list means none came.
@@ -8468,6 +8891,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /dispatch/claim (the `PostDispatchClaim` operationId).
 	PostDispatchClaimWithResponse(ctx context.Context, body PostDispatchClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchClaimResponse, error)
+
+	// PostDispatchGraphsWithBodyWithResponse Register a graph an external worker serves (worker API)
+	//
+	// Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
+	PostDispatchGraphsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchGraphsResponse, error)
+
+	// PostDispatchGraphsWithResponse Register a graph an external worker serves (worker API)
+	//
+	// Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
+	PostDispatchGraphsWithResponse(ctx context.Context, body PostDispatchGraphsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchGraphsResponse, error)
 
 	// PostDispatchDispatchIdAckWithBodyWithResponse End a run (worker API)
 	//
@@ -9770,6 +10211,109 @@ func (r PostAssistantsAssistantIdVersionsResponse) ContentType() string {
 	return ""
 }
 
+type PostDispatchCheckpointsGetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunsRawTuple
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostDispatchCheckpointsGetResponse) GetJSON200() *RunsRawTuple {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostDispatchCheckpointsGetResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostDispatchCheckpointsGetResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDispatchCheckpointsGetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDispatchCheckpointsGetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDispatchCheckpointsGetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDispatchCheckpointsGetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostDispatchCheckpointsListResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]RunsRawTuple
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostDispatchCheckpointsListResponse) GetJSON200() *[]RunsRawTuple {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostDispatchCheckpointsListResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDispatchCheckpointsListResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDispatchCheckpointsListResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDispatchCheckpointsListResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDispatchCheckpointsListResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostDispatchClaimResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9812,6 +10356,61 @@ func (r PostDispatchClaimResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostDispatchClaimResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostDispatchGraphsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunsGraphRegistered
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostDispatchGraphsResponse) GetJSON200() *RunsGraphRegistered {
+	return r.JSON200
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostDispatchGraphsResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostDispatchGraphsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDispatchGraphsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDispatchGraphsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDispatchGraphsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDispatchGraphsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12634,6 +13233,66 @@ func (c *ClientWithResponses) PostAssistantsAssistantIdVersionsWithResponse(ctx 
 	return ParsePostAssistantsAssistantIdVersionsResponse(rsp)
 }
 
+// PostDispatchCheckpointsGetWithBodyWithResponse Read a checkpoint as stored (worker API)
+//
+// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/checkpoints/get (the `PostDispatchCheckpointsGet` operationId).
+func (c *ClientWithResponses) PostDispatchCheckpointsGetWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsGetResponse, error) {
+	rsp, err := c.PostDispatchCheckpointsGetWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchCheckpointsGetResponse(rsp)
+}
+
+// PostDispatchCheckpointsGetWithResponse Read a checkpoint as stored (worker API)
+//
+// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/checkpoints/get (the `PostDispatchCheckpointsGet` operationId).
+func (c *ClientWithResponses) PostDispatchCheckpointsGetWithResponse(ctx context.Context, body PostDispatchCheckpointsGetJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsGetResponse, error) {
+	rsp, err := c.PostDispatchCheckpointsGet(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchCheckpointsGetResponse(rsp)
+}
+
+// PostDispatchCheckpointsListWithBodyWithResponse List checkpoints as stored (worker API)
+//
+// A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/checkpoints/list (the `PostDispatchCheckpointsList` operationId).
+func (c *ClientWithResponses) PostDispatchCheckpointsListWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsListResponse, error) {
+	rsp, err := c.PostDispatchCheckpointsListWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchCheckpointsListResponse(rsp)
+}
+
+// PostDispatchCheckpointsListWithResponse List checkpoints as stored (worker API)
+//
+// A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/checkpoints/list (the `PostDispatchCheckpointsList` operationId).
+func (c *ClientWithResponses) PostDispatchCheckpointsListWithResponse(ctx context.Context, body PostDispatchCheckpointsListJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsListResponse, error) {
+	rsp, err := c.PostDispatchCheckpointsList(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchCheckpointsListResponse(rsp)
+}
+
 // PostDispatchClaimWithBodyWithResponse Claim runs (worker API)
 //
 // Claims up to limit queued runs, oldest first and one per thread, each with a claim_token and a lease. Every later call on a dispatch presents the token and is refused with 409 once the lease is lost. With wait_ms the call waits for work (long poll); an empty list means none came.
@@ -12662,6 +13321,36 @@ func (c *ClientWithResponses) PostDispatchClaimWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParsePostDispatchClaimResponse(rsp)
+}
+
+// PostDispatchGraphsWithBodyWithResponse Register a graph an external worker serves (worker API)
+//
+// Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
+func (c *ClientWithResponses) PostDispatchGraphsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchGraphsResponse, error) {
+	rsp, err := c.PostDispatchGraphsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchGraphsResponse(rsp)
+}
+
+// PostDispatchGraphsWithResponse Register a graph an external worker serves (worker API)
+//
+// Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
+func (c *ClientWithResponses) PostDispatchGraphsWithResponse(ctx context.Context, body PostDispatchGraphsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchGraphsResponse, error) {
+	rsp, err := c.PostDispatchGraphs(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchGraphsResponse(rsp)
 }
 
 // PostDispatchDispatchIdAckWithBodyWithResponse End a run (worker API)
@@ -14243,6 +14932,79 @@ func ParsePostAssistantsAssistantIdVersionsResponse(rsp *http.Response) (*PostAs
 	return response, nil
 }
 
+// ParsePostDispatchCheckpointsGetResponse parses an HTTP response from a PostDispatchCheckpointsGetWithResponse call
+func ParsePostDispatchCheckpointsGetResponse(rsp *http.Response) (*PostDispatchCheckpointsGetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDispatchCheckpointsGetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunsRawTuple
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostDispatchCheckpointsListResponse parses an HTTP response from a PostDispatchCheckpointsListWithResponse call
+func ParsePostDispatchCheckpointsListResponse(rsp *http.Response) (*PostDispatchCheckpointsListResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDispatchCheckpointsListResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []RunsRawTuple
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostDispatchClaimResponse parses an HTTP response from a PostDispatchClaimWithResponse call
 func ParsePostDispatchClaimResponse(rsp *http.Response) (*PostDispatchClaimResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -14263,6 +15025,46 @@ func ParsePostDispatchClaimResponse(rsp *http.Response) (*PostDispatchClaimRespo
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostDispatchGraphsResponse parses an HTTP response from a PostDispatchGraphsWithResponse call
+func ParsePostDispatchGraphsResponse(rsp *http.Response) (*PostDispatchGraphsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDispatchGraphsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunsGraphRegistered
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody

@@ -131,6 +131,9 @@ func NewRouter(d Deps) http.Handler {
 	r.Post("/dispatch/{dispatch_id}/ack", h(d.Runs.Ack))
 	r.Post("/dispatch/{dispatch_id}/nack", h(d.Runs.Nack))
 	r.Post("/dispatch/{dispatch_id}/commit", h(d.Runs.Commit))
+	r.Post("/dispatch/graphs", h(d.Runs.RegisterGraph))
+	r.Post("/dispatch/checkpoints/get", h(d.Runs.GetCheckpointRaw))
+	r.Post("/dispatch/checkpoints/list", h(d.Runs.ListCheckpointsRaw))
 
 	r.Put("/store/items", h(d.Store.Put))
 	r.Get("/store/items", h(d.Store.Get))

@@ -64,9 +64,9 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 	if err != nil {
 		return nil, err
 	}
-	g, ok := s.graphs.Lookup(a.GraphID)
-	if !ok {
-		return nil, apperr.Errorf(apperr.BadRequest, "Graph %q of assistant %s is not registered on this server", a.GraphID, a.AssistantID)
+	g, err := s.runnableGraph(ctx, a.GraphID, a.AssistantID)
+	if err != nil {
+		return nil, err
 	}
 	v := &validated{assistantID: a.AssistantID, graph: g, metadata: req.Metadata}
 	if v.metadata == nil {

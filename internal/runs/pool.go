@@ -64,6 +64,11 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 // woken by the queue's notifications.
 func (s *Service) ClaimWait(ctx context.Context, worker string, graphIDs []string, limit int, wait time.Duration) ([]Claimed, error) {
 	deadline := time.Now().Add(wait)
+	var sub chan struct{}
+	if wait > 0 {
+		sub = s.events.subscribe(queueGrew)
+		defer s.events.unsubscribe(queueGrew, sub)
+	}
 	for {
 		got, err := s.Claim(ctx, worker, graphIDs, limit)
 		if err != nil || len(got) > 0 || time.Now().After(deadline) {
@@ -74,6 +79,8 @@ func (s *Service) ClaimWait(ctx context.Context, worker string, graphIDs []strin
 		case <-ctx.Done():
 			t.Stop()
 			return nil, nil
+		case <-sub:
+			t.Stop()
 		case <-t.C:
 		}
 	}

@@ -154,6 +154,7 @@ func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func())
 }
 
 func (s *Service) wakeWorkers(n int) {
+	s.events.fire(queueGrew) // long-polling external workers (ClaimWait)
 	for range max(n, 1) {
 		select {
 		case s.wake <- struct{}{}:

@@ -67,6 +67,14 @@ func parseModes(list []string) modes {
 // messages-tuple; an interrupt update as a values event when only values
 // were asked for (as the Agent Server does); end never (the stream closes).
 func (m modes) wire(e StoredEvent) string {
+	if base, ns, sub := strings.Cut(e.Event, "|"); sub {
+		// A subgraph's event ("values|<namespace>", from stream_subgraphs):
+		// sent under its own name when its mode was asked for.
+		if name := m.wire(StoredEvent{Event: base, Data: e.Data}); name == base || base == "messages" && name != "" {
+			return name + "|" + ns
+		}
+		return ""
+	}
 	switch e.Event {
 	case "metadata", "error":
 		return e.Event

@@ -193,6 +193,7 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 			return apperr.Errorf(apperr.Invalid, "Every write batch needs a checkpoint_id")
 		}
 	}
+	normalizeWorkerEvents(req)
 	res, err := h.svc.Commit(r.Context(), id, req)
 	if err != nil {
 		return err

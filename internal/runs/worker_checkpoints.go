@@ -1,0 +1,176 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// Checkpoint reads for external workers. A worker's checkpointer (the JS
+// worker's WeftSaver) reads the rows exactly as stored, blobs undecoded,
+// the way LangGraph's own PostgresSaver reads them: its serializer then
+// revives the values (LangChain messages as message classes), so LangGraph's
+// loop resumes from what it wrote, pending writes included. State reads for
+// clients (GET /threads/{id}/state) decode and normalise the same rows.
+
+// RawTuple is one checkpoint as stored, for a worker's checkpointer.
+type RawTuple struct {
+	Config struct {
+		ThreadID     string `json:"thread_id"`
+		NS           string `json:"checkpoint_ns"`
+		CheckpointID string `json:"checkpoint_id"`
+	} `json:"config"`
+	ParentCheckpointID *string `json:"parent_checkpoint_id"`
+	// Checkpoint is the checkpoints.checkpoint column (without
+	// channel_values).
+	Checkpoint map[string]any `json:"checkpoint" swaggertype:"object"`
+	// Metadata is the checkpoints.metadata column.
+	Metadata map[string]any `json:"metadata" swaggertype:"object"`
+	// ChannelValues are the blobs named by the checkpoint's
+	// channel_versions: [channel, type, base64 blob or null].
+	ChannelValues [][]any `json:"channel_values" swaggertype:"array,string"`
+	// PendingWrites are the writes recorded under the checkpoint, ordered
+	// by task path, task id, idx: [task_id, channel, type, base64 blob].
+	PendingWrites [][]any `json:"pending_writes" swaggertype:"array,string"`
+}
+
+// CheckpointReadRequest is the body of POST /dispatch/checkpoints/get and
+// /dispatch/checkpoints/list.
+type CheckpointReadRequest struct {
+	ThreadID string `json:"thread_id" example:"5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11"`
+	// CheckpointNS selects a namespace ("" is the root graph); absent or
+	// null: every namespace (list only; get reads the root).
+	CheckpointNS *string `json:"checkpoint_ns"`
+	// CheckpointID reads that checkpoint (get) or only it (list); empty:
+	// the latest (get) or all (list).
+	CheckpointID string `json:"checkpoint_id"`
+	// Before lists checkpoints older than this id (list).
+	Before string `json:"before"`
+	// Filter lists checkpoints whose metadata contains it (list).
+	Filter map[string]any `json:"filter"`
+	// Limit caps the list (1..1000, default 100).
+	Limit int `json:"limit"`
+}
+
+// rawTupleSQL builds each checkpoint's RawTuple as one jsonb document: its
+// row, its blobs (found through channel_versions) and its writes.
+const rawTupleSQL = `SELECT jsonb_build_object(
+	'config', jsonb_build_object('thread_id', c.thread_id, 'checkpoint_ns', c.checkpoint_ns, 'checkpoint_id', c.checkpoint_id),
+	'parent_checkpoint_id', c.parent_checkpoint_id,
+	'checkpoint', c.checkpoint,
+	'metadata', c.metadata,
+	'channel_values', (SELECT coalesce(jsonb_agg(jsonb_build_array(b.channel, b.type, translate(encode(b.blob, 'base64'), E'\n', ''))), '[]'::jsonb)
+		FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v
+		JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+			AND b.channel = v.key AND b.version = v.value),
+	'pending_writes', (SELECT coalesce(jsonb_agg(jsonb_build_array(w.task_id, w.channel, w.type, translate(encode(w.blob, 'base64'), E'\n', ''))
+			ORDER BY w.task_path, w.task_id, w.idx), '[]'::jsonb)
+		FROM checkpoint_writes w WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
+			AND w.checkpoint_id = c.checkpoint_id))
+FROM checkpoints c
+WHERE c.thread_id = $1 AND ($2::text IS NULL OR c.checkpoint_ns = $2)
+  AND ($3 = '' OR c.checkpoint_id = $3) AND ($4 = '' OR c.checkpoint_id < $4)
+  AND ($5::jsonb IS NULL OR c.metadata @> $5::jsonb)
+ORDER BY c.checkpoint_id DESC LIMIT $6`
+
+// CheckpointRawList returns the stored checkpoints of a thread matching
+// req, newest first, as RawTuple JSON documents.
+func CheckpointRawList(ctx context.Context, db postgres.DBTX, req *CheckpointReadRequest, limit int) ([]json.RawMessage, error) {
+	var filter []byte
+	if req.Filter != nil {
+		filter = mustJSON(req.Filter)
+	}
+	rows, err := db.Query(ctx, rawTupleSQL, req.ThreadID, req.CheckpointNS, req.CheckpointID, req.Before, filter, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
+}
+
+func (h *Handlers) checkpointRead(r *http.Request) (*CheckpointReadRequest, error) {
+	var req CheckpointReadRequest
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return nil, err
+	}
+	if req.ThreadID == "" || len(req.ThreadID) > 200 {
+		return nil, apperr.Errorf(apperr.Invalid, "thread_id is required (at most 200 characters)")
+	}
+	for name, v := range map[string]string{"checkpoint_id": req.CheckpointID, "before": req.Before} {
+		if len(v) > 200 {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid %s: at most 200 characters", name)
+		}
+	}
+	return &req, nil
+}
+
+// GetCheckpointRaw godoc
+//
+//	@Summary		Read a checkpoint as stored (worker API)
+//	@Description	A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
+//	@Tags			worker
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		CheckpointReadRequest	true	"Which checkpoint"
+//	@Success		200		{object}	RawTuple
+//	@Failure		404		{object}	httpx.ErrorBody
+//	@Failure		422		{object}	httpx.ErrorBody
+//	@Router			/dispatch/checkpoints/get [post]
+func (h *Handlers) GetCheckpointRaw(w http.ResponseWriter, r *http.Request) error {
+	req, err := h.checkpointRead(r)
+	if err != nil {
+		return err
+	}
+	if req.CheckpointNS == nil {
+		root := ""
+		req.CheckpointNS = &root
+	}
+	req.Before, req.Filter = "", nil
+	got, err := CheckpointRawList(r.Context(), h.svc.db, req, 1)
+	if err != nil {
+		return err
+	}
+	if len(got) == 0 {
+		return apperr.Errorf(apperr.NotFound, "No checkpoint %q in namespace %q of thread %s", req.CheckpointID, *req.CheckpointNS, req.ThreadID)
+	}
+	httpx.WriteJSON(w, http.StatusOK, got[0])
+	return nil
+}
+
+// ListCheckpointsRaw godoc
+//
+//	@Summary		List checkpoints as stored (worker API)
+//	@Description	A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
+//	@Tags			worker
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		CheckpointReadRequest	true	"Which checkpoints"
+//	@Success		200		{array}		RawTuple
+//	@Failure		422		{object}	httpx.ErrorBody
+//	@Router			/dispatch/checkpoints/list [post]
+func (h *Handlers) ListCheckpointsRaw(w http.ResponseWriter, r *http.Request) error {
+	req, err := h.checkpointRead(r)
+	if err != nil {
+		return err
+	}
+	if req.Limit == 0 {
+		req.Limit = 100
+	}
+	if req.Limit < 1 || req.Limit > 1000 {
+		return apperr.Errorf(apperr.Invalid, "Invalid limit: must be 1..1000")
+	}
+	got, err := CheckpointRawList(r.Context(), h.svc.db, req, req.Limit)
+	if err != nil {
+		return err
+	}
+	if got == nil {
+		got = []json.RawMessage{}
+	}
+	httpx.WriteJSON(w, http.StatusOK, got)
+	return nil
+}

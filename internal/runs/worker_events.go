@@ -1,0 +1,22 @@
+package runs
+
+import "github.com/weftdev/weft/internal/checkpoints"
+
+// normalizeWorkerEvents rewrites the LangChain serialization envelopes in
+// the events and the result an external worker commits (a JS worker sends
+// values as LangGraph's serializer writes them) into the plain message
+// dicts state reads return, so streams, wait and join show one shape for
+// messages whatever ran the graph.
+func normalizeWorkerEvents(req *CommitRequest) {
+	for i := range req.Events {
+		req.Events[i].Data = checkpoints.NormalizeLC(req.Events[i].Data)
+	}
+	if req.End != nil {
+		req.End.Result = checkpoints.NormalizeLC(req.End.Result)
+		if req.End.Error != nil {
+			if m, ok := checkpoints.NormalizeLC(req.End.Error).(map[string]any); ok {
+				req.End.Error = m
+			}
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/assistants"
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// SourceWorker marks a catalog graph that an external worker registered
+// (POST /dispatch/graphs): its runs are executed only by workers that
+// claim its graph id, never by the in-process pool, which claims only the
+// graphs compiled into the binary.
+const SourceWorker = "worker"
+
+// GraphRegistration is the body of POST /dispatch/graphs: one graph a
+// worker serves, described the way the assistant routes answer for it.
+type GraphRegistration struct {
+	// GraphID is the graph's id (the key of langgraph.json's "graphs").
+	GraphID string `json:"graph_id" example:"agent"`
+	// WorkerID names the registering worker (for the log).
+	WorkerID string `json:"worker_id" example:"js-worker-1"`
+	// Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
+	// data?}], edges: [{source, target, conditional?}]}, as LangGraph's
+	// drawable graph serialises; its node ids (other than __start__ and
+	// __end__) are the graph's nodes.
+	Drawable map[string]any `json:"drawable" swaggertype:"object"`
+	// XrayDrawables are the drawings with subgraphs expanded, element i to
+	// depth i + 1 (empty without subgraphs).
+	XrayDrawables []any `json:"xray_drawables" swaggertype:"array,object"`
+	// Subgraphs maps subgraph namespaces to their schemas.
+	Subgraphs     map[string]assistants.SubgraphSchemas `json:"subgraphs"`
+	InputSchema   any                                   `json:"input_schema" swaggertype:"object"`
+	OutputSchema  any                                   `json:"output_schema" swaggertype:"object"`
+	StateSchema   any                                   `json:"state_schema" swaggertype:"object"`
+	ConfigSchema  any                                   `json:"config_schema" swaggertype:"object"`
+	ContextSchema any                                   `json:"context_schema" swaggertype:"object"`
+}
+
+// GraphRegistered is the answer to a graph registration.
+type GraphRegistered struct {
+	GraphID string `json:"graph_id"`
+	// AssistantID is the graph's system assistant (created when missing).
+	AssistantID uuid.UUID `json:"assistant_id"`
+	// Nodes are the graph's node names, as run creation checks them
+	// (interrupt_before, interrupt_after, command.goto).
+	Nodes []string `json:"nodes"`
+}
+
+// graphIDPattern is what a worker may call a graph: a langgraph.json key
+// without spaces, slashes or control characters.
+var graphIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$`)
+
+// RegisterGraph godoc
+//
+//	@Summary		Register a graph an external worker serves (worker API)
+//	@Description	Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
+//	@Tags			worker
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		GraphRegistration	true	"Graph"
+//	@Success		200		{object}	GraphRegistered
+//	@Failure		409		{object}	httpx.ErrorBody
+//	@Failure		422		{object}	httpx.ErrorBody
+//	@Router			/dispatch/graphs [post]
+func (h *Handlers) RegisterGraph(w http.ResponseWriter, r *http.Request) error {
+	var req GraphRegistration
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	out, err := h.svc.RegisterGraph(r.Context(), &req)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// RegisterGraph validates a worker's graph and stores it in the catalog
+// with its system assistant.
+func (s *Service) RegisterGraph(ctx context.Context, req *GraphRegistration) (*GraphRegistered, error) {
+	if !graphIDPattern.MatchString(req.GraphID) {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid graph_id %q: 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", req.GraphID)
+	}
+	if _, err := uuid.Parse(req.GraphID); err == nil {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid graph_id %q: a UUID would read as an assistant id", req.GraphID)
+	}
+	if _, builtin := s.graphs.Lookup(req.GraphID); builtin {
+		return nil, apperr.Errorf(apperr.Conflict, "Graph %q is compiled into this server; a worker cannot register it", req.GraphID)
+	}
+	nodes, err := drawableNodes(req.Drawable)
+	if err != nil {
+		return nil, err
+	}
+	info := assistants.GraphInfo{GraphID: req.GraphID, Drawable: req.Drawable, XrayDrawables: req.XrayDrawables,
+		Subgraphs: req.Subgraphs, Source: SourceWorker,
+		Schemas: assistants.SubgraphSchemas{InputSchema: req.InputSchema, OutputSchema: req.OutputSchema,
+			StateSchema: req.StateSchema, ConfigSchema: req.ConfigSchema, ContextSchema: req.ContextSchema}}
+	if err := assistants.GraphUpsert(ctx, s.db, info); err != nil {
+		return nil, err
+	}
+	if err := s.assistants.EnsureSystem(ctx, []string{req.GraphID}); err != nil {
+		return nil, err
+	}
+	s.log.Info("worker graph registered", "graph_id", req.GraphID, "worker", req.WorkerID, "nodes", len(nodes))
+	return &GraphRegistered{GraphID: req.GraphID, AssistantID: assistants.SystemID(req.GraphID), Nodes: nodes}, nil
+}
+
+// drawableNodes returns the node names of a drawable graph ({nodes: [{id}],
+// edges}), without __start__ and __end__, in drawing order.
+func drawableNodes(d map[string]any) ([]string, error) {
+	list, ok := d["nodes"].([]any)
+	if !ok {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid drawable: must be an object with a nodes list")
+	}
+	if _, ok := d["edges"].([]any); !ok {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid drawable: must be an object with an edges list")
+	}
+	nodes := []string{}
+	for i, n := range list {
+		m, _ := n.(map[string]any)
+		id, _ := m["id"].(string)
+		if id == "" {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid drawable: nodes[%d] needs a string id", i)
+		}
+		if id != graph.START && id != graph.END && !slices.Contains(nodes, id) {
+			nodes = append(nodes, id)
+		}
+	}
+	return nodes, nil
+}
+
+// runnableGraph is the graph a run of graphID executes: a graph compiled
+// into the binary, or one a worker registered, described by a Graph that
+// has only node names (enough to check interrupt_before/after and
+// command.goto; its nodes have no Func: only the worker runs them).
+func (s *Service) runnableGraph(ctx context.Context, graphID string, assistantID uuid.UUID) (*graph.Graph, error) {
+	if g, ok := s.graphs.Lookup(graphID); ok {
+		return g, nil
+	}
+	var raw, input, state []byte
+	err := s.db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null')
+		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, apperr.Errorf(apperr.BadRequest, "Graph %q of assistant %s is not registered on this server", graphID, assistantID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var d map[string]any
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err
+	}
+	names, err := drawableNodes(d)
+	if err != nil {
+		return nil, err
+	}
+	g := &graph.Graph{ID: graphID}
+	for _, n := range names {
+		g.Nodes = append(g.Nodes, graph.Node{Name: n})
+	}
+	// The state keys an input or command.update may name: the properties
+	// of the input and state schemas. Values are not checked here (the
+	// graph's own reducers run on the worker), so every key reduces as a
+	// last value.
+	for _, doc := range [][]byte{input, state} {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		_ = json.Unmarshal(doc, &schema)
+		for _, k := range slices.Sorted(maps.Keys(schema.Properties)) {
+			if _, dup := g.Channel(k); !dup {
+				g.Channels = append(g.Channels, graph.Channel{Name: k})
+			}
+		}
+	}
+	return g, nil
+}
+
+// queueGrew is the events hub key fired whenever work may have been queued
+// (a dispatch notification, a requeue): it wakes long-polling claims of
+// external workers (ClaimWait) at once instead of at their next poll.
+var queueGrew = uuid.Nil

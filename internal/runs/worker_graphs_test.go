@@ -1,0 +1,205 @@
+package runs_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+var jsGraph = map[string]any{
+	"graph_id":  "js_echo",
+	"worker_id": "test",
+	"drawable": map[string]any{
+		"nodes": []any{map[string]any{"id": "__start__"}, map[string]any{"id": "talk", "type": "runnable"},
+			map[string]any{"id": "done"}, map[string]any{"id": "__end__"}},
+		"edges": []any{map[string]any{"source": "__start__", "target": "talk"}, map[string]any{"source": "talk", "target": "done"},
+			map[string]any{"source": "done", "target": "__end__"}},
+	},
+	"input_schema": map[string]any{"type": "object", "properties": map[string]any{"messages": map[string]any{}}},
+	"state_schema": map[string]any{"title": "js_echo", "type": "object", "properties": map[string]any{"messages": map[string]any{}, "n": map[string]any{}}},
+}
+
+func TestWorkerGraphRegistration(t *testing.T) {
+	s := start(t) // in-process workers run: they must leave js_echo alone
+	reg := s.Must(http.StatusOK, "POST", "/dispatch/graphs", jsGraph).Map(t)
+	wantJSON(t, "registration", []any{reg["graph_id"], reg["nodes"]}, `["js_echo",["talk","done"]]`)
+	aid := reg["assistant_id"].(string)
+	// Registering again is a no-op that answers the same.
+	wantJSON(t, "again", s.Must(http.StatusOK, "POST", "/dispatch/graphs", jsGraph).Map(t)["assistant_id"], `"`+aid+`"`)
+	a := s.Must(http.StatusOK, "GET", "/assistants/"+aid, nil).Map(t)
+	if a["graph_id"] != "js_echo" {
+		t.Fatalf("system assistant %s", js(a))
+	}
+	schemas := s.Must(http.StatusOK, "GET", "/assistants/"+aid+"/schemas", nil).Map(t)
+	wantJSON(t, "state schema", schemas["state_schema"], js(jsGraph["state_schema"]))
+	drawing := s.Must(http.StatusOK, "GET", "/assistants/"+aid+"/graph", nil).Map(t)
+	if len(drawing["nodes"].([]any)) != 4 {
+		t.Fatalf("drawing %s", js(drawing))
+	}
+
+	for _, bad := range []map[string]any{
+		{"graph_id": "", "drawable": jsGraph["drawable"]},
+		{"graph_id": "a/b", "drawable": jsGraph["drawable"]},
+		{"graph_id": uuid.NewString(), "drawable": jsGraph["drawable"]},
+		{"graph_id": "x"},
+		{"graph_id": "x", "drawable": map[string]any{"nodes": []any{map[string]any{}}, "edges": []any{}}},
+	} {
+		s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/graphs", bad)
+	}
+	s.Must(http.StatusConflict, "POST", "/dispatch/graphs", map[string]any{"graph_id": "foo_bar", "drawable": jsGraph["drawable"]})
+
+	// Runs are validated against the registered nodes and state keys.
+	tid := newThread(t, s)
+	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "js_echo", "input": map[string]any{"nope": 1}})
+	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "js_echo", "interrupt_before": []string{"nope"}})
+	run := create(t, s, tid, map[string]any{"assistant_id": "js_echo", "input": map[string]any{"messages": []any{"hi"}},
+		"interrupt_before": []string{"done"}})
+	// The in-process pool never claims it; a worker serving js_echo does.
+	time.Sleep(300 * time.Millisecond)
+	runStatus(t, s, tid, run["run_id"].(string), "pending")
+	var none []claimed
+	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"foo_bar"}}).JSON(t, &none)
+	if len(none) != 0 {
+		t.Fatalf("a foo_bar worker claimed %s", js(none))
+	}
+	var got []claimed
+	begin := time.Now()
+	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"js_echo"}, "wait_ms": 5000}).JSON(t, &got)
+	if len(got) != 1 || got[0].Run.RunID != run["run_id"] || time.Since(begin) > 2*time.Second {
+		t.Fatalf("claimed %s", js(got))
+	}
+	runStatus(t, s, tid, run["run_id"].(string), "running")
+}
+
+// A long-polling claim returns a run created while it waits (woken by the
+// queue notification; the 250 ms poll is only the fallback).
+func TestClaimWaitWokenByNewRun(t *testing.T) {
+	s := external(t, nil)
+	s.Must(http.StatusOK, "POST", "/dispatch/graphs", jsGraph)
+	tid := newThread(t, s)
+	done := make(chan []claimed, 1)
+	go func() {
+		var got []claimed
+		s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"js_echo"}, "wait_ms": 10000}).JSON(t, &got)
+		done <- got
+	}()
+	time.Sleep(300 * time.Millisecond)
+	created := time.Now()
+	create(t, s, tid, map[string]any{"assistant_id": "js_echo"})
+	select {
+	case got := <-done:
+		if len(got) != 1 {
+			t.Fatalf("claimed %s", js(got))
+		}
+		if d := time.Since(created); d > 200*time.Millisecond {
+			t.Logf("claim took %s after the run's creation", d) // a poll would take up to 250 ms
+		}
+	case <-time.After(8 * time.Second):
+		t.Fatal("the long poll did not return the new run")
+	}
+}
+
+// The raw checkpoint reads return the rows as stored: blobs base64 with
+// their type, pending writes in order, filters by namespace, metadata and
+// position.
+func TestWorkerCheckpointReads(t *testing.T) {
+	s := external(t, nil)
+	s.Must(http.StatusOK, "POST", "/dispatch/graphs", jsGraph)
+	tid := newThread(t, s)
+	run := create(t, s, tid, map[string]any{"assistant_id": "js_echo"})
+	var c []claimed
+	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"js_echo"}, "wait_ms": 5000}).JSON(t, &c)
+	if len(c) != 1 {
+		t.Fatalf("claim %s", js(c))
+	}
+	d := "/dispatch/" + c[0].Dispatch.DispatchID
+	v1, v2 := "00000000000000000000000000000001.0.1", "00000000000000000000000000000002.0.2"
+	msg := map[string]any{"lc": 1, "type": "constructor", "id": []any{"langchain_core", "messages", "AIMessageChunk"},
+		"kwargs": map[string]any{"content": "hi", "id": "m1"}}
+	cp1 := map[string]any{"v": 4, "id": "1f000000-0000-6000-8000-000000000001", "ts": "2026-11-23T00:00:00.000Z",
+		"channel_values":   map[string]any{"messages": []any{msg}, "__start__": map[string]any{"x": 1}},
+		"channel_versions": map[string]any{"messages": v1, "__start__": v1}, "versions_seen": map[string]any{"__input__": map[string]any{}}}
+	cp2 := map[string]any{"v": 4, "id": "1f000000-0000-6000-8000-000000000002", "ts": "2026-11-23T00:00:01.000Z",
+		"channel_values":   map[string]any{"n": 2},
+		"channel_versions": map[string]any{"messages": v1, "n": v2}, "versions_seen": map[string]any{"talk": map[string]any{"messages": v1}}}
+	s.Must(http.StatusOK, "POST", d+"/commit", map[string]any{"claim_token": c[0].ClaimToken, "commit_id": "c1",
+		"checkpoints": []any{
+			map[string]any{"parent_checkpoint_id": "", "checkpoint": cp1, "metadata": map[string]any{"source": "input", "step": -1, "run_id": run["run_id"]}, "new_versions": map[string]any{"messages": v1, "__start__": v1}},
+			map[string]any{"parent_checkpoint_id": cp1["id"], "checkpoint": cp2, "metadata": map[string]any{"source": "loop", "step": 0, "run_id": run["run_id"]}, "new_versions": map[string]any{"n": v2}},
+			map[string]any{"parent_checkpoint_id": "", "checkpoint_ns": "sub:1", "checkpoint": map[string]any{"v": 4, "id": "1f000000-0000-6000-8000-000000000003", "ts": "x",
+				"channel_values": map[string]any{}, "channel_versions": map[string]any{}, "versions_seen": map[string]any{}}, "metadata": map[string]any{}, "new_versions": map[string]any{}},
+		},
+		"writes": []any{map[string]any{"checkpoint_id": cp2["id"], "writes": []any{
+			map[string]any{"task_id": "t2", "channel": "n", "value": 3, "idx": 0},
+			map[string]any{"task_id": "t1", "channel": "__interrupt__", "value": []any{map[string]any{"value": "q", "id": "i1"}}, "idx": 0},
+		}}},
+		"events": []any{map[string]any{"event": "messages", "data": []any{msg, map[string]any{"langgraph_node": "talk"}}}},
+	})
+
+	var latest struct {
+		Config             map[string]string `json:"config"`
+		ParentCheckpointID *string           `json:"parent_checkpoint_id"`
+		Checkpoint         map[string]any    `json:"checkpoint"`
+		Metadata           map[string]any    `json:"metadata"`
+		ChannelValues      [][]any           `json:"channel_values"`
+		PendingWrites      [][]any           `json:"pending_writes"`
+	}
+	s.Must(http.StatusOK, "POST", "/dispatch/checkpoints/get", map[string]any{"thread_id": tid}).JSON(t, &latest)
+	if latest.Config["checkpoint_id"] != cp2["id"] || *latest.ParentCheckpointID != cp1["id"] || latest.Metadata["step"] != float64(0) {
+		t.Fatalf("latest %s", js(latest))
+	}
+	blobs := map[string]string{}
+	for _, b := range latest.ChannelValues {
+		raw, err := base64.StdEncoding.DecodeString(b[2].(string))
+		if err != nil || b[1] != "json" {
+			t.Fatalf("blob %s: %v", js(b), err)
+		}
+		blobs[b[0].(string)] = string(raw)
+	}
+	// The message stays as the JS serializer wrote it (an lc envelope), for
+	// the worker's serializer to revive.
+	if !strings.Contains(blobs["messages"], `"lc":1`) || blobs["n"] != "2" || len(blobs) != 2 {
+		t.Fatalf("blobs %v", blobs)
+	}
+	if len(latest.PendingWrites) != 2 || latest.PendingWrites[0][0] != "t1" || latest.PendingWrites[0][1] != "__interrupt__" || latest.PendingWrites[1][0] != "t2" {
+		t.Fatalf("writes %s", js(latest.PendingWrites))
+	}
+	// State reads normalise the same rows; events were normalised on commit.
+	msgs := state(t, s, tid)["values"].(map[string]any)["messages"].([]any)
+	if m := msgs[0].(map[string]any); m["type"] != "AIMessageChunk" || m["content"] != "hi" {
+		t.Fatalf("state message %s", js(msgs))
+	}
+	var ev string
+	if err := s.DB.QueryRow(t.Context(), `SELECT data->0->>'type' FROM run_events WHERE run_id = $1 AND event = 'messages'`, run["run_id"]).Scan(&ev); err != nil || ev != "AIMessageChunk" {
+		t.Fatalf("event message type %q: %v", ev, err)
+	}
+
+	list := func(body map[string]any) []string {
+		var rows []struct {
+			Config map[string]string `json:"config"`
+		}
+		body["thread_id"] = tid
+		s.Must(http.StatusOK, "POST", "/dispatch/checkpoints/list", body).JSON(t, &rows)
+		ids := []string{}
+		for _, r := range rows {
+			ids = append(ids, r.Config["checkpoint_ns"]+"/"+r.Config["checkpoint_id"][len(r.Config["checkpoint_id"])-1:])
+		}
+		return ids
+	}
+	wantJSON(t, "all", list(map[string]any{}), `["sub:1/3","/2","/1"]`)
+	wantJSON(t, "root", list(map[string]any{"checkpoint_ns": ""}), `["/2","/1"]`)
+	wantJSON(t, "before", list(map[string]any{"checkpoint_ns": "", "before": cp2["id"]}), `["/1"]`)
+	wantJSON(t, "filter", list(map[string]any{"filter": map[string]any{"source": "input"}}), `["/1"]`)
+	wantJSON(t, "limit", list(map[string]any{"limit": 1}), `["sub:1/3"]`)
+	wantJSON(t, "one", list(map[string]any{"checkpoint_id": cp1["id"]}), `["/1"]`)
+
+	s.Must(http.StatusNotFound, "POST", "/dispatch/checkpoints/get", map[string]any{"thread_id": tid, "checkpoint_id": "nope"})
+	s.Must(http.StatusNotFound, "POST", "/dispatch/checkpoints/get", map[string]any{"thread_id": uuid.NewString()})
+	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/get", map[string]any{})
+	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/list", map[string]any{"thread_id": tid, "limit": 5000})
+	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/list", map[string]any{"thread_id": tid, "filter": "x"})
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+// weft-worker --config langgraph.json --url http://127.0.0.1:8123
+import { parseArgs } from "node:util";
+import { loadConfig } from "../src/load.mjs";
+import { Worker, jsonLogger } from "../src/worker.mjs";
+
+const USAGE = `Usage: weft-worker [options]
+
+Serves the graphs of a langgraph.json on a Weft server: registers them,
+claims their runs over the worker API and executes them with LangGraph.js.
+
+Options:
+  --config <file>        langgraph.json (default: ./langgraph.json)
+  --url <url>            Weft server (default: $WEFT_URL or http://127.0.0.1:8123)
+  --graphs <a,b>         serve only these graph ids (default: all of the config)
+  --concurrency <n>      runs executed at once (default: $WEFT_WORKER_CONCURRENCY or 8)
+  --worker-id <name>     name in dispatch audits (default: generated)
+  --wait-ms <ms>         claim long-poll (default 10000)
+  --grace-ms <ms>        on SIGTERM/SIGINT, how long running runs may finish before
+                         they are stopped and given back (default 10000)
+  --log-level <level>    debug, info (default), warn
+  -h, --help`;
+
+let args;
+try {
+  args = parseArgs({
+    options: {
+      config: { type: "string", default: "langgraph.json" },
+      url: { type: "string", default: process.env.WEFT_URL ?? "http://127.0.0.1:8123" },
+      graphs: { type: "string" },
+      concurrency: { type: "string", default: process.env.WEFT_WORKER_CONCURRENCY ?? "8" },
+      "worker-id": { type: "string" },
+      "wait-ms": { type: "string", default: "10000" },
+      "grace-ms": { type: "string", default: "10000" },
+      "log-level": { type: "string", default: "info" },
+      help: { type: "boolean", short: "h" },
+    },
+  }).values;
+} catch (err) {
+  process.stderr.write(`${err.message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+if (args.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const int = (name, v, min) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) {
+    process.stderr.write(`--${name} must be an integer >= ${min}, got ${v}\n`);
+    process.exit(2);
+  }
+  return n;
+};
+const levels = { debug: 0, info: 1, warn: 2, error: 3 };
+const minLevel = levels[args["log-level"]] ?? 1;
+const base = jsonLogger();
+const log = (level, msg, attrs) => {
+  if ((levels[level] ?? 1) >= minLevel) base(level, msg, attrs);
+};
+
+try {
+  const only = args.graphs ? args.graphs.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
+  const { graphs } = await loadConfig(args.config, { only });
+  const worker = new Worker({
+    url: args.url,
+    graphs,
+    workerId: args["worker-id"],
+    concurrency: int("concurrency", args.concurrency, 1),
+    waitMs: Math.min(int("wait-ms", args["wait-ms"], 0), 30_000),
+    log,
+  });
+  await worker.start();
+  let stopping = false;
+  for (const sig of ["SIGTERM", "SIGINT"]) {
+    process.on(sig, async () => {
+      if (stopping) process.exit(1);
+      stopping = true;
+      log("info", "stopping", { signal: sig });
+      await worker.stop(int("grace-ms", args["grace-ms"], 0));
+      process.exit(0);
+    });
+  }
+} catch (err) {
+  log("error", "weft-worker failed to start", { error: err?.stack ?? String(err) });
+  process.exit(1);
+}

@@ -1,0 +1,74 @@
+// HTTP client of Weft's worker API.
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** An HTTP error answer of the server: status and its {"detail"}. */
+export class WeftHTTPError extends Error {
+  constructor(status, detail, path) {
+    super(`${path}: ${status} ${detail}`);
+    this.name = "WeftHTTPError";
+    this.status = status;
+    this.detail = detail;
+  }
+}
+
+/** True for an answer that means "this claim is gone" (409 fenced, 404). */
+export const isFenced = (err) => err instanceof WeftHTTPError && (err.status === 409 || err.status === 404);
+
+/**
+ * WeftClient sends JSON requests to one server. Connection failures, 502,
+ * 503 and 504 are retried with backoff (the worker API calls it makes are
+ * idempotent: commits carry a commit_id); any other non-2xx is a
+ * WeftHTTPError.
+ */
+export class WeftClient {
+  constructor(url, { retries = 8, timeoutMs = 60_000, headers = {} } = {}) {
+    this.url = url.replace(/\/$/, "");
+    this.retries = retries;
+    this.timeoutMs = timeoutMs;
+    this.headers = headers;
+  }
+
+  async post(path, body, { signal, retries = this.retries, timeoutMs = this.timeoutMs } = {}) {
+    return this.request("POST", path, body, { signal, retries, timeoutMs });
+  }
+
+  async request(method, path, body, { signal, retries = this.retries, timeoutMs = this.timeoutMs, rawBody } = {}) {
+    const payload = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
+    let delay = 100;
+    for (let attempt = 0; ; attempt++) {
+      let res;
+      try {
+        const signals = [AbortSignal.timeout(timeoutMs)];
+        if (signal) signals.push(signal);
+        res = await fetch(this.url + path, {
+          method,
+          headers: { "content-type": "application/json", ...this.headers },
+          body: payload,
+          signal: AbortSignal.any(signals),
+        });
+      } catch (err) {
+        if (signal?.aborted || attempt >= retries) throw err;
+        await sleep(delay);
+        delay = Math.min(delay * 2, 2_000);
+        continue;
+      }
+      if ([502, 503, 504].includes(res.status) && attempt < retries) {
+        await res.body?.cancel();
+        const after = Number(res.headers.get("retry-after"));
+        await sleep(after > 0 ? Math.min(after * 1000, 5_000) : delay);
+        delay = Math.min(delay * 2, 2_000);
+        continue;
+      }
+      const text = await res.text();
+      if (!res.ok) {
+        let detail = text;
+        try {
+          detail = JSON.parse(text).detail ?? text;
+        } catch {}
+        throw new WeftHTTPError(res.status, detail, path);
+      }
+      return text ? JSON.parse(text) : null;
+    }
+  }
+}

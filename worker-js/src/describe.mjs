@@ -1,0 +1,56 @@
+// What a worker tells Weft about a graph when it registers it: its drawing
+// and JSON Schemas (what /assistants/{id}/graph, /schemas and /subgraphs
+// answer).
+
+import {
+  getConfigTypeSchema,
+  getInputTypeSchema,
+  getOutputTypeSchema,
+  getStateTypeSchema,
+} from "@langchain/langgraph/zod/schema";
+
+/** A schema from the graph's channels, for states without a zod/StateSchema definition. */
+function channelSchema(graph, title) {
+  const channels = graph.builder?.channels ?? graph.channels ?? {};
+  const properties = {};
+  for (const name of Object.keys(channels)) {
+    if (name.startsWith("__") || name.includes(":")) continue;
+    properties[name] = {};
+  }
+  return { title, type: "object", properties };
+}
+
+function safe(fn) {
+  try {
+    return fn() ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The JSON Schemas of a compiled graph (null where it has none). */
+export function graphSchemas(graph, id) {
+  const state = safe(() => getStateTypeSchema(graph)) ?? channelSchema(graph, id);
+  return {
+    input_schema: safe(() => getInputTypeSchema(graph)) ?? state,
+    output_schema: safe(() => getOutputTypeSchema(graph)) ?? state,
+    state_schema: state,
+    config_schema: safe(() => getConfigTypeSchema(graph)),
+    context_schema: null,
+  };
+}
+
+/** The registration body of POST /dispatch/graphs for graph id. */
+export async function describeGraph(id, graph) {
+  const drawable = (await graph.getGraphAsync()).toJSON();
+  const xray = [];
+  try {
+    const x = (await graph.getGraphAsync({ xray: true })).toJSON();
+    if (JSON.stringify(x) !== JSON.stringify(drawable)) xray.push(x);
+  } catch {}
+  const subgraphs = {};
+  try {
+    for await (const [ns, sub] of graph.getSubgraphsAsync(undefined, true)) subgraphs[ns] = graphSchemas(sub, ns);
+  } catch {}
+  return { graph_id: id, drawable, xray_drawables: xray, subgraphs, ...graphSchemas(graph, id) };
+}

@@ -1,0 +1,81 @@
+// Loading the graphs of a langgraph.json.
+
+import { readFileSync, existsSync } from "node:fs";
+import { dirname, resolve, extname } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx"]);
+
+/** Parses a .env file: KEY=value lines, # comments, optional quotes. */
+export function parseDotenv(text) {
+  const out = {};
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)?\s*$/.exec(line);
+    if (!m) continue;
+    let v = (m[2] ?? "").trim();
+    if ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'"))) v = v.slice(1, -1);
+    else v = v.replace(/\s+#.*$/, "");
+    out[m[1]] = v;
+  }
+  return out;
+}
+
+/** Applies langgraph.json's env (a .env path or an object); set variables win. */
+function applyEnv(env, dir) {
+  let vars = {};
+  if (typeof env === "string") {
+    const file = resolve(dir, env);
+    if (existsSync(file)) vars = parseDotenv(readFileSync(file, "utf8"));
+  } else if (env && typeof env === "object") {
+    vars = env;
+  }
+  for (const [k, v] of Object.entries(vars)) if (process.env[k] === undefined) process.env[k] = String(v);
+}
+
+async function importFile(file) {
+  const url = pathToFileURL(file).href;
+  if (TS_EXTENSIONS.has(extname(file))) {
+    const { tsImport } = await import("tsx/esm/api");
+    return tsImport(url, import.meta.url);
+  }
+  return import(url);
+}
+
+function isCompiled(g) {
+  return g && typeof g === "object" && typeof g.stream === "function" && typeof g.getGraphAsync === "function";
+}
+
+/** A graph export: a compiled graph, a builder (compiled here) or a factory. */
+async function resolveGraph(value, id) {
+  let g = await value;
+  if (typeof g === "function" && !isCompiled(g)) g = await g({ configurable: {} });
+  if (g && !isCompiled(g) && typeof g.compile === "function") g = g.compile();
+  if (!isCompiled(g)) throw new Error(`graph ${id}: the export is not a LangGraph.js graph (compiled graph, StateGraph or a function returning one)`);
+  return g;
+}
+
+/**
+ * Loads a langgraph.json: applies its env, imports every graph module
+ * ("./path.ts:export"; TypeScript through tsx) and returns
+ * {config, dir, graphs: Map<graph id, compiled graph>}.
+ * only, when given, limits the graphs loaded.
+ */
+export async function loadConfig(configPath, { only } = {}) {
+  const file = resolve(configPath);
+  const dir = dirname(file);
+  const config = JSON.parse(readFileSync(file, "utf8"));
+  applyEnv(config.env, dir);
+  const graphs = new Map();
+  for (const [id, spec] of Object.entries(config.graphs ?? {})) {
+    if (only && !only.includes(id)) continue;
+    const ref = typeof spec === "string" ? spec : spec?.path;
+    if (typeof ref !== "string") throw new Error(`graph ${id}: expected "./path.ts:export", got ${JSON.stringify(spec)}`);
+    const cut = ref.lastIndexOf(":");
+    const [path, name] = cut > 1 ? [ref.slice(0, cut), ref.slice(cut + 1)] : [ref, "default"];
+    const mod = await importFile(resolve(dir, path));
+    if (!(name in mod)) throw new Error(`graph ${id}: ${path} has no export ${name}`);
+    graphs.set(id, await resolveGraph(mod[name], id));
+  }
+  if (graphs.size === 0) throw new Error(`${configPath}: no graphs to serve`);
+  return { config, dir, graphs };
+}

@@ -1,0 +1,300 @@
+// One claimed run: its committer (the only way its writes reach Weft), its
+// heartbeat, and its execution by LangGraph.js's own Pregel loop.
+
+import { Command, Send } from "@langchain/langgraph";
+import { isFenced } from "./client.mjs";
+
+/** Why a run's AbortController fired. */
+export class StopReason extends Error {
+  constructor(kind, message) {
+    super(message);
+    this.name = "StopReason";
+    this.kind = kind; // "cancel" | "lease" | "shutdown"
+  }
+}
+
+/**
+ * Committer batches a run's checkpoints, pending writes and events into
+ * commits (POST /dispatch/{id}/commit), one at a time and in order: what
+ * piles up while a commit is in flight goes in the next one. Every commit
+ * presents the claim token (Weft refuses it with 409 once the lease is
+ * lost) and carries a commit_id, so a retried request is applied once.
+ */
+export class Committer {
+  constructor({ client, dispatchId, token, onCancel, onFail, metadata = {} }) {
+    this.client = client;
+    this.metadata = metadata;
+    this.dispatchId = dispatchId;
+    this.token = token;
+    this.onCancel = onCancel;
+    this.onFail = onFail;
+    this.checkpoints = [];
+    this.writes = [];
+    this.events = [];
+    this.seq = 0;
+    this.chain = Promise.resolve();
+    this.failed = null;
+    this.scheduled = false;
+    this.ended = false;
+  }
+
+  addCheckpoint(json) {
+    this._check();
+    this.checkpoints.push(json);
+  }
+
+  addWrites(json) {
+    this._check();
+    this.writes.push(json);
+  }
+
+  /** Appends an event (data is JSON text) and sends it soon. */
+  emit(event, dataJSON) {
+    if (this.failed || this.ended) return;
+    this.events.push(`{"event":${JSON.stringify(event)},"data":${dataJSON}}`);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush().catch(() => {});
+      });
+    }
+  }
+
+  _check() {
+    if (this.failed) throw this.failed;
+    if (this.ended) throw new Error("run already ended");
+  }
+
+  /** Sends what is pending (after any commit in flight). */
+  flush() {
+    this.chain = this.chain.then(() => this._send(null));
+    return this.chain;
+  }
+
+  /** Sends what is pending with the run's end ({status, result?, error?}). */
+  end(end) {
+    this.chain = this.chain.then(() => {
+      this.ended = true;
+      this.events.push(`{"event":"end","data":${JSON.stringify({ status: end.status })}}`);
+      return this._send(end);
+    });
+    return this.chain;
+  }
+
+  async _send(end) {
+    if (this.failed) throw this.failed;
+    if (!end && !this.checkpoints.length && !this.writes.length && !this.events.length) return null;
+    const parts = [`"claim_token":${JSON.stringify(this.token)}`];
+    parts.push(`"commit_id":${JSON.stringify(end ? `end:${this.token}` : `${this.token}:${++this.seq}`)}`);
+    parts.push(`"checkpoints":[${this.checkpoints.join(",")}]`);
+    parts.push(`"writes":[${this.writes.join(",")}]`);
+    parts.push(`"events":[${this.events.join(",")}]`);
+    if (end) parts.push(`"end":${end.json}`);
+    this.checkpoints = [];
+    this.writes = [];
+    this.events = [];
+    try {
+      const res = await this.client.request("POST", `/dispatch/${this.dispatchId}/commit`, undefined, {
+        rawBody: `{${parts.join(",")}}`,
+      });
+      if (res?.cancel) this.onCancel(res.cancel);
+      return res;
+    } catch (err) {
+      this.failed = err;
+      this.onFail(err);
+      throw err;
+    }
+  }
+}
+
+/** Stream modes the SSE layer knows, and what LangGraph calls them. */
+const MODE_MAP = {
+  values: "values",
+  updates: "updates",
+  custom: "custom",
+  debug: "debug",
+  checkpoints: "checkpoints",
+  tasks: "tasks",
+  "messages-tuple": "messages",
+  messages: "messages",
+};
+
+/**
+ * executeRun runs one claimed run to its end with graph (a compiled
+ * LangGraph.js graph whose checkpointer is the worker's WeftSaver).
+ * It returns {outcome: "ended" | "stopped", reason?}; "stopped" means the
+ * run was not ended here (lease lost, shutdown): the caller gives it back.
+ */
+export async function executeRun({ claimed, graph, saver, client, log, heartbeatMs, signal: workerSignal }) {
+  const { dispatch, run, claim_token: token } = claimed;
+  const kwargs = run.kwargs ?? {};
+  const controller = new AbortController();
+  const stop = (kind, message) => {
+    if (!controller.signal.aborted) controller.abort(new StopReason(kind, message));
+  };
+  const onWorkerStop = () => stop("shutdown", "worker shutting down");
+  workerSignal?.addEventListener("abort", onWorkerStop, { once: true });
+  let cancelAction = "";
+  const configIn = kwargs.config ?? {};
+  const runMetadata = {
+    ...(run.metadata ?? {}),
+    ...(configIn.metadata ?? {}),
+    run_id: run.run_id,
+    thread_id: run.thread_id,
+    graph_id: dispatch.graph_id,
+    assistant_id: run.assistant_id,
+  };
+  const committer = new Committer({
+    metadata: runMetadata,
+    client,
+    dispatchId: dispatch.dispatch_id,
+    token,
+    onCancel: (action) => {
+      cancelAction = action;
+      stop("cancel", `run cancelled (${action})`);
+    },
+    onFail: (err) => stop(isFenced(err) ? "lease" : "commit", `commit failed: ${err.message}`),
+  });
+  saver.attach(run.thread_id, committer);
+
+  let beating = true;
+  const beat = async () => {
+    while (beating) {
+      await new Promise((r) => setTimeout(r, heartbeatMs));
+      if (!beating) return;
+      try {
+        const res = await client.post(`/dispatch/${dispatch.dispatch_id}/heartbeat`, { claim_token: token }, { retries: 2 });
+        if (res?.cancel) {
+          cancelAction = res.cancel;
+          stop("cancel", `run cancelled (${res.cancel})`);
+        }
+      } catch (err) {
+        if (isFenced(err)) {
+          log("warn", "lease lost", { run_id: run.run_id, error: err.message });
+          stop("lease", "lease lost");
+          return;
+        }
+        log("warn", "heartbeat failed", { run_id: run.run_id, error: err.message });
+      }
+    }
+  };
+  const beatDone = beat();
+
+  const dataJSON = async (v) => saver.dumpJSON(v);
+  try {
+    const requested = new Set((kwargs.stream_mode ?? ["values"]).map((m) => MODE_MAP[m]).filter(Boolean));
+    // values and updates are always recorded (the result, interrupts, and
+    // the thread stream need them); custom too, as the in-process pool does.
+    const modes = new Set(["values", "updates", "custom", ...requested]);
+    const configurable = {
+      ...(configIn.configurable ?? {}),
+      thread_id: run.thread_id,
+      checkpoint_ns: "",
+      run_id: run.run_id,
+      graph_id: dispatch.graph_id,
+      assistant_id: run.assistant_id,
+    };
+    delete configurable.checkpoint_id;
+    let input = kwargs.command ? commandOf(kwargs.command) : kwargs.input;
+    let checkpointId = kwargs.checkpoint_id || undefined;
+    if (dispatch.attempt > 1) {
+      // A retry: continue from the last checkpoint this run committed, if
+      // any (its input was applied there already); LangGraph then reuses
+      // the pending writes of tasks that completed.
+      for await (const t of saver.list({ configurable: { thread_id: run.thread_id, checkpoint_ns: "" } }, { filter: { run_id: run.run_id }, limit: 1 })) {
+        input = null;
+        checkpointId = t.config.configurable.checkpoint_id;
+      }
+    }
+    if (checkpointId) configurable.checkpoint_id = checkpointId;
+
+    committer.emit("metadata", JSON.stringify({ run_id: run.run_id, attempt: dispatch.attempt }));
+    const options = {
+      configurable,
+      metadata: runMetadata,
+      tags: configIn.tags,
+      recursionLimit: configIn.recursion_limit ?? 25,
+      context: kwargs.context,
+      streamMode: [...modes],
+      subgraphs: !!kwargs.subgraphs,
+      signal: controller.signal,
+    };
+    if (kwargs.interrupt_before?.length) options.interruptBefore = kwargs.interrupt_before;
+    if (kwargs.interrupt_after?.length) options.interruptAfter = kwargs.interrupt_after;
+    if (kwargs.durability) options.durability = kwargs.durability;
+
+    let lastValues = null;
+    let interrupts = null;
+    let failure = null;
+    try {
+      const stream = await graph.stream(input, options);
+      for await (const chunk of stream) {
+        let ns = [];
+        let mode;
+        let data;
+        if (options.subgraphs) [ns, mode, data] = chunk;
+        else [mode, data] = chunk;
+        const root = ns.length === 0;
+        // LangGraph's last values chunk of an interrupted run holds only
+        // __interrupt__; the run's result is the state with it.
+        if (root && mode === "values" && !isInterruptOnly(data)) lastValues = data;
+        if (root && mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
+          interrupts = data.__interrupt__;
+        }
+        if (!modes.has(mode)) continue;
+        committer.emit(root ? mode : `${mode}|${ns.join("|")}`, await dataJSON(data));
+      }
+    } catch (err) {
+      failure = err;
+    }
+    const reason = controller.signal.aborted ? controller.signal.reason : null;
+    if (reason instanceof StopReason && reason.kind !== "cancel") {
+      return { outcome: "stopped", reason };
+    }
+    if (reason instanceof StopReason && reason.kind === "cancel") {
+      await committer.end({ status: "interrupted", json: `{"status":"interrupted","result":${await dataJSON(lastValues)}}` });
+      log("info", "run cancelled", { run_id: run.run_id, action: cancelAction });
+      return { outcome: "ended", status: "interrupted" };
+    }
+    if (failure) {
+      const e = { error: failure?.name || failure?.constructor?.name || "Error", message: String(failure?.message ?? failure) };
+      committer.emit("error", JSON.stringify(e));
+      await committer.end({ status: "error", json: JSON.stringify({ status: "error", error: e }) });
+      log("info", "run failed", { run_id: run.run_id, error: e.message });
+      return { outcome: "ended", status: "error" };
+    }
+    let result = await dataJSON(lastValues);
+    if (interrupts) {
+      const values = lastValues && typeof lastValues === "object" && !Array.isArray(lastValues) ? lastValues : {};
+      result = await dataJSON({ ...values, __interrupt__: interrupts });
+    }
+    await committer.end({ status: "success", json: `{"status":"success","result":${result}}` });
+    return { outcome: "ended", status: "success" };
+  } catch (err) {
+    const reason = controller.signal.aborted ? controller.signal.reason : null;
+    if (reason instanceof StopReason) return { outcome: "stopped", reason };
+    return { outcome: "stopped", reason: err };
+  } finally {
+    beating = false;
+    workerSignal?.removeEventListener("abort", onWorkerStop);
+    saver.detach(run.thread_id, committer);
+    void beatDone;
+  }
+}
+
+function isInterruptOnly(v) {
+  return v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "__interrupt__" in v;
+}
+
+/** A run's command ({resume, update, goto}) as LangGraph's Command. */
+export function commandOf(c) {
+  const params = {};
+  if (c.resume !== undefined && c.resume !== null) params.resume = c.resume;
+  if (c.update !== undefined && c.update !== null) params.update = c.update;
+  if (c.goto !== undefined && c.goto !== null) {
+    const gotos = Array.isArray(c.goto) ? c.goto : [c.goto];
+    params.goto = gotos.map((g) => (typeof g === "string" ? g : new Send(g.node, g.input)));
+  }
+  return new Command(params);
+}

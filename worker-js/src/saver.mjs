@@ -1,0 +1,191 @@
+// WeftSaver: LangGraph.js's checkpointer, backed by Weft.
+//
+// Reads go to POST /dispatch/checkpoints/get|list, which return the rows as
+// stored (blobs undecoded, with their serializer type), and are decoded by
+// this saver's serializer exactly as LangGraph's PostgresSaver decodes its
+// own rows. Writes (put, putWrites) never touch the database directly: they
+// go to the claimed run's committer, which sends them through the fenced
+// commit endpoint (POST /dispatch/{id}/commit), so a worker that lost its
+// lease cannot write a single checkpoint. A thread may be written only
+// while this worker holds a claimed run on it (attach/detach).
+
+import { BaseCheckpointSaver, WRITES_IDX_MAP } from "@langchain/langgraph-checkpoint";
+import { isFenced } from "./client.mjs";
+
+const decoder = new TextDecoder();
+
+/**
+ * Weft's channel versions, in the Python saver's format
+ * "{counter:032d}.0.{16 digits}": the counter orders them (as text too, the
+ * way LangGraph.js compares string versions), the random suffix keeps two
+ * branches forked from one checkpoint from ever minting the same version
+ * (the stock JS saver's integers collide there).
+ */
+export function nextVersion(current) {
+  let counter = 0;
+  if (typeof current === "number") counter = current;
+  else if (typeof current === "string") counter = Number.parseInt(current, 10) || 0;
+  const suffix = String(Math.floor(Math.random() * 1e16)).padStart(16, "0");
+  return `${String(counter + 1).padStart(32, "0")}.0.${suffix}`;
+}
+
+const versionText = (v) => (typeof v === "number" ? String(v) : v);
+
+function versionsText(m) {
+  const out = {};
+  for (const [k, v] of Object.entries(m ?? {})) out[k] = versionText(v);
+  return out;
+}
+
+export class WeftSaver extends BaseCheckpointSaver {
+  /**
+   * @param {import("./client.mjs").WeftClient} client
+   * @param {object} [serde] LangGraph serializer (default: JsonPlusSerializer)
+   */
+  constructor(client, serde) {
+    super(serde);
+    this.client = client;
+    /** thread id → the committer of the run this worker executes on it */
+    this.committers = new Map();
+  }
+
+  /** Routes writes to threadId to committer while its run executes here. */
+  attach(threadId, committer) {
+    this.committers.set(threadId, committer);
+  }
+
+  detach(threadId, committer) {
+    if (this.committers.get(threadId) === committer) this.committers.delete(threadId);
+  }
+
+  _committer(threadId) {
+    const c = this.committers.get(threadId);
+    if (!c) throw new Error(`WeftSaver: no run of thread ${threadId} is claimed by this worker; checkpoints are written only through a claimed run`);
+    return c;
+  }
+
+  /** JSON text of a value as LangGraph's serializer writes it. */
+  async dumpJSON(value) {
+    const [type, bytes] = await this.serde.dumpsTyped(value);
+    if (type !== "json") throw new Error(`WeftSaver: values of serializer type ${type} are not supported (only json)`);
+    return typeof bytes === "string" ? bytes : decoder.decode(bytes);
+  }
+
+  async _load(raw) {
+    const values = {};
+    for (const [channel, type, b64] of raw.channel_values) {
+      if (type === "empty" || b64 == null) continue;
+      values[channel] = await this._loadValue(type, b64);
+    }
+    const writes = [];
+    for (const [taskId, channel, type, b64] of raw.pending_writes) {
+      writes.push([taskId, channel, await this._loadValue(type, b64)]);
+    }
+    const { thread_id, checkpoint_ns, checkpoint_id } = raw.config;
+    return {
+      config: { configurable: { thread_id, checkpoint_ns, checkpoint_id } },
+      checkpoint: {
+        ...raw.checkpoint,
+        channel_versions: raw.checkpoint.channel_versions ?? {},
+        versions_seen: raw.checkpoint.versions_seen ?? {},
+        channel_values: values,
+      },
+      metadata: await this.serde.loadsTyped("json", JSON.stringify(raw.metadata ?? {})),
+      parentConfig: raw.parent_checkpoint_id
+        ? { configurable: { thread_id, checkpoint_ns, checkpoint_id: raw.parent_checkpoint_id } }
+        : undefined,
+      pendingWrites: writes,
+    };
+  }
+
+  async _loadValue(type, b64) {
+    const buf = Buffer.from(b64 ?? "", "base64");
+    if (type === "json") return this.serde.loadsTyped("json", buf.toString("utf8"));
+    return this.serde.loadsTyped(type ?? "json", new Uint8Array(buf));
+  }
+
+  async getTuple(config) {
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    try {
+      const raw = await this.client.post("/dispatch/checkpoints/get", {
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id: checkpoint_id ?? "",
+      });
+      return await this._load(raw);
+    } catch (err) {
+      if (err?.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async *list(config, options = {}) {
+    const { filter, before, limit } = options;
+    const c = config?.configurable ?? {};
+    const body = {
+      thread_id: c.thread_id,
+      checkpoint_ns: c.checkpoint_ns ?? null,
+      checkpoint_id: c.checkpoint_id ?? "",
+      before: before?.configurable?.checkpoint_id ?? "",
+      limit: limit ?? 1000,
+    };
+    if (filter && Object.keys(filter).length > 0) body.filter = filter;
+    const rows = await this.client.post("/dispatch/checkpoints/list", body);
+    for (const raw of rows) yield await this._load(raw);
+  }
+
+  async put(config, checkpoint, metadata, newVersions) {
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    const committer = this._committer(thread_id);
+    const values = [];
+    for (const channel of Object.keys(newVersions)) {
+      if (channel in checkpoint.channel_values) {
+        values.push(`${JSON.stringify(channel)}:${await this.dumpJSON(checkpoint.channel_values[channel])}`);
+      }
+    }
+    const { channel_values: _, channel_versions, versions_seen, ...rest } = checkpoint;
+    const seen = {};
+    for (const [node, m] of Object.entries(versions_seen ?? {})) seen[node] = versionsText(m);
+    const head = JSON.stringify({ ...rest, channel_versions: versionsText(channel_versions), versions_seen: seen });
+    const cp = `${head.slice(0, -1)}${head.length > 2 ? "," : ""}"channel_values":{${values.join(",")}}}`;
+    // Like Python's savers (and Weft's own executor), the run's metadata
+    // (run_id, thread_id, graph_id, assistant_id, the run's metadata) goes
+    // with every checkpoint under LangGraph's own keys (source, step,
+    // parents): rollback, retries and history filters find a run's
+    // checkpoints by it.
+    const md = (await this.dumpJSON({ ...committer.metadata, ...metadata })).replace(/\\u0000/g, "");
+    committer.addCheckpoint(
+      `{"parent_checkpoint_id":${JSON.stringify(checkpoint_id ?? "")},"checkpoint_ns":${JSON.stringify(checkpoint_ns)},` +
+        `"checkpoint":${cp},"metadata":${md},"new_versions":${JSON.stringify(versionsText(newVersions))}}`,
+    );
+    await committer.flush();
+    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+  }
+
+  async putWrites(config, writes, taskId, taskPath = "") {
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    const committer = this._committer(thread_id);
+    const list = [];
+    for (let i = 0; i < writes.length; i++) {
+      const [channel, value] = writes[i];
+      list.push(
+        `{"task_id":${JSON.stringify(taskId)},"channel":${JSON.stringify(channel)},"idx":${WRITES_IDX_MAP[channel] ?? i},` +
+          `"task_path":${JSON.stringify(taskPath ?? "")},"value":${await this.dumpJSON(value)}}`,
+      );
+    }
+    committer.addWrites(
+      `{"checkpoint_ns":${JSON.stringify(checkpoint_ns)},"checkpoint_id":${JSON.stringify(checkpoint_id)},"writes":[${list.join(",")}]}`,
+    );
+    await committer.flush();
+  }
+
+  async deleteThread(threadId) {
+    throw new Error(`WeftSaver.deleteThread(${threadId}): delete threads through Weft's API (DELETE /threads/{thread_id})`);
+  }
+
+  getNextVersion(current) {
+    return nextVersion(current);
+  }
+}
+
+export { isFenced };

@@ -1,0 +1,136 @@
+// Worker: registers graphs with Weft, claims their runs and executes them.
+
+import { hostname } from "node:os";
+import { randomUUID } from "node:crypto";
+import { WeftClient, isFenced } from "./client.mjs";
+import { WeftSaver } from "./saver.mjs";
+import { executeRun } from "./run.mjs";
+import { describeGraph } from "./describe.mjs";
+
+/** A log function writing one JSON line per record to stderr. */
+export function jsonLogger(base = {}) {
+  return (level, msg, attrs = {}) => {
+    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...base, ...attrs })}\n`);
+  };
+}
+
+/**
+ * Worker serves compiled LangGraph.js graphs on a Weft server:
+ * start() registers them (POST /dispatch/graphs) and claims their runs
+ * (POST /dispatch/claim, long poll, up to `concurrency` at once), each
+ * executed by executeRun with this worker's WeftSaver as checkpointer;
+ * stop() stops claiming, lets running runs finish for graceMs, then stops
+ * the rest and gives them back (nack), so another worker retries them.
+ */
+export class Worker {
+  constructor({ url, graphs, workerId, concurrency = 8, waitMs = 10_000, log = jsonLogger(), client }) {
+    this.client = client ?? new WeftClient(url);
+    this.graphs = graphs;
+    this.workerId = workerId ?? `weft-worker-js-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.concurrency = concurrency;
+    this.waitMs = waitMs;
+    this.log = log;
+    this.saver = new WeftSaver(this.client);
+    for (const g of graphs.values()) g.checkpointer = this.saver;
+    this.active = new Map(); // dispatch id → promise
+    this.stopping = false;
+    this.claimAbort = new AbortController();
+    this.runsAbort = new AbortController();
+    this.done = null;
+  }
+
+  async register() {
+    for (const [id, g] of this.graphs) {
+      const info = await describeGraph(id, g);
+      const res = await this.client.post("/dispatch/graphs", { ...info, worker_id: this.workerId });
+      this.log("info", "graph registered", { graph_id: id, assistant_id: res.assistant_id, nodes: res.nodes });
+    }
+  }
+
+  /** Registers the graphs and starts the claim loop (it runs until stop). */
+  async start() {
+    await this.register();
+    this.done = this._loop();
+    this.log("info", "worker started", { worker_id: this.workerId, graphs: [...this.graphs.keys()], concurrency: this.concurrency });
+  }
+
+  async _loop() {
+    const graphIds = [...this.graphs.keys()];
+    let backoff = 100;
+    while (!this.stopping) {
+      const free = this.concurrency - this.active.size;
+      if (free <= 0) {
+        await Promise.race(this.active.values());
+        continue;
+      }
+      let got;
+      try {
+        got = await this.client.post(
+          "/dispatch/claim",
+          { worker_id: this.workerId, graph_ids: graphIds, limit: Math.min(free, 32), wait_ms: this.waitMs },
+          { signal: this.claimAbort.signal, timeoutMs: this.waitMs + 30_000 },
+        );
+        backoff = 100;
+      } catch (err) {
+        if (this.stopping) break;
+        this.log("warn", "claim failed", { error: err.message });
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, 5_000);
+        continue;
+      }
+      for (const c of got) this._start(c);
+    }
+  }
+
+  _start(claimed) {
+    const id = claimed.dispatch.dispatch_id;
+    const p = this._execute(claimed).finally(() => this.active.delete(id));
+    this.active.set(id, p);
+  }
+
+  async _execute(claimed) {
+    const { dispatch, run } = claimed;
+    const graph = this.graphs.get(dispatch.graph_id);
+    const lease = Date.parse(dispatch.lease_expires_at) - Date.parse(dispatch.claimed_at);
+    const heartbeatMs = Math.max(200, Math.floor((Number.isFinite(lease) && lease > 0 ? lease : 30_000) / 3));
+    const attrs = { run_id: run.run_id, thread_id: run.thread_id, graph_id: dispatch.graph_id, attempt: dispatch.attempt };
+    this.log("debug", "run claimed", attrs);
+    let res;
+    try {
+      if (!graph) throw new Error(`graph ${dispatch.graph_id} is not served by this worker`);
+      res = await executeRun({ claimed, graph, saver: this.saver, client: this.client, log: this.log, heartbeatMs, signal: this.runsAbort.signal });
+    } catch (err) {
+      res = { outcome: "stopped", reason: err };
+    }
+    if (res.outcome === "ended") {
+      this.log("info", "run ended", { ...attrs, status: res.status });
+      return;
+    }
+    const reason = res.reason;
+    if (reason?.kind === "lease" || isFenced(reason)) {
+      this.log("warn", "run stopped: lease lost", { ...attrs, error: reason?.message });
+      return;
+    }
+    try {
+      const n = await this.client.post(`/dispatch/${dispatch.dispatch_id}/nack`, { claim_token: claimed.claim_token, error: String(reason?.message ?? reason) }, { retries: 3 });
+      this.log("warn", "run given back", { ...attrs, error: String(reason?.message ?? reason), dispatch_state: n?.state });
+    } catch (err) {
+      this.log("warn", "nack failed", { ...attrs, error: err.message });
+    }
+  }
+
+  /** Stops claiming; runs get graceMs to finish, then are stopped and given back. */
+  async stop(graceMs = 10_000) {
+    if (this.stopping) return this.done;
+    this.stopping = true;
+    this.claimAbort.abort();
+    await this.done?.catch(() => {});
+    const all = Promise.allSettled([...this.active.values()]);
+    const timer = setTimeout(() => this.runsAbort.abort(), graceMs);
+    await all;
+    // Runs claimed by the last poll may have started after the snapshot.
+    await Promise.allSettled([...this.active.values()]);
+    clearTimeout(timer);
+    this.log("info", "worker stopped", { worker_id: this.workerId });
+  }
+}

@@ -1,0 +1,235 @@
+// The JS worker serving LangGraph.js graphs (test/fixtures) on a real Weft
+// server, driven through the official SDK; LangGraph's own getState /
+// getStateHistory (PostgresSaver on Weft's database) are the reference for
+// what Weft shows.
+
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import pg from "pg";
+import { Client } from "@langchain/langgraph-sdk";
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { loadConfig } from "../src/load.mjs";
+import { useWeft, FIXTURES, get, post, sleep, until } from "./helpers.mjs";
+
+const weft = useWeft();
+let worker;
+const client = () => new Client({ apiUrl: weft.url });
+
+const human = (content) => ({ messages: [{ role: "user", content }] });
+
+/** LangGraph's own view of a thread, through PostgresSaver on Weft's database. */
+let reference = null;
+async function langgraph() {
+  if (!reference) {
+    const { graphs } = await loadConfig(FIXTURES, { only: ["agent"] });
+    const pool = new pg.Pool({ ...weft.db, max: 2 });
+    pool.on("error", () => {}); // the server stops its PostgreSQL at the end
+    const graph = graphs.get("agent");
+    graph.checkpointer = new PostgresSaver(pool);
+    reference = { graph, pool };
+  }
+  return reference.graph;
+}
+
+const msg = (m) =>
+  typeof m.getType === "function"
+    ? { id: m.id, type: m.getType(), content: m.content, tool_calls: m.tool_calls ?? [] }
+    : { id: m.id, type: m.type, content: m.content, tool_calls: m.tool_calls ?? [] };
+
+/** Asserts that Weft's state (SDK) says what LangGraph's StateSnapshot says. */
+function assertSameState(w, lg, what) {
+  assert.equal(w.checkpoint.checkpoint_id, lg.config.configurable.checkpoint_id, `${what}: checkpoint id`);
+  assert.equal(w.parent_checkpoint?.checkpoint_id ?? null, lg.parentConfig?.configurable?.checkpoint_id ?? null, `${what}: parent`);
+  assert.deepEqual(w.next, [...lg.next], `${what}: next`);
+  assert.equal(w.metadata.step, lg.metadata.step, `${what}: step`);
+  assert.equal(w.metadata.source, lg.metadata.source, `${what}: source`);
+  assert.deepEqual(
+    w.tasks.map((t) => ({ id: t.id, name: t.name, interrupts: t.interrupts.map((i) => ({ id: i.id, value: i.value })) })),
+    lg.tasks.map((t) => ({ id: t.id, name: t.name, interrupts: (t.interrupts ?? []).map((i) => ({ id: i.id, value: i.value })) })),
+    `${what}: tasks`,
+  );
+  assert.deepEqual((w.values.messages ?? []).map(msg), (lg.values.messages ?? []).map(msg), `${what}: messages`);
+}
+
+async function assertSameThread(threadId) {
+  const graph = await langgraph();
+  const config = { configurable: { thread_id: threadId } };
+  assertSameState(await client().threads.getState(threadId), await graph.getState(config), "latest state");
+  const mine = await client().threads.getHistory(threadId, { limit: 100 });
+  const theirs = [];
+  for await (const s of graph.getStateHistory(config)) theirs.push(s);
+  assert.equal(mine.length, theirs.length, "history length");
+  mine.forEach((s, i) => assertSameState(s, theirs[i], `history[${i}]`));
+}
+
+test("setup: the worker registers its graphs", async () => {
+  worker = await weft.startWorker(["--concurrency", "4"]);
+  const logs = worker.logs().filter((l) => l.msg === "graph registered").map((l) => l.graph_id);
+  assert.deepEqual(logs.sort(), ["agent", "foo_bar_js", "nested_js", "slow_js"]);
+});
+
+test("registered graphs have system assistants, schemas and a drawing", async () => {
+  const c = client();
+  const [a] = await c.assistants.search({ graphId: "agent" });
+  assert.ok(a, "system assistant of agent");
+  assert.equal(a.metadata.created_by, "system");
+  const drawing = await c.assistants.getGraph(a.assistant_id);
+  assert.deepEqual(drawing.nodes.map((n) => n.id).sort(), ["__end__", "__start__", "agent", "approve", "tools"]);
+  assert.ok(drawing.edges.some((e) => e.source === "tools" && e.target === "agent"));
+  const schemas = await c.assistants.getSchemas(a.assistant_id);
+  assert.equal(schemas.graph_id, "agent");
+  assert.ok("messages" in schemas.state_schema.properties);
+  // A graph compiled into the server cannot be taken over by a worker.
+  const res = await post(weft.url, "/dispatch/graphs", { graph_id: "foo_bar", drawable: { nodes: [], edges: [] } });
+  assert.equal(res.status, 409);
+  const bad = await post(weft.url, "/dispatch/graphs", { graph_id: "a b", drawable: { nodes: [], edges: [] } });
+  assert.equal(bad.status, 422);
+});
+
+test("foo_bar_js runs/wait; unknown input keys and nodes are refused at creation", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  assert.deepEqual(await c.runs.wait(t.thread_id, "foo_bar_js", { input: {} }), { foo: "b", bar: ["a", "b"] });
+  await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: { nope: 1 } }), /422/);
+  await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: {}, interruptBefore: ["nope"] }), /4\d\d/);
+});
+
+test("messages-tuple streams the model's tokens; values and state follow", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  const chunks = [];
+  for await (const ch of c.runs.stream(t.thread_id, "agent", { input: human("hi there"), streamMode: ["messages-tuple", "values"] })) {
+    chunks.push(ch);
+  }
+  assert.equal(chunks[0].event, "metadata");
+  const tokens = chunks.filter((ch) => ch.event === "messages");
+  assert.ok(tokens.length > 5, `token by token: ${tokens.length} chunks`);
+  for (const { data } of tokens) {
+    const [m, meta] = data;
+    assert.equal(m.type, "AIMessageChunk");
+    assert.equal(meta.langgraph_node, "agent");
+    assert.equal(meta.thread_id, t.thread_id);
+    assert.equal(meta.graph_id, "agent");
+    assert.equal(m.id, tokens[0].data[0].id, "chunks of one message share its id");
+  }
+  assert.equal(tokens.map(({ data }) => data[0].content).join(""), "echo: hi there");
+  const values = chunks.filter((ch) => ch.event === "values");
+  const last = values.at(-1).data.messages;
+  assert.deepEqual(last.map((m) => [m.type, m.content]), [["human", "hi there"], ["ai", "echo: hi there"]]);
+  assert.equal(last[1].id, tokens[0].data[0].id);
+  const thread = await c.threads.get(t.thread_id);
+  assert.equal(thread.status, "idle");
+  assert.deepEqual(thread.values.messages.map((m) => m.content), ["hi there", "echo: hi there"]);
+  await assertSameThread(t.thread_id);
+});
+
+test("interrupt() pauses the run; Command resume finishes it through the tool", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  const first = await c.runs.wait(t.thread_id, "agent", { input: human("weather in Paris") });
+  assert.equal(first.__interrupt__[0].value.question, "run the tool?");
+  assert.equal(first.messages.length, 2, "the values so far come with the interrupt");
+  const paused = await c.threads.get(t.thread_id);
+  assert.equal(paused.status, "interrupted");
+  const st = await c.threads.getState(t.thread_id);
+  assert.deepEqual(st.next, ["approve"]);
+  assert.equal(st.tasks[0].interrupts[0].value.tool_calls[0].args.city, "Paris");
+  await assertSameThread(t.thread_id);
+
+  const updates = [];
+  for await (const ch of c.runs.stream(t.thread_id, "agent", { command: { resume: "yes" }, streamMode: ["updates"] })) {
+    if (ch.event === "updates") updates.push(Object.keys(ch.data)[0]);
+  }
+  assert.deepEqual(updates, ["approve", "tools", "agent"]);
+  const done = await c.threads.getState(t.thread_id);
+  assert.deepEqual(done.next, []);
+  assert.deepEqual(done.values.messages.map((m) => m.type), ["human", "ai", "tool", "ai"]);
+  assert.equal(done.values.messages.at(-1).content, "The weather: It is sunny in Paris");
+  assert.equal((await c.threads.get(t.thread_id)).status, "idle");
+  await assertSameThread(t.thread_id);
+});
+
+test("a run from an older checkpoint forks the thread", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  await c.runs.wait(t.thread_id, "agent", { input: human("one") });
+  await c.runs.wait(t.thread_id, "agent", { input: human("two") });
+  const history = await c.threads.getHistory(t.thread_id, { limit: 100 });
+  const afterOne = history.find((s) => s.metadata.step === 1); // after the first answer
+  assert.deepEqual(afterOne.values.messages.map((m) => m.content), ["one", "echo: one"]);
+  const forked = await c.runs.wait(t.thread_id, "agent", { input: human("three"), checkpointId: afterOne.checkpoint.checkpoint_id });
+  assert.deepEqual(forked.messages.map((m) => m.content), ["one", "echo: one", "three", "echo: three"]);
+  const latest = await c.threads.getState(t.thread_id);
+  assert.deepEqual(latest.values.messages.map((m) => m.content), ["one", "echo: one", "three", "echo: three"]);
+  const again = await c.threads.getHistory(t.thread_id, { limit: 100 });
+  const firstOfFork = again.find((s) => s.metadata.source === "input" && s.parent_checkpoint?.checkpoint_id === afterOne.checkpoint.checkpoint_id);
+  assert.ok(firstOfFork, "the fork's first checkpoint has the older checkpoint as parent");
+  // The old branch is intact.
+  const old = await c.threads.getState(t.thread_id, history[0].checkpoint.checkpoint_id);
+  assert.deepEqual(old.values.messages.map((m) => m.content), ["one", "echo: one", "two", "echo: two"]);
+  await assertSameThread(t.thread_id);
+});
+
+test("cancel reaches the worker through its heartbeat or commit and stops the graph at the next step", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  const run = await c.runs.create(t.thread_id, "slow_js", { input: { ms: 600 } });
+  await until(async () => (await c.threads.getState(t.thread_id)).values.steps?.length >= 1, 20_000, "first step");
+  await c.runs.cancel(t.thread_id, run.run_id, true, "interrupt");
+  const got = await c.runs.get(t.thread_id, run.run_id);
+  assert.equal(got.status, "interrupted");
+  await sleep(1500);
+  const st = await c.threads.getState(t.thread_id);
+  assert.ok(st.values.steps.length < 3, `stopped early: ${st.values.steps}`);
+  assert.equal(st.values.steps.length, (await c.threads.getState(t.thread_id)).values.steps.length);
+  // rollback deletes the run and its checkpoints.
+  const t2 = await c.threads.create();
+  const r2 = await c.runs.create(t2.thread_id, "slow_js", { input: { ms: 600 } });
+  await until(async () => (await c.threads.getState(t2.thread_id)).values.steps?.length >= 1, 20_000, "first step");
+  await c.runs.cancel(t2.thread_id, r2.run_id, true, "rollback");
+  await until(async () => (await get(weft.url, `/threads/${t2.thread_id}/runs/${r2.run_id}`)).status === 404, 10_000, "run deleted");
+  assert.deepEqual((await c.threads.getHistory(t2.thread_id)).length, 0);
+});
+
+test("a run LangGraph fails (recursion limit) ends as error with its message", async () => {
+  const c = client();
+  const t2 = await c.threads.create();
+  const out = [];
+  for await (const ch of c.runs.stream(t2.thread_id, "slow_js", { input: { ms: 1 }, config: { recursion_limit: 2 } })) out.push(ch);
+  const err = out.find((ch) => ch.event === "error");
+  assert.ok(err, `an error event: ${JSON.stringify(out.map((o) => o.event))}`);
+  assert.match(err.data.message, /[Rr]ecursion/);
+  const [run] = await c.runs.list(t2.thread_id);
+  assert.equal(run.status, "error");
+  assert.equal((await c.threads.get(t2.thread_id)).status, "error");
+});
+
+test("stream_subgraphs: subgraph events come under mode|namespace; /subgraphs answers", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  const names = [];
+  for await (const ch of c.runs.stream(t.thread_id, "nested_js", { input: {}, streamMode: ["updates", "values"], streamSubgraphs: true })) names.push(ch.event);
+  assert.ok(names.some((n) => /^updates\|inner:[0-9a-f-]+$/.test(n)), names.join(","));
+  assert.ok(names.includes("updates") && names.includes("values"), names.join(","));
+  const plain = [];
+  for await (const ch of c.runs.stream(t.thread_id, "nested_js", { input: {}, streamMode: ["updates"] })) plain.push(ch.event);
+  assert.ok(!plain.some((n) => n.includes("|")), `no subgraph events unless asked: ${plain}`);
+  assert.equal((await c.threads.getState(t.thread_id)).values.log.at(-1), "outer_b");
+  const [a] = await c.assistants.search({ graphId: "nested_js" });
+  const subs = await c.assistants.getSubgraphs(a.assistant_id);
+  assert.deepEqual(Object.keys(subs), ["inner"]);
+});
+
+test("debug and updates modes pass through; join replays the log", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  const run = await c.runs.create(t.thread_id, "foo_bar_js", { input: {}, streamMode: ["updates", "debug", "values"], streamResumable: true });
+  const events = [];
+  for await (const ch of c.runs.joinStream(t.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["updates", "debug", "values"] })) events.push(ch.event);
+  assert.ok(events.includes("debug"), events.join(","));
+  assert.deepEqual(events.filter((e) => e === "updates").length, 2);
+});
+
+after(async () => {
+  await reference?.pool.end();
+});

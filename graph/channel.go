@@ -68,7 +68,22 @@ type Channel struct {
 	// It must fit the kind (a list for Append and Messages, an object for
 	// MergeObject) and is deep-copied whenever it is handed out.
 	Default any
+	// Reduce, when set, is the channel's reducer in place of Kind's
+	// (LangGraph's Annotated[T, reducer]): it gets the current value (a
+	// copy of Default while the channel is unset) and one update, and
+	// returns the new value; an error fails the update with
+	// ErrInvalidUpdate. It must be deterministic, must not modify its
+	// arguments and must return JSON-compatible values. Kind then only
+	// describes the values (schemas; a Messages kind still streams its
+	// messages), and several writes to the channel in one superstep are
+	// reduced in order instead of conflicting.
+	Reduce func(current, update any) (any, error)
 }
+
+// Reduces reports whether several writes to c in one superstep are
+// reduced in order (every kind but LastValue, or a custom Reduce) rather
+// than conflicting.
+func (c Channel) Reduces() bool { return c.Kind != LastValue || c.Reduce != nil }
 
 // checkDefault reports a Default that does not fit c.Kind.
 func (c Channel) checkDefault() error {
@@ -146,6 +161,9 @@ func (g *Graph) Apply(values, update State) (State, error) {
 func (c Channel) reduce(cur any, set bool, upd any) (any, error) {
 	if !set {
 		cur = jsonv.Clone(c.Default)
+	}
+	if c.Reduce != nil {
+		return c.Reduce(cur, upd)
 	}
 	switch c.Kind {
 	case LastValue:

@@ -1,7 +1,11 @@
-// Package graph defines Weft's built-in Go graphs: state channels with
-// reducers, nodes, edges, and a registry of the example graphs. It is the
-// definition layer only; an executor (a small Pregel loop in package runs)
-// drives it. This package knows nothing about PostgreSQL, HTTP or runs.
+// Package graph is how a Go program defines graphs for Weft: state channels
+// with reducers, nodes as functions, static and conditional edges,
+// interrupts and Command. A Graph is plain data; register it in a Registry
+// and serve it with package weft (an embedded server), or run it in memory
+// with Graph.Invoke (tests). The server's executor (a Pregel loop in
+// internal/runs) drives the same values; this package knows nothing about
+// PostgreSQL, HTTP or runs. Weft's built-in graphs (internal/builtin) and
+// examples/agent are written against this API only.
 //
 // # State and channels
 //
@@ -12,6 +16,9 @@
 //	Append       list concatenation (Python operator.add); non-list → error
 //	Messages     LangGraph's add_messages over LangChain message dicts
 //	MergeObject  shallow object merge; a null value deletes the key
+//
+// A Channel with a Reduce func uses it instead (LangGraph's
+// Annotated[T, reducer]).
 //
 // Graph.Apply(values, update) reduces a node's (or update_state's) partial
 // update into the state and returns a new State; it never mutates its inputs
@@ -34,7 +41,11 @@
 // # Nodes, edges and the superstep protocol
 //
 // A NodeFunc receives a context and a NodeInput and returns a partial
-// update. Edges are static (From → To) or conditional (From, Route, declared
+// update. A node may instead have a CommandFunc, returning a Command: an
+// update plus Goto, the nodes to run next (in addition to its edges; each
+// declared in the node's Ends). NodeInput carries the state (Values), the
+// run's Config (Configurable for config.configurable) and Context, and
+// RunInfo (run, thread, assistant ids, node, step). Edges are static (From → To) or conditional (From, Route, declared
 // Targets); START and END are the pseudo-nodes "__start__" and "__end__".
 // An executor runs a graph like this:
 //
@@ -42,12 +53,12 @@
 //	next, err := g.Next(START, values)
 //	for len(next) > 0 {                           // one superstep, checkpoint after each
 //	    for each node n in next (possibly in parallel):
-//	        upd, err := node.Func(ctx, NewNodeInput(g.Values(values), resume[n]))
+//	        cmd, err := node.Call(ctx, NewNodeInput(g.Values(values), resume[n]))
 //	    if any err is an *Interrupt (errors.Is(err, ErrInterrupted)):
 //	        save the checkpoint with next unchanged and the interrupts; stop
 //	    if any other err (ctx.Err() on cancellation included): fail; stop
-//	    values = Apply each upd in turn
-//	    next = union of g.Next(n, values) over the nodes that ran
+//	    values = Apply each cmd.Update in turn
+//	    next = union of g.NextAfter(n, values, cmd.Goto) over the nodes that ran
 //	    save a checkpoint (values, next)
 //	}
 //
@@ -67,17 +78,10 @@
 // registered, which makes it safe to share between concurrent runs.
 // Drawable renders it in the shape of LangGraph's /assistants/{id}/graph.
 //
-// # Built-in graphs
+// # Running a graph
 //
-// Builtin returns a Registry with:
-//
-//	foo_bar    foo (last value), bar (append, default []);
-//	           START → node_a → node_b → END; {foo:""} ends at {foo:"b", bar:["a","b"]}
-//	echo_chat  messages; START → echo → END; echo appends an ai message
-//	           "echo: <text of the last human message>"
-//	hitl       input, answer, result; START → prepare → ask → finish → END;
-//	           ask interrupts with {question:"approve?", input}; resumed with R
-//	           the run ends with result = input + ":" + R (non-string R JSON-encoded)
-//	slow       ms (default 1000), tag, log (append); START → first → second → END;
-//	           each node sleeps ms (cancellable) and appends "first:<tag>" / "second:<tag>"
+// Graph.Invoke and Graph.Resume run a graph in memory with the server's
+// superstep semantics and no persistence: the way to unit-test a graph.
+// To serve it over the Agent Server API, pass a Registry holding it to
+// weft.Start (package github.com/weftdev/weft/weft).
 package graph

@@ -32,14 +32,22 @@ var (
 	ErrUnknownNode = errors.New("unknown node")
 )
 
-// Node is a named step of a graph. Func is called by the executor with the
-// current state and returns a partial update (see NodeFunc).
+// Node is a named step of a graph. Its body is Func, which returns a
+// partial update (see NodeFunc), or Command, which also says where to go
+// next (see CommandFunc); exactly one of them is set.
 type Node struct {
 	// Name is unique within the graph and must not be START, END or a
 	// channel name (LangGraph forbids a node named like a state key).
 	Name string
-	// Func is the node's body; it must not be nil.
+	// Func is the body of a plain node.
 	Func NodeFunc
+	// Command is the body of a node that routes itself with Command.Goto.
+	Command CommandFunc
+	// Ends declares every node (or END) a Command node's Goto may name
+	// (LangGraph's ends / Command[Literal[...]]): Validate checks them and
+	// counts them for reachability, Drawable draws them as conditional
+	// edges. Only allowed with Command.
+	Ends []string
 }
 
 // Router chooses where a conditional edge goes. It receives the state after
@@ -81,6 +89,12 @@ type Graph struct {
 	Nodes []Node
 	// Edges are evaluated by Next in this order.
 	Edges []Edge
+	// ConfigSchema is the JSON Schema of config.configurable the graph
+	// reads, and ContextSchema that of a run's context; GET
+	// /assistants/{id}/schemas reports them (nil: an object without
+	// properties). They document; the server does not validate runs
+	// against them.
+	ConfigSchema, ContextSchema map[string]any
 }
 
 // Node returns the node called name.
@@ -138,10 +152,33 @@ func (g *Graph) Next(from string, values State) ([]string, error) {
 	return out, nil
 }
 
+// NextAfter is Next followed by a Command's Goto: the nodes to run after
+// node from wrote, its edges' targets first, then the Goto targets not
+// already there (END dropped). A Goto target not in the node's Ends is an
+// ErrInvalidGraph error.
+func (g *Graph) NextAfter(from string, values State, gotoNodes []string) ([]string, error) {
+	out, err := g.Next(from, values)
+	if err != nil || len(gotoNodes) == 0 {
+		return out, err
+	}
+	n, _ := g.Node(from)
+	for _, t := range gotoNodes {
+		if !slices.Contains(n.Ends, t) {
+			return nil, fmt.Errorf("%w: graph %q: node %q went to %q, which is not in its Ends (%s)",
+				ErrInvalidGraph, g.ID, from, t, strings.Join(n.Ends, ", "))
+		}
+		if t != END && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // Validate checks the graph's structure and returns every problem found,
 // joined, each wrapping ErrInvalidGraph: a missing ID; empty, duplicate or
-// reserved channel and node names; a node named like a channel; a nil node
-// Func; a Default that does not fit its channel kind; an edge whose endpoints
+// reserved channel and node names; a node named like a channel; a node
+// without a body or with both Func and Command; Ends on a Func node or
+// naming an unknown node; a Default that does not fit its channel kind; an edge whose endpoints
 // do not exist (From must be START or a node, To must be END or a node); an
 // edge that is both or neither static and conditional; a conditional edge
 // without declared Targets or with an unknown target; no edge out of START; a
@@ -184,8 +221,13 @@ func (g *Graph) Validate() error {
 			bad("node %q has the name of a channel", n.Name)
 		}
 		nodes[n.Name] = true
-		if n.Func == nil {
-			bad("node %q has no Func", n.Name)
+		switch {
+		case n.Func == nil && n.Command == nil:
+			bad("node %q has neither Func nor Command", n.Name)
+		case n.Func != nil && n.Command != nil:
+			bad("node %q has both Func and Command", n.Name)
+		case n.Func != nil && len(n.Ends) > 0:
+			bad("node %q declares Ends without Command", n.Name)
 		}
 	}
 
@@ -222,6 +264,14 @@ func (g *Graph) Validate() error {
 	}
 	if startEdges == 0 {
 		bad("no edge from %s", START)
+	}
+	for _, n := range g.Nodes {
+		for _, t := range n.Ends {
+			if t != END && !nodes[t] {
+				bad("node %q: unknown end %q", n.Name, t)
+			}
+		}
+		succ[n.Name] = append(succ[n.Name], n.Ends...)
 	}
 
 	seen := map[string]bool{START: true}
@@ -294,6 +344,11 @@ func (g *Graph) Drawable() map[string]any {
 		}
 		for _, t := range e.Targets {
 			add(key{e.From, t, true})
+		}
+	}
+	for _, n := range g.Nodes {
+		for _, t := range n.Ends {
+			add(key{n.Name, t, true})
 		}
 	}
 	if usesEnd {

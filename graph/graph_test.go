@@ -11,6 +11,8 @@ import (
 
 func noop(context.Context, NodeInput) (State, error) { return nil, nil }
 
+func cmdNoop(context.Context, NodeInput) (Command, error) { return Command{}, nil }
+
 // routed is a graph with a conditional edge out of "a": to "b" when
 // route == "b", to "c" when "c", to both when "both", to END when "end",
 // to "nowhere" (undeclared) when "bad".
@@ -39,6 +41,16 @@ func routed() *Graph {
 			{From: "b", To: END},
 			{From: "c", To: END},
 		},
+	}
+}
+
+// chain is START → node_a → node_b → END.
+func chain() *Graph {
+	return &Graph{
+		ID:       "chain",
+		Channels: []Channel{{Name: "foo"}},
+		Nodes:    []Node{{Name: "node_a", Func: noop}, {Name: "node_b", Func: noop}},
+		Edges:    []Edge{{From: START, To: "node_a"}, {From: "node_a", To: "node_b"}, {From: "node_b", To: END}},
 	}
 }
 
@@ -116,7 +128,12 @@ func TestValidate(t *testing.T) {
 			g.Edges = append(g.Edges, Edge{From: "a", To: "x"})
 		}, `node "x" has the name of a channel`},
 		{"reserved node", func(g *Graph) { g.Nodes = append(g.Nodes, Node{Name: END, Func: noop}) }, `invalid node name "__end__"`},
-		{"nil func", func(g *Graph) { g.Nodes[0].Func = nil }, `node "a" has no Func`},
+		{"nil func", func(g *Graph) { g.Nodes[0].Func = nil }, `node "a" has neither Func nor Command`},
+		{"func and command", func(g *Graph) { g.Nodes[0].Command = cmdNoop }, `node "a" has both Func and Command`},
+		{"ends without command", func(g *Graph) { g.Nodes[0].Ends = []string{END} }, `node "a" declares Ends without Command`},
+		{"unknown end", func(g *Graph) {
+			g.Nodes[0].Func, g.Nodes[0].Command, g.Nodes[0].Ends = nil, cmdNoop, []string{"ghost"}
+		}, `node "a": unknown end "ghost"`},
 		{"duplicate channel", func(g *Graph) { g.Channels = append(g.Channels, Channel{Name: "x"}) }, `duplicate channel "x"`},
 		{"bad default", func(g *Graph) { g.Channels = append(g.Channels, Channel{Name: "l", Kind: Append, Default: "s"}) }, "default must be a list"},
 		{"bad kind", func(g *Graph) { g.Channels = append(g.Channels, Channel{Name: "k", Kind: 42}) }, "unknown kind 42"},
@@ -136,7 +153,7 @@ func TestValidate(t *testing.T) {
 
 func TestDrawable(t *testing.T) {
 	t.Parallel()
-	b, err := json.Marshal(builtin(t, "foo_bar").Drawable())
+	b, err := json.Marshal(chain().Drawable())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -104,6 +105,39 @@ func AddMessages(left, right any) ([]any, error) {
 		}
 	}
 	return out, nil
+}
+
+// NormalizeMessage returns one message as the LangChain message dict the
+// API carries, normalized as AddMessages normalizes every message (type
+// from "type" or an OpenAI-style "role", content defaulted to "", a uuid4
+// id when it has none, LangChain's model_dump keys filled in, OpenAI tool
+// calls converted). msg is a message dict or a string (a human message);
+// it is not modified. Use it to build the messages a node returns, e.g.
+//
+//	NormalizeMessage(map[string]any{"role": "assistant", "content": "hi"})
+func NormalizeMessage(msg any) (map[string]any, error) { return normalizeMessage(msg, false) }
+
+// MessageText returns the text of a message content, like LangChain's
+// message.text: the string itself, or the concatenated text blocks
+// ({"type":"text","text":…} and bare strings) of a content list; "" for
+// anything else.
+func MessageText(content any) string {
+	if s, ok := content.(string); ok {
+		return s
+	}
+	blocks, _ := asList(content)
+	var b strings.Builder
+	for _, blk := range blocks {
+		switch x := blk.(type) {
+		case string:
+			b.WriteString(x)
+		case map[string]any:
+			if t, ok := x["text"].(string); ok && x["type"] == "text" {
+				b.WriteString(t)
+			}
+		}
+	}
+	return b.String()
 }
 
 // normalizeMessages coerces v (nil, one message or a list of messages) to a

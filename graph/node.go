@@ -53,12 +53,57 @@ func (i *Interrupt) Error() string {
 // Unwrap returns ErrInterrupted.
 func (i *Interrupt) Unwrap() error { return ErrInterrupted }
 
+// CommandFunc is the body of a node that decides where the graph goes
+// next, like a LangGraph node returning Command(update=..., goto=...). It
+// follows NodeFunc's contract; its Command's Update is reduced like a
+// NodeFunc's update and its Goto adds nodes to run next.
+type CommandFunc func(ctx context.Context, in NodeInput) (Command, error)
+
+// Command is what a CommandFunc node returns: a partial update, and where
+// to go after it.
+type Command struct {
+	// Update is reduced into the state exactly like a NodeFunc's return
+	// value (nil writes nothing).
+	Update State
+	// Goto names nodes to run in the next superstep, in addition to the
+	// nodes the node's edges lead to (static edges still fire, as in
+	// LangGraph). Each must be listed in the node's Ends; END is allowed
+	// when listed and schedules nothing; duplicates are ignored. A name not
+	// in Ends fails the node with an ErrInvalidGraph error.
+	Goto []string
+}
+
+// RunInfo identifies the run and the task a node executes in. Every field
+// is empty (zero) when the node runs outside a server run (Invoke fills
+// Node and Step only).
+type RunInfo struct {
+	RunID, ThreadID, AssistantID, GraphID string
+	// Node is the name of the node being executed.
+	Node string
+	// Step is the superstep (the checkpoint metadata's "step" of the
+	// checkpoint the step writes).
+	Step int
+}
+
 // NodeInput is what a node receives. Build it with NewNodeInput; the zero
 // value has no state and interrupts on every Interrupt call.
 type NodeInput struct {
 	// Values is the current state, with channel defaults filled in when the
 	// executor built it from Graph.Values. It is the node's private copy.
 	Values State
+	// Config is the run's config as the API carries it (a JSON object):
+	// "configurable", "tags", "metadata", "recursion_limit", ... The server
+	// gives a node the assistant's config with the run's config merged over
+	// it (run keys win; "configurable" is merged one level deep). Nil when
+	// the run has none. Read it through Configurable for the usual case.
+	// Nodes must not modify it.
+	Config map[string]any
+	// Context is the run's context (LangGraph's runtime context, the run's
+	// "context" over the assistant's), nil when there is none. Nodes must
+	// not modify it.
+	Context map[string]any
+	// Run identifies the run and task (see RunInfo).
+	Run RunInfo
 
 	resume []any
 	calls  *int // Interrupt calls so far; shared by copies of this input
@@ -106,6 +151,31 @@ func NewNodeInput(values State, resume []any) NodeInput {
 		v = State{}
 	}
 	return NodeInput{Values: v, resume: slices.Clone(resume), calls: new(int)}
+}
+
+// Configurable returns Config["configurable"] when it is an object, else
+// an empty map: the per-assistant and per-run settings a node reads (model
+// name, system prompt, user id, ...). The map is the input's own; do not
+// modify it.
+func (in NodeInput) Configurable() map[string]any {
+	if c, ok := in.Config["configurable"].(map[string]any); ok {
+		return c
+	}
+	return map[string]any{}
+}
+
+// Call runs the node's body with in and returns its result as a Command: a
+// Func's update becomes the Command's Update, a CommandFunc's Command is
+// returned as it is. Executors call nodes through it.
+func (n Node) Call(ctx context.Context, in NodeInput) (Command, error) {
+	if n.Command != nil {
+		return n.Command(ctx, in)
+	}
+	if n.Func == nil {
+		return Command{}, fmt.Errorf("%w: node %q has no body", ErrInvalidGraph, n.Name)
+	}
+	upd, err := n.Func(ctx, in)
+	return Command{Update: upd}, err
 }
 
 // Interrupt pauses the run for human input, like LangGraph's interrupt().

@@ -8,8 +8,8 @@ import (
 )
 
 // Registry holds the graphs a server can run, by graph id. It is safe for
-// concurrent use. The server builds one at start (normally Builtin) and
-// creates a system assistant for each id.
+// concurrent use. The server builds one at start and creates a
+// system assistant for each id.
 type Registry struct {
 	mu     sync.RWMutex
 	graphs map[string]*Graph
@@ -53,19 +53,4 @@ func (r *Registry) IDs() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return slices.Sorted(maps.Keys(r.graphs))
-}
-
-// Builtin returns a new registry holding the built-in example graphs:
-// foo_bar, echo_chat, hitl and slow (their contracts are documented in
-// examples.go and in the package documentation). Each call builds fresh Graph
-// values. It panics if a built-in graph is
-// invalid, which is a bug caught by this package's tests.
-func Builtin() *Registry {
-	r := NewRegistry()
-	for _, g := range []*Graph{fooBar(), echoChat(), hitl(), slow()} {
-		if err := r.Register(g); err != nil {
-			panic(fmt.Sprintf("graph: built-in graph: %v", err))
-		}
-	}
-	return r
 }

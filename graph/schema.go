@@ -10,7 +10,8 @@ type Schemas struct {
 	// any subset of the channels).
 	Input, Output, State map[string]any
 	// Config describes config.configurable and Context a run's context:
-	// built-in graphs read neither, so both are objects without properties.
+	// the graph's ConfigSchema and ContextSchema, or objects without
+	// properties when it declares none.
 	Config, Context map[string]any
 }
 
@@ -63,14 +64,18 @@ func (g *Graph) Schemas() Schemas {
 		}
 		return map[string]any{"title": title, "type": "object", "properties": props}
 	}
-	empty := func(title string) map[string]any {
+	declared := func(title string, schema map[string]any) map[string]any {
+		if schema != nil {
+			s, _ := jsonv.Clone(schema).(map[string]any)
+			return s
+		}
 		return map[string]any{"title": title, "type": "object", "properties": map[string]any{}}
 	}
 	return Schemas{
 		Input:   state(g.ID + "_input"),
 		Output:  state(g.ID + "_output"),
 		State:   state(g.ID + "_state"),
-		Config:  empty(g.ID + "_config"),
-		Context: empty(g.ID + "_context"),
+		Config:  declared(g.ID+"_config", g.ConfigSchema),
+		Context: declared(g.ID+"_context", g.ContextSchema),
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/server"
 )
 
@@ -44,7 +45,7 @@ const (
 // until n reaches to (default 200), then ends). The sleep channel is not
 // called ms: the slow graph's ms would carry over on a shared thread.
 func loadGraphs() *graph.Registry {
-	r := graph.Builtin()
+	r := builtin.Graphs()
 	err := r.Register(&graph.Graph{
 		ID:       "loop",
 		Channels: []graph.Channel{{Name: "n", Default: float64(0)}, {Name: "to", Default: float64(loopSteps)}, {Name: "step_ms", Default: float64(0)}},

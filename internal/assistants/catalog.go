@@ -16,7 +16,7 @@ import (
 
 // Graph sources in the catalog.
 const (
-	SourceBuiltin = "builtin" // compiled into this server (graph.Builtin)
+	SourceBuiltin = "builtin" // compiled into this server (builtin.Graphs or the embedder's registry)
 )
 
 // SubgraphSchemas are the JSON Schemas of one subgraph, the value of each

@@ -97,7 +97,7 @@ func ApplyWrites(g *graph.Graph, base *checkpoints.Checkpoint, tasks []TaskWrite
 			changed[ch] = version
 			continue
 		}
-		if c.Kind == graph.LastValue && len(vals) > 1 {
+		if !c.Reduces() && len(vals) > 1 {
 			return cp, nil, fmt.Errorf("%w: channel %q can receive only one value per step (%d writes); give it a reducer",
 				ErrStepConflict, ch, len(vals))
 		}
@@ -175,16 +175,27 @@ type TaskOutcome struct {
 	Err error
 }
 
+// Env is the run-level part of what a node receives besides the state.
+type Env struct {
+	// Config and Context are the run's (see graph.NodeInput).
+	Config, Context map[string]any
+	// Run identifies the run; RunTask fills in Node.
+	Run graph.RunInfo
+	// Stream receives what the node streams while it runs (nil: dropped).
+	Stream func(kind string, data any)
+}
+
 // RunTask executes task (a pending pull task of g) on values, the state
-// before the step, with the resume answers collected for it; what the node
-// streams while it runs goes to stream (nil: dropped). The START task
-// writes the input held in startInput. Routing follows LangGraph: the task's
-// next nodes are computed on the pre-step state plus its own update.
+// before the step, with the resume answers collected for it and env. The
+// START task writes the input held in startInput. Routing follows
+// LangGraph: the task's next nodes are computed on the pre-step state plus
+// its own update, followed by the targets of a Command's Goto.
 func RunTask(ctx context.Context, g *graph.Graph, task Task, values graph.State, startInput any, resume []any,
-	stream func(kind string, data any)) TaskOutcome {
+	env Env) TaskOutcome {
 	tw := TaskWrites{Name: task.Name, Triggers: []string{TriggerChannel(task.Name)}}
 	out := TaskOutcome{}
 	var update graph.State
+	var gotoNodes []string
 	if task.Name == graph.START {
 		m, ok := startInput.(map[string]any)
 		if startInput != nil && !ok {
@@ -196,7 +207,9 @@ func RunTask(ctx context.Context, g *graph.Graph, task Task, values graph.State,
 		if !ok {
 			out.Err = fmt.Errorf("%w: graph %q has no node %q", graph.ErrUnknownNode, g.ID, task.Name)
 		} else {
-			update, out.Err = callNode(ctx, node, values, resume, stream)
+			var cmd graph.Command
+			cmd, out.Err = callNode(ctx, node, values, resume, env)
+			update, gotoNodes = cmd.Update, cmd.Goto
 		}
 	}
 	if len(resume) > 0 {
@@ -215,7 +228,7 @@ func RunTask(ctx context.Context, g *graph.Graph, task Task, values graph.State,
 		after, err := g.Apply(values, update)
 		var next []string
 		if err == nil {
-			next, err = g.Next(task.Name, after)
+			next, err = g.NextAfter(task.Name, after, gotoNodes)
 		}
 		if err != nil {
 			out.Err = err
@@ -244,13 +257,16 @@ func RunTask(ctx context.Context, g *graph.Graph, task Task, values graph.State,
 
 // callNode runs a node, turning a panic into an error so one bad node
 // cannot take the worker down.
-func callNode(ctx context.Context, node graph.Node, values graph.State, resume []any, stream func(string, any)) (upd graph.State, err error) {
+func callNode(ctx context.Context, node graph.Node, values graph.State, resume []any, env Env) (cmd graph.Command, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("node %q panicked: %v", node.Name, p)
 		}
 	}()
-	return node.Func(ctx, graph.WithStream(graph.NewNodeInput(values, resume), stream))
+	in := graph.WithStream(graph.NewNodeInput(values, resume), env.Stream)
+	in.Config, in.Context, in.Run = env.Config, env.Context, env.Run
+	in.Run.Node = node.Name
+	return node.Call(ctx, in)
 }
 
 // InterruptID is the id of the index-th interrupt raised by task taskID: 32

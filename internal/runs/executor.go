@@ -693,6 +693,14 @@ func (x *execution) streamer(ctx context.Context, t pregel.Task, step int) func(
 	}
 }
 
+// env is what task t's node sees of the run: its config and context (the
+// assistant's merged under the run's at creation) and ids.
+func (x *execution) env(ctx context.Context, t pregel.Task, step int) pregel.Env {
+	return pregel.Env{Config: x.k.Config, Context: x.k.Context, Stream: x.streamer(ctx, t, step),
+		Run: graph.RunInfo{RunID: x.run.RunID.String(), ThreadID: x.run.ThreadID.String(),
+			AssistantID: x.run.AssistantID.String(), GraphID: x.g.ID, Step: step}}
+}
+
 // owns reports whether this run wrote checkpoint t.
 func (x *execution) owns(t *checkpoints.Tuple) bool {
 	return t.Metadata["run_id"] == x.run.RunID.String()
@@ -768,7 +776,7 @@ func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks
 	var wg sync.WaitGroup
 	for _, i := range todo {
 		wg.Go(func() {
-			o := pregel.RunTask(ctx, x.g, tasks[i], values, startInput, x.resumeFor(tasks[i]), x.streamer(ctx, tasks[i], step))
+			o := pregel.RunTask(ctx, x.g, tasks[i], values, startInput, x.resumeFor(tasks[i]), x.env(ctx, tasks[i], step))
 			mu.Lock()
 			remaining--
 			early := remaining > 0 && o.Err == nil && ctx.Err() == nil && x.k.Durability != "exit"

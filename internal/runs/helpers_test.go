@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/server/servertest"
@@ -42,7 +43,7 @@ func tagOf(in graph.NodeInput) string { s, _ := in.Values["tag"].(string); retur
 //	      and streams {"node": name} as custom data; b fails while failB[tag] > 0.
 //	loop: START → inc → inc → … (n+1 each time) until n reaches 1000.
 func testGraphs() *graph.Registry {
-	r := graph.Builtin()
+	r := builtin.Graphs()
 	node := func(name string) graph.NodeFunc {
 		return func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
 			tag := tagOf(in)
@@ -85,6 +86,30 @@ func testGraphs() *graph.Registry {
 				}
 				return []string{"inc"}, nil
 			}}},
+	})
+	// cfg: START → see; see (a Command node, Ends after and END) writes
+	// what it sees of the run and goes to configurable.goto when set
+	// ("after" or "__end__"); after appends "after" to log.
+	must(&graph.Graph{
+		ID:       "cfg",
+		Channels: []graph.Channel{{Name: "seen"}, {Name: "log", Kind: graph.Append, Default: []any{}}},
+		Nodes: []graph.Node{
+			{Name: "see", Ends: []string{"after", graph.END}, Command: func(ctx context.Context, in graph.NodeInput) (graph.Command, error) {
+				var gotoNodes []string
+				if to, _ := in.Configurable()["goto"].(string); to != "" {
+					gotoNodes = []string{to}
+				}
+				return graph.Command{Update: graph.State{"seen": map[string]any{
+					"configurable": in.Configurable(), "tags": in.Config["tags"], "context": in.Context,
+					"run_id": in.Run.RunID, "thread_id": in.Run.ThreadID, "assistant_id": in.Run.AssistantID,
+					"graph_id": in.Run.GraphID, "node": in.Run.Node, "step": in.Run.Step,
+				}}, Goto: gotoNodes}, nil
+			}},
+			{Name: "after", Func: func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
+				return graph.State{"log": []any{"after"}}, nil
+			}},
+		},
+		Edges: []graph.Edge{{From: graph.START, To: "see"}},
 	})
 	return r
 }

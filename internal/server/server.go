@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/assistants"
+	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/postgres"
@@ -97,7 +97,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 
 	graphs := cfg.Graphs
 	if graphs == nil {
-		graphs = graph.Builtin()
+		graphs = builtin.Graphs()
 	}
 	assistantStore := assistants.NewStore(s.pool)
 	if err := assistants.RegisterBuiltin(ctx, s.pool, graphs); err != nil {

@@ -1,17 +1,30 @@
-package graph
+package builtin
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/graph"
 )
+
+// Graphs returns a new registry holding the built-in example graphs:
+// foo_bar, echo_chat, hitl and slow (see the package documentation). Each
+// call builds fresh Graph values. It panics if a built-in graph is invalid,
+// which is a bug caught by this package's tests.
+func Graphs() *graph.Registry {
+	r := graph.NewRegistry()
+	for _, g := range []*graph.Graph{fooBar(), echoChat(), hitl(), slow()} {
+		if err := r.Register(g); err != nil {
+			panic(fmt.Sprintf("builtin: %v", err))
+		}
+	}
+	return r
+}
 
 // fooBar is the smallest graph with a reducer:
 //
@@ -20,32 +33,33 @@ import (
 //	node_a writes {foo:"a", bar:["a"]}, node_b writes {foo:"b", bar:["b"]}
 //
 // Input {foo:""} ends at {foo:"b", bar:["a","b"]}.
-func fooBar() *Graph {
-	return &Graph{
+func fooBar() *graph.Graph {
+	return &graph.Graph{
 		ID: "foo_bar",
-		Channels: []Channel{
-			{Name: "foo", Kind: LastValue},
-			{Name: "bar", Kind: Append, Default: []any{}},
+		Channels: []graph.Channel{
+			{Name: "foo", Kind: graph.LastValue},
+			{Name: "bar", Kind: graph.Append, Default: []any{}},
 		},
-		Nodes: []Node{
-			{Name: "node_a", Func: constNode(State{"foo": "a", "bar": []any{"a"}})},
-			{Name: "node_b", Func: constNode(State{"foo": "b", "bar": []any{"b"}})},
+		Nodes: []graph.Node{
+			{Name: "node_a", Func: constNode(func() graph.State { return graph.State{"foo": "a", "bar": []any{"a"}} })},
+			{Name: "node_b", Func: constNode(func() graph.State { return graph.State{"foo": "b", "bar": []any{"b"}} })},
 		},
-		Edges: []Edge{
-			{From: START, To: "node_a"},
+		Edges: []graph.Edge{
+			{From: graph.START, To: "node_a"},
 			{From: "node_a", To: "node_b"},
-			{From: "node_b", To: END},
+			{From: "node_b", To: graph.END},
 		},
 	}
 }
 
-// constNode returns a node that writes a fresh copy of update.
-func constNode(update State) NodeFunc {
-	return func(ctx context.Context, _ NodeInput) (State, error) {
+// constNode returns a node that writes update() (a fresh value each time,
+// so runs never share it).
+func constNode(update func() graph.State) graph.NodeFunc {
+	return func(ctx context.Context, _ graph.NodeInput) (graph.State, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return jsonv.Clone(update).(State), nil
+		return update(), nil
 	}
 }
 
@@ -56,28 +70,28 @@ func constNode(update State) NodeFunc {
 //	echo appends {type:"ai", content:"echo: <text of the last human message>"}
 //	with a fresh id (text = the string content, or the concatenated text
 //	blocks of a list content; "" when there is no human message).
-func echoChat() *Graph {
-	return &Graph{
+func echoChat() *graph.Graph {
+	return &graph.Graph{
 		ID:       "echo_chat",
-		Channels: []Channel{{Name: "messages", Kind: Messages, Default: []any{}}},
-		Nodes:    []Node{{Name: "echo", Func: echoNode}},
-		Edges: []Edge{
-			{From: START, To: "echo"},
-			{From: "echo", To: END},
+		Channels: []graph.Channel{{Name: "messages", Kind: graph.Messages, Default: []any{}}},
+		Nodes:    []graph.Node{{Name: "echo", Func: echoNode}},
+		Edges: []graph.Edge{
+			{From: graph.START, To: "echo"},
+			{From: "echo", To: graph.END},
 		},
 	}
 }
 
-func echoNode(ctx context.Context, in NodeInput) (State, error) {
+func echoNode(ctx context.Context, in graph.NodeInput) (graph.State, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	text := ""
-	msgs, _ := asList(in.Values["messages"])
+	msgs, _ := in.Values["messages"].([]any)
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m, _ := msgs[i].(map[string]any)
 		if m["type"] == "human" || m["role"] == "user" {
-			text = contentText(m["content"])
+			text = graph.MessageText(m["content"])
 			break
 		}
 	}
@@ -91,35 +105,13 @@ func echoNode(ctx context.Context, in NodeInput) (State, error) {
 				"tool_call_chunks": []any{}, "tool_calls": []any{}, "invalid_tool_calls": []any{}})
 		}
 	}
-	reply, err := normalizeMessage(map[string]any{
+	reply, err := graph.NormalizeMessage(map[string]any{
 		"type": "ai", "content": "echo: " + text, "id": id,
-	}, false)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return State{"messages": []any{reply}}, nil
-}
-
-// contentText returns a message content's text: the string itself, or the
-// concatenation of the text blocks ({"type":"text","text":…} and bare
-// strings) of a content list, like LangChain's message.text.
-func contentText(content any) string {
-	if s, ok := content.(string); ok {
-		return s
-	}
-	blocks, _ := asList(content)
-	var b strings.Builder
-	for _, blk := range blocks {
-		switch x := blk.(type) {
-		case string:
-			b.WriteString(x)
-		case map[string]any:
-			if t, ok := x["text"].(string); ok && x["type"] == "text" {
-				b.WriteString(t)
-			}
-		}
-	}
-	return b.String()
+	return graph.State{"messages": []any{reply}}, nil
 }
 
 // hitl demonstrates interrupts:
@@ -133,22 +125,22 @@ func contentText(content any) string {
 //
 // text(v) is v for a string, "" for null, and v's JSON encoding otherwise
 // (so resuming with true gives "true" and with {"ok":1} gives `{"ok":1}`).
-func hitl() *Graph {
-	return &Graph{
+func hitl() *graph.Graph {
+	return &graph.Graph{
 		ID: "hitl",
-		Channels: []Channel{
+		Channels: []graph.Channel{
 			{Name: "input"},
 			{Name: "answer"},
 			{Name: "result"},
 		},
-		Nodes: []Node{
-			{Name: "prepare", Func: func(ctx context.Context, in NodeInput) (State, error) {
+		Nodes: []graph.Node{
+			{Name: "prepare", Func: func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				return State{"input": in.Values["input"]}, nil
+				return graph.State{"input": in.Values["input"]}, nil
 			}},
-			{Name: "ask", Func: func(ctx context.Context, in NodeInput) (State, error) {
+			{Name: "ask", Func: func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
@@ -156,20 +148,20 @@ func hitl() *Graph {
 				if err != nil {
 					return nil, err
 				}
-				return State{"answer": text(r)}, nil
+				return graph.State{"answer": text(r)}, nil
 			}},
-			{Name: "finish", Func: func(ctx context.Context, in NodeInput) (State, error) {
+			{Name: "finish", Func: func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				return State{"result": text(in.Values["input"]) + ":" + text(in.Values["answer"])}, nil
+				return graph.State{"result": text(in.Values["input"]) + ":" + text(in.Values["answer"])}, nil
 			}},
 		},
-		Edges: []Edge{
-			{From: START, To: "prepare"},
+		Edges: []graph.Edge{
+			{From: graph.START, To: "prepare"},
 			{From: "prepare", To: "ask"},
 			{From: "ask", To: "finish"},
-			{From: "finish", To: END},
+			{From: "finish", To: graph.END},
 		},
 	}
 }
@@ -198,40 +190,35 @@ func text(v any) string {
 //	means 0), returning ctx.Err() as soon as the context is cancelled, then
 //	appends "first:<tag>" / "second:<tag>" (tag rendered like hitl's text,
 //	"" when unset).
-func slow() *Graph {
-	return &Graph{
+func slow() *graph.Graph {
+	return &graph.Graph{
 		ID: "slow",
-		Channels: []Channel{
-			{Name: "ms", Kind: LastValue, Default: float64(1000)},
-			{Name: "tag", Kind: LastValue},
-			{Name: "log", Kind: Append, Default: []any{}},
+		Channels: []graph.Channel{
+			{Name: "ms", Kind: graph.LastValue, Default: float64(1000)},
+			{Name: "tag", Kind: graph.LastValue},
+			{Name: "log", Kind: graph.Append, Default: []any{}},
 		},
-		Nodes: []Node{
+		Nodes: []graph.Node{
 			{Name: "first", Func: sleepNode("first")},
 			{Name: "second", Func: sleepNode("second")},
 		},
-		Edges: []Edge{
-			{From: START, To: "first"},
+		Edges: []graph.Edge{
+			{From: graph.START, To: "first"},
 			{From: "first", To: "second"},
-			{From: "second", To: END},
+			{From: "second", To: graph.END},
 		},
 	}
 }
 
 // sleepNode returns slow's node body, logging "<name>:<tag>".
-func sleepNode(name string) NodeFunc {
-	return func(ctx context.Context, in NodeInput) (State, error) {
+func sleepNode(name string) graph.NodeFunc {
+	return func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
 		ms := 1000.0
 		if v := in.Values["ms"]; v != nil {
-			s, isNum := numberString(v)
-			if !isNum {
-				return nil, fmt.Errorf("slow: ms must be a number, got %s", jsonType(v))
+			var err error
+			if ms, err = number(v); err != nil {
+				return nil, fmt.Errorf("slow: ms %w", err)
 			}
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				return nil, fmt.Errorf("slow: ms: %w", err)
-			}
-			ms = f
 		}
 		t := time.NewTimer(time.Duration(max(ms, 0) * float64(time.Millisecond)))
 		defer t.Stop()
@@ -240,6 +227,25 @@ func sleepNode(name string) NodeFunc {
 			return nil, ctx.Err()
 		case <-t.C:
 		}
-		return State{"log": []any{name + ":" + text(in.Values["tag"])}}, nil
+		return graph.State{"log": []any{name + ":" + text(in.Values["tag"])}}, nil
 	}
+}
+
+// number reads a JSON number (float64 from encoding/json, or json.Number).
+func number(v any) (float64, error) {
+	switch n := v.(type) {
+	case float64:
+		return n, nil
+	case json.Number:
+		return n.Float64()
+	case string:
+		return 0, fmt.Errorf("must be a number, got a string")
+	case bool:
+		return 0, fmt.Errorf("must be a number, got a boolean")
+	case map[string]any:
+		return 0, fmt.Errorf("must be a number, got an object")
+	case []any:
+		return 0, fmt.Errorf("must be a number, got a list")
+	}
+	return 0, fmt.Errorf("must be a number, got %T", v)
 }

@@ -1,4 +1,4 @@
-package graph
+package builtin
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/graph"
 )
 
-func builtin(t *testing.T, id string) *Graph {
+func builtin(t *testing.T, id string) *graph.Graph {
 	t.Helper()
-	g, ok := Builtin().Lookup(id)
+	g, ok := Graphs().Lookup(id)
 	if !ok {
 		t.Fatalf("no built-in graph %q", id)
 	}
@@ -21,7 +23,7 @@ func builtin(t *testing.T, id string) *Graph {
 
 func TestBuiltinRegistry(t *testing.T) {
 	t.Parallel()
-	r := Builtin()
+	r := Graphs()
 	want := []string{"echo_chat", "foo_bar", "hitl", "slow"}
 	if got := r.IDs(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("IDs() = %v, want %v", got, want)
@@ -38,10 +40,10 @@ func TestBuiltinRegistry(t *testing.T) {
 	if _, ok := r.Lookup("nope"); ok {
 		t.Error("Lookup(nope) found something")
 	}
-	if err := r.Register(fooBar()); !errors.Is(err, ErrInvalidGraph) {
+	if err := r.Register(fooBar()); !errors.Is(err, graph.ErrInvalidGraph) {
 		t.Errorf("duplicate Register: err = %v, want ErrInvalidGraph", err)
 	}
-	if err := NewRegistry().Register(&Graph{ID: "bad"}); !errors.Is(err, ErrInvalidGraph) {
+	if err := graph.NewRegistry().Register(&graph.Graph{ID: "bad"}); !errors.Is(err, graph.ErrInvalidGraph) {
 		t.Errorf("Register(invalid): err = %v, want ErrInvalidGraph", err)
 	}
 }
@@ -49,38 +51,38 @@ func TestBuiltinRegistry(t *testing.T) {
 func TestFooBar(t *testing.T) {
 	t.Parallel()
 	g := builtin(t, "foo_bar")
-	cp, err := invoke(t.Context(), g, State{"foo": ""})
+	cp, err := g.Invoke(t.Context(), graph.State{"foo": ""}, graph.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := State{"foo": "b", "bar": []any{"a", "b"}}
-	if !reflect.DeepEqual(cp.values, want) {
-		t.Fatalf("values = %#v, want %#v", cp.values, want)
+	want := graph.State{"foo": "b", "bar": []any{"a", "b"}}
+	if !reflect.DeepEqual(cp.Values, want) {
+		t.Fatalf("values = %#v, want %#v", cp.Values, want)
 	}
-	if cp.steps != 2 {
-		t.Errorf("steps = %d, want 2", cp.steps)
+	if cp.Steps != 2 {
+		t.Errorf("steps = %d, want 2", cp.Steps)
 	}
-	if got := g.Values(State{}); !reflect.DeepEqual(got, State{"bar": []any{}}) {
+	if got := g.Values(graph.State{}); !reflect.DeepEqual(got, graph.State{"bar": []any{}}) {
 		t.Errorf("Values({}) = %#v", got)
 	}
 	// Running twice must not share the const update between runs.
-	cp2, err := invoke(t.Context(), g, State{"foo": "", "bar": []any{"x"}})
+	cp2, err := g.Invoke(t.Context(), graph.State{"foo": "", "bar": []any{"x"}}, graph.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []any{"x", "a", "b"}; !reflect.DeepEqual(cp2.values["bar"], want) {
-		t.Errorf("bar = %v, want %v", cp2.values["bar"], want)
+	if want := []any{"x", "a", "b"}; !reflect.DeepEqual(cp2.Values["bar"], want) {
+		t.Errorf("bar = %v, want %v", cp2.Values["bar"], want)
 	}
 }
 
 func TestEchoChat(t *testing.T) {
 	t.Parallel()
 	g := builtin(t, "echo_chat")
-	cp, err := invoke(t.Context(), g, State{"messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	cp, err := g.Invoke(t.Context(), graph.State{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}, graph.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := cp.values["messages"].([]any)
+	msgs := cp.Values["messages"].([]any)
 	if len(msgs) != 2 {
 		t.Fatalf("got %d messages: %v", len(msgs), msgs)
 	}
@@ -110,15 +112,15 @@ func TestEchoChat(t *testing.T) {
 		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "http://x/y.png"}},
 		map[string]any{"type": "text", "text": " world"},
 	}}
-	values, err := g.Apply(cp.values, State{"messages": []any{turn2}})
+	values := graph.State{"messages": append(cp.Values["messages"].([]any), turn2)}
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp2, err := runLoop(t.Context(), g, testCheckpoint{values: values, next: []string{"echo"}})
+	cp2, err := g.Invoke(t.Context(), values, graph.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs = cp2.values["messages"].([]any)
+	msgs = cp2.Values["messages"].([]any)
 	if len(msgs) != 4 {
 		t.Fatalf("got %d messages", len(msgs))
 	}
@@ -136,21 +138,21 @@ func TestEchoChat(t *testing.T) {
 func TestHITL(t *testing.T) {
 	t.Parallel()
 	g := builtin(t, "hitl")
-	cp, err := invoke(t.Context(), g, State{"input": "x"})
+	cp, err := g.Invoke(t.Context(), graph.State{"input": "x"}, graph.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp.interrupt == nil {
-		t.Fatalf("no interrupt; values = %v", cp.values)
+	if len(cp.Interrupts) == 0 {
+		t.Fatalf("no interrupt; values = %v", cp.Values)
 	}
-	if want := map[string]any{"question": "approve?", "input": "x"}; !reflect.DeepEqual(cp.interrupt.Value, want) {
-		t.Errorf("interrupt value = %#v, want %#v", cp.interrupt.Value, want)
+	if want := map[string]any{"question": "approve?", "input": "x"}; !reflect.DeepEqual(cp.Interrupts[0].Value, want) {
+		t.Errorf("interrupt value = %#v, want %#v", cp.Interrupts[0].Value, want)
 	}
-	if !reflect.DeepEqual(cp.next, []string{"ask"}) {
-		t.Errorf("next = %v, want [ask]", cp.next)
+	if !reflect.DeepEqual(cp.Next, []string{"ask"}) {
+		t.Errorf("next = %v, want [ask]", cp.Next)
 	}
-	if !reflect.DeepEqual(cp.values, State{"input": "x"}) {
-		t.Errorf("values at interrupt = %v", cp.values)
+	if !reflect.DeepEqual(cp.Values, graph.State{"input": "x"}) {
+		t.Errorf("values at interrupt = %v", cp.Values)
 	}
 
 	for _, tc := range []struct {
@@ -164,13 +166,13 @@ func TestHITL(t *testing.T) {
 		{"null", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			done, err := resumeRun(t.Context(), g, cp, tc.resume)
+			done, err := g.Resume(t.Context(), cp, tc.resume, graph.InvokeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := State{"input": "x", "answer": tc.answer, "result": "x:" + tc.answer}
-			if done.interrupt != nil || len(done.next) != 0 || !reflect.DeepEqual(done.values, want) {
-				t.Errorf("after resume: values = %#v next = %v interrupt = %v", done.values, done.next, done.interrupt)
+			want := graph.State{"input": "x", "answer": tc.answer, "result": "x:" + tc.answer}
+			if len(done.Interrupts) > 0 || len(done.Next) != 0 || !reflect.DeepEqual(done.Values, want) {
+				t.Errorf("after resume: values = %#v next = %v interrupt = %v", done.Values, done.Next, done.Interrupts)
 			}
 		})
 	}
@@ -179,15 +181,15 @@ func TestHITL(t *testing.T) {
 func TestSlow(t *testing.T) {
 	t.Parallel()
 	g := builtin(t, "slow")
-	if got := g.Values(State{})["ms"]; got != float64(1000) {
+	if got := g.Values(graph.State{})["ms"]; got != float64(1000) {
 		t.Errorf("default ms = %v", got)
 	}
-	cp, err := invoke(t.Context(), g, State{"ms": float64(5), "tag": "t"})
+	cp, err := g.Invoke(t.Context(), graph.State{"ms": float64(5), "tag": "t"}, graph.InvokeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []any{"first:t", "second:t"}; !reflect.DeepEqual(cp.values["log"], want) {
-		t.Errorf("log = %v, want %v", cp.values["log"], want)
+	if want := []any{"first:t", "second:t"}; !reflect.DeepEqual(cp.Values["log"], want) {
+		t.Errorf("log = %v, want %v", cp.Values["log"], want)
 	}
 }
 
@@ -197,14 +199,14 @@ func TestSlowCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(20*time.Millisecond, cancel)
 	start := time.Now()
-	cp, err := invoke(ctx, g, State{"ms": float64(10_000), "tag": "t"})
+	cp, err := g.Invoke(ctx, graph.State{"ms": float64(10_000), "tag": "t"}, graph.InvokeOptions{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("cancellation took %v", d)
 	}
-	if _, ok := cp.values["log"]; ok {
-		t.Errorf("a cancelled node wrote: %v", cp.values)
+	if _, ok := cp.Values["log"]; ok {
+		t.Errorf("a cancelled node wrote: %v", cp.Values)
 	}
 }

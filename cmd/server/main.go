@@ -12,48 +12,8 @@
 // directory).
 package main
 
-import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+import "github.com/weftdev/weft/weft"
 
-	"github.com/weftdev/weft/internal/server"
-)
-
-func main() {
-	cfg, err := server.ParseConfig(os.Args[1:], os.Getenv, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "weft: config:", err)
-		os.Exit(2)
-	}
-	log := cfg.NewLogger(os.Stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	srv, err := server.Start(ctx, cfg, log)
-	if err != nil {
-		log.Error("weft: cannot start", "error", err)
-		os.Exit(1)
-	}
-	code := 0
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down: draining requests")
-	case err := <-srv.Done():
-		log.Error("server stopped on its own; shutting down", "error", err)
-		code = 1
-	}
-	stop()
-	if err := srv.Shutdown(context.Background()); err != nil {
-		log.Error("shutdown", "error", err)
-		os.Exit(1)
-	}
-	log.Info("stopped")
-	os.Exit(code)
-}
+// main is the embedded server's Main with the built-in example graphs: a
+// program serving its own graphs is the same one line (see package weft).
+func main() { weft.Main(nil) }

@@ -1,0 +1,161 @@
+// Package weft runs a whole Weft server (the LangGraph Agent Server API on
+// PostgreSQL) inside a Go program, serving the graphs the program defines
+// with package graph.
+//
+// Two entry points:
+//
+//   - Main(graphs) is a complete main function: it reads the same flags
+//     and environment variables as the weft binary (WEFT_ADDR,
+//     DATABASE_URL, WEFT_DATA_DIR, WEFT_WORKERS, ...; see -help), serves
+//     until SIGINT or SIGTERM, drains and exits. cmd/server is Main(nil).
+//   - Start(ctx, graphs, Options) starts a server and returns it, for
+//     programs and tests that manage its lifetime themselves.
+//
+// Without a database URL the server runs a managed local PostgreSQL in its
+// data directory (./.weft by default), as the weft binary does; the
+// PostgreSQL binaries (initdb, postgres) must then be on PATH or in the
+// usual install locations.
+package weft
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/server"
+)
+
+// Options configure Start. The zero value listens on 127.0.0.1:8123 with a
+// managed PostgreSQL under ./.weft, migrates it, and runs 4 × CPUs
+// in-process workers: the weft binary's defaults.
+type Options struct {
+	// Addr is the listen address (default 127.0.0.1:8123; ":0" or
+	// "127.0.0.1:0" picks a free port, see Server.URL).
+	Addr string
+	// DatabaseURL is a PostgreSQL URL; empty runs a managed local cluster
+	// in DataDir.
+	DatabaseURL string
+	// DataDir is the managed cluster's directory (default ".weft"). Only
+	// one server may use a data directory at a time.
+	DataDir string
+	// Workers is the number of in-process run workers (default 4 × CPUs).
+	Workers int
+	// Logger receives the server's logs (default: text at info level on
+	// stderr).
+	Logger *slog.Logger
+}
+
+// Server is a running embedded server.
+type Server struct {
+	s *server.Server
+}
+
+// Start connects to (or starts) the database, migrates it, registers every
+// graph of graphs (Registry.Register validated them) (with a system assistant per graph
+// id, as the weft binary does for its built-in graphs) and serves the API
+// in the background until Shutdown. graphs nil serves Weft's built-in
+// example graphs. On error nothing is left running.
+func Start(ctx context.Context, graphs *graph.Registry, opt Options) (*Server, error) {
+	cfg, err := defaults()
+	if err != nil {
+		return nil, err
+	}
+	if opt.Addr != "" {
+		cfg.Addr = opt.Addr
+	}
+	cfg.DatabaseURL = opt.DatabaseURL
+	if opt.DataDir != "" {
+		cfg.DataDir = opt.DataDir
+	}
+	if opt.Workers < 0 {
+		return nil, fmt.Errorf("weft: workers must not be negative, got %d", opt.Workers)
+	}
+	if opt.Workers > 0 {
+		cfg.Workers = opt.Workers
+	}
+	log := opt.Logger
+	if log == nil {
+		log = cfg.NewLogger(os.Stderr)
+	}
+	cfg.Graphs = graphs
+	s, err := server.Start(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{s: s}, nil
+}
+
+// defaults is the weft binary's configuration with no flag or environment
+// variable set.
+func defaults() (server.Config, error) {
+	return server.ParseConfig(nil, func(string) string { return "" }, io.Discard)
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.s.Addr() }
+
+// URL is the server's base URL (http://host:port), what SDK clients take as
+// their apiUrl.
+func (s *Server) URL() string { return s.s.URL() }
+
+// Done receives an error when the server stops on its own (serving failed,
+// or the managed PostgreSQL died and could not be restarted).
+func (s *Server) Done() <-chan error { return s.s.Done() }
+
+// Shutdown stops accepting requests, drains in-flight ones for up to 30
+// seconds (runs in progress are handed back to the queue and resume on the
+// next start), then closes the database and stops the managed PostgreSQL.
+func (s *Server) Shutdown(ctx context.Context) error { return s.s.Shutdown(ctx) }
+
+// Main is a complete main function serving graphs (nil: the built-in
+// example graphs): it parses the process's flags and environment exactly
+// like the weft binary (-help lists them), starts the server, and on
+// SIGINT or SIGTERM drains requests, stops the managed PostgreSQL and
+// exits 0. It exits 2 on a bad flag, 1 when the server cannot start or
+// stops on its own. It does not return.
+func Main(graphs *graph.Registry) {
+	os.Exit(run(graphs, os.Args[1:], os.Getenv, os.Stderr))
+}
+
+// run is Main without the exit.
+func run(graphs *graph.Registry, args []string, getenv func(string) string, stderr io.Writer) int {
+	cfg, err := server.ParseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "weft: config:", err)
+		return 2
+	}
+	cfg.Graphs = graphs
+	log := cfg.NewLogger(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := server.Start(ctx, cfg, log)
+	if err != nil {
+		log.Error("weft: cannot start", "error", err)
+		return 1
+	}
+	code := 0
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: draining requests")
+	case err := <-srv.Done():
+		log.Error("server stopped on its own; shutting down", "error", err)
+		code = 1
+	}
+	stop()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		log.Error("shutdown", "error", err)
+		return 1
+	}
+	log.Info("stopped")
+	return code
+}

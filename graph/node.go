@@ -73,9 +73,8 @@ type Command struct {
 	Goto []string
 }
 
-// RunInfo identifies the run and the task a node executes in. Every field
-// is empty (zero) when the node runs outside a server run (Invoke fills
-// Node and Step only).
+// RunInfo identifies the run and the task a node executes in. Outside a
+// server run the ids are empty (Invoke fills GraphID, Node and Step only).
 type RunInfo struct {
 	RunID, ThreadID, AssistantID, GraphID string
 	// Node is the name of the node being executed.

@@ -8,6 +8,7 @@
 //
 //   node bench/bench.mjs                       # starts its own server (go build) and worker
 //   node bench/bench.mjs --duration 10         # seconds per phase (default 5)
+//   node bench/bench.mjs --linger-ms 3         # the worker's --linger-ms (default 0)
 //   WEFT_URL=http://127.0.0.1:8123 node bench/bench.mjs   # an already running server (a worker is still started)
 
 import { parseArgs } from "node:util";
@@ -19,6 +20,7 @@ const { values: args } = parseArgs({
     duration: { type: "string", default: "5" },
     concurrency: { type: "string", default: "16" },
     "worker-concurrency": { type: "string", default: "32" },
+    "linger-ms": { type: "string", default: "0" },
   },
 });
 const DURATION = Number(args.duration) * 1000;
@@ -26,7 +28,7 @@ const CONC = Number(args.concurrency);
 
 const server = await startServer();
 const url = server.url;
-const worker = await startWorker(url, ["--graphs", "foo_bar_js", "--concurrency", args["worker-concurrency"], "--log-level", "warn"]);
+const worker = await startWorker(url, ["--graphs", "foo_bar_js", "--concurrency", args["worker-concurrency"], "--linger-ms", args["linger-ms"], "--log-level", "info"]);
 
 async function json(method, path, body) {
   const res = await fetch(url + path, { method, headers: { "content-type": "application/json" }, body: body && JSON.stringify(body) });
@@ -71,7 +73,7 @@ try {
 }
 
 const f = (n) => n.toFixed(1);
-console.log(`runs/wait of a foo_bar-shaped graph (create thread untimed, then POST /threads/{id}/runs/wait), ${DURATION / 1000}s per phase`);
+console.log(`runs/wait of a foo_bar-shaped graph (create thread untimed, then POST /threads/{id}/runs/wait), ${DURATION / 1000}s per phase; worker --linger-ms ${args["linger-ms"]}`);
 console.log("graph        executed by            c1 p50 ms  c1 p95 ms  c1 runs/s  c" + CONC + " runs/s  c" + CONC + " p50 ms");
 for (const [graph, by] of [["foo_bar", "Weft in-process pool"], ["foo_bar_js", "JS worker (LangGraph.js)"]]) {
   const r = results[graph];

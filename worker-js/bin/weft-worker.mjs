@@ -16,6 +16,8 @@ Options:
   --concurrency <n>      runs executed at once (default: $WEFT_WORKER_CONCURRENCY or 8)
   --worker-id <name>     name in dispatch audits (default: generated)
   --wait-ms <ms>         claim long-poll (default 10000)
+  --linger-ms <ms>       wait this long before committing what piled up (default 0:
+                         at once; more means fewer, larger commits)
   --grace-ms <ms>        on SIGTERM/SIGINT, how long running runs may finish before
                          they are stopped and given back (default 10000)
   --log-level <level>    debug, info (default), warn
@@ -32,6 +34,7 @@ try {
       "worker-id": { type: "string" },
       "wait-ms": { type: "string", default: "10000" },
       "grace-ms": { type: "string", default: "10000" },
+      "linger-ms": { type: "string", default: "0" },
       "log-level": { type: "string", default: "info" },
       help: { type: "boolean", short: "h" },
     },
@@ -68,6 +71,7 @@ try {
     workerId: args["worker-id"],
     concurrency: int("concurrency", args.concurrency, 1),
     waitMs: Math.min(int("wait-ms", args["wait-ms"], 0), 30_000),
+    lingerMs: int("linger-ms", args["linger-ms"], 0),
     log,
   });
   await worker.start();

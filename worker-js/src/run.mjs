@@ -21,8 +21,15 @@ export class StopReason extends Error {
  * lost) and carries a commit_id, so a retried request is applied once.
  */
 export class Committer {
-  constructor({ client, dispatchId, token, onCancel, onFail, metadata = {} }) {
+  constructor({ client, dispatchId, token, onCancel, onFail, metadata = {}, sync = false, lingerMs = 0 }) {
     this.client = client;
+    // lingerMs > 0 waits that long before sending what piled up (fewer,
+    // larger commits; events reach streams that much later).
+    this.lingerMs = lingerMs;
+    // sync: every put/putWrites resolves only once committed (LangGraph's
+    // "sync" durability); otherwise they resolve when queued, and the run
+    // ends only after every commit succeeded (a failed one stops the run).
+    this.sync = sync;
     this.metadata = metadata;
     this.dispatchId = dispatchId;
     this.token = token;
@@ -52,18 +59,36 @@ export class Committer {
   emit(event, dataJSON) {
     if (this.failed || this.ended) return;
     this.events.push(`{"event":${JSON.stringify(event)},"data":${dataJSON}}`);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        this.flush().catch(() => {});
-      });
-    }
+    this.soon();
+  }
+
+  /**
+   * Sends what is pending at the end of this turn of the event loop (after
+   * any commit in flight), so a step's checkpoint, writes and events share
+   * one commit. With sync durability the saver awaits flush() instead.
+   */
+  soon() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const go = () => {
+      this.scheduled = false;
+      this.flush().catch(() => {});
+    };
+    if (this.lingerMs > 0) setTimeout(go, this.lingerMs);
+    else setImmediate(go);
   }
 
   _check() {
     if (this.failed) throw this.failed;
     if (this.ended) throw new Error("run already ended");
+  }
+
+  /** What the saver awaits after queueing a write (see sync). */
+  persist() {
+    if (this.sync) return this.flush();
+    this._check();
+    this.soon();
+    return Promise.resolve();
   }
 
   /** Sends what is pending (after any commit in flight). */
@@ -126,7 +151,7 @@ const MODE_MAP = {
  * It returns {outcome: "ended" | "stopped", reason?}; "stopped" means the
  * run was not ended here (lease lost, shutdown): the caller gives it back.
  */
-export async function executeRun({ claimed, graph, saver, client, log, heartbeatMs, signal: workerSignal }) {
+export async function executeRun({ claimed, graph, saver, client, log, heartbeatMs, lingerMs = 0, signal: workerSignal }) {
   const { dispatch, run, claim_token: token } = claimed;
   const kwargs = run.kwargs ?? {};
   const controller = new AbortController();
@@ -147,6 +172,8 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
   };
   const committer = new Committer({
     metadata: runMetadata,
+    sync: kwargs.durability === "sync",
+    lingerMs,
     client,
     dispatchId: dispatch.dispatch_id,
     token,

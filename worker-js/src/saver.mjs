@@ -158,7 +158,7 @@ export class WeftSaver extends BaseCheckpointSaver {
       `{"parent_checkpoint_id":${JSON.stringify(checkpoint_id ?? "")},"checkpoint_ns":${JSON.stringify(checkpoint_ns)},` +
         `"checkpoint":${cp},"metadata":${md},"new_versions":${JSON.stringify(versionsText(newVersions))}}`,
     );
-    await committer.flush();
+    await committer.persist();
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -176,7 +176,7 @@ export class WeftSaver extends BaseCheckpointSaver {
     committer.addWrites(
       `{"checkpoint_ns":${JSON.stringify(checkpoint_ns)},"checkpoint_id":${JSON.stringify(checkpoint_id)},"writes":[${list.join(",")}]}`,
     );
-    await committer.flush();
+    await committer.persist();
   }
 
   async deleteThread(threadId) {

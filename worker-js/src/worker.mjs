@@ -23,7 +23,8 @@ export function jsonLogger(base = {}) {
  * the rest and gives them back (nack), so another worker retries them.
  */
 export class Worker {
-  constructor({ url, graphs, workerId, concurrency = 8, waitMs = 10_000, log = jsonLogger(), client }) {
+  constructor({ url, graphs, workerId, concurrency = 8, waitMs = 10_000, lingerMs = 0, log = jsonLogger(), client }) {
+    this.lingerMs = lingerMs;
     this.client = client ?? new WeftClient(url);
     this.graphs = graphs;
     this.workerId = workerId ?? `weft-worker-js-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -98,7 +99,7 @@ export class Worker {
     let res;
     try {
       if (!graph) throw new Error(`graph ${dispatch.graph_id} is not served by this worker`);
-      res = await executeRun({ claimed, graph, saver: this.saver, client: this.client, log: this.log, heartbeatMs, signal: this.runsAbort.signal });
+      res = await executeRun({ claimed, graph, saver: this.saver, client: this.client, log: this.log, heartbeatMs, lingerMs: this.lingerMs, signal: this.runsAbort.signal });
     } catch (err) {
       res = { outcome: "stopped", reason: err };
     }

@@ -90,6 +90,14 @@ test("foo_bar_js runs/wait; unknown input keys and nodes are refused at creation
   const c = client();
   const t = await c.threads.create();
   assert.deepEqual(await c.runs.wait(t.thread_id, "foo_bar_js", { input: {} }), { foo: "b", bar: ["a", "b"] });
+  // Every durability: sync (each put awaited), exit (only the last checkpoint).
+  for (const durability of ["sync", "exit"]) {
+    const t2 = await c.threads.create();
+    assert.deepEqual(await c.runs.wait(t2.thread_id, "foo_bar_js", { input: {}, durability }), { foo: "b", bar: ["a", "b"] }, durability);
+    const h = await c.threads.getHistory(t2.thread_id);
+    assert.equal(h.length, durability === "exit" ? 1 : 4, `${durability}: ${h.length} checkpoints`);
+    assert.deepEqual(h[0].values, { foo: "b", bar: ["a", "b"] });
+  }
   await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: { nope: 1 } }), /422/);
   await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: {}, interruptBefore: ["nope"] }), /4\d\d/);
 });

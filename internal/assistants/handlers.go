@@ -1,8 +1,6 @@
 package assistants
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
@@ -239,30 +237,20 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	enc := json.NewEncoder(&buf)
+	var page httpx.ArrayPage
 	n, more, err := h.store.Search(r.Context(), p, func(a *Assistant) (bool, error) {
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
 		var v any = a
 		if len(req.Select) > 0 {
 			v = a.project(req.Select)
 		}
-		if err := enc.Encode(v); err != nil {
-			return false, err
-		}
-		return buf.Len() >= MaxSearchPageBytes, nil
+		size, err := page.Add(v)
+		return size >= MaxSearchPageBytes, err
 	})
 	if err != nil {
 		return err
 	}
-	buf.WriteString("]\n")
 	httpx.SetPagination(w, p.Offset, n, n, more)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = buf.WriteTo(w)
+	page.Write(w)
 	return nil
 }
 

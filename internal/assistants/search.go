@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/postgres"
 )
 
 // Filter selects assistants for Search and Count. Zero fields do not
@@ -104,25 +103,7 @@ func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Assistant
 	if err != nil {
 		return 0, false, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if n == p.Limit {
-			return n, true, nil // the extra row: more follow
-		}
-		a, err := pgx.RowToStructByName[Assistant](rows)
-		if err != nil {
-			return n, false, err
-		}
-		stop, err := emit(&a)
-		if err != nil {
-			return n, false, err
-		}
-		n++
-		if stop {
-			return n, rows.Next(), rows.Err()
-		}
-	}
-	return n, false, rows.Err()
+	return postgres.EmitPage(rows, p.Limit, emit)
 }
 
 // Count returns how many assistants match f.

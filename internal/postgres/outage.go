@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -46,3 +47,34 @@ func (o *Outage) Succeeded() {
 
 // Down reports whether an outage is going on.
 func (o *Outage) Down() bool { return o.since.Load() != 0 }
+
+// Every calls fn every interval until ctx ends, for background loops such as
+// sweepers. An error of fn is logged as a warning, except a database outage,
+// which is logged once until it ends (see Outage); what names the loop in the
+// log. fn returns again to be called once more at once (it handled a full
+// batch and more may be due).
+func Every(ctx context.Context, interval time.Duration, log *slog.Logger, what string, fn func(context.Context) (again bool, err error)) {
+	outage := Outage{Log: log, What: what}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for ctx.Err() == nil {
+			again, err := fn(ctx)
+			switch {
+			case err == nil:
+				outage.Succeeded()
+			case ctx.Err() != nil, outage.Failed(err):
+			default:
+				log.Warn(what, "error", err)
+			}
+			if err != nil || !again {
+				break
+			}
+		}
+	}
+}

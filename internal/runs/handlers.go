@@ -316,37 +316,26 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request) error {
 	// Runs are encoded one by one into one buffer, written once complete;
 	// the page ends early once it passes MaxRunsPageBytes (it always holds
 	// at least one run), and X-Pagination-Next then gives the next offset.
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	enc := json.NewEncoder(&buf)
-	n, cut := 0, false
+	var page httpx.ArrayPage
+	cut := false
 	err = h.svc.List(r.Context(), tid, status, limit, offset, func(run *Run) (bool, error) {
-		if n > 0 {
-			buf.WriteByte(',')
-		}
-		n++
 		var v any = run
 		if len(fields) > 0 {
 			if v, err = projectRun(run, fields); err != nil {
 				return false, err
 			}
 		}
-		if err := enc.Encode(v); err != nil {
-			return false, err
-		}
-		cut = buf.Len() > MaxRunsPageBytes && n < limit
-		return !cut, nil
+		size, err := page.Add(v)
+		cut = size > MaxRunsPageBytes && page.Count() < limit
+		return !cut, err
 	})
 	if err != nil {
 		return err
 	}
-	buf.WriteString("]\n")
 	if cut {
-		w.Header().Set("X-Pagination-Next", strconv.Itoa(offset+n))
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(offset+page.Count()))
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = buf.WriteTo(w)
+	page.Write(w)
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -306,34 +305,22 @@ func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRe
 	if req.Checkpoint != nil {
 		p.NS = req.Checkpoint.NS
 	}
-	// The page is encoded state by state into one buffer (bounded by the
-	// byte cap plus one state) and written once complete, so an error
-	// half-way still gets a proper status.
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	enc := json.NewEncoder(&buf)
+	// The page holds at most the byte cap plus one state.
+	var page httpx.ArrayPage
 	last := ""
 	more, err := h.svc.History(r.Context(), id, p, func(st *ThreadState) (int, error) {
-		n := buf.Len()
-		if n > 1 {
-			buf.WriteByte(',')
-		}
-		if err := enc.Encode(st); err != nil {
-			return 0, err
-		}
+		before := page.Len()
+		size, err := page.Add(st)
 		last = st.Checkpoint.CheckpointID
-		return buf.Len() - n, nil
+		return size - before, err
 	})
 	if err != nil {
 		return err
 	}
-	buf.WriteString("]\n")
 	if more {
 		w.Header().Set("X-Pagination-Next", last)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = buf.WriteTo(w)
+	page.Write(w)
 	return nil
 }
 

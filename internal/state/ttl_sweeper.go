@@ -89,30 +89,11 @@ func (s *Service) pruneExpired(ctx context.Context, id uuid.UUID) (bool, error) 
 // RunTTLSweeper calls SweepExpiredThreads every interval until ctx ends
 // (again at once after a full batch), logging once per database outage.
 func (s *Service) RunTTLSweeper(ctx context.Context, interval time.Duration, log *slog.Logger) {
-	outage := postgres.Outage{Log: log, What: "thread ttl sweeper"}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	postgres.Every(ctx, interval, log, "thread ttl sweeper", func(ctx context.Context) (bool, error) {
+		n, err := s.SweepExpiredThreads(ctx)
+		if n > 0 {
+			log.Info("thread ttl sweeper", "threads", n)
 		}
-		for ctx.Err() == nil {
-			n, err := s.SweepExpiredThreads(ctx)
-			switch {
-			case err == nil:
-				outage.Succeeded()
-			case ctx.Err() != nil, outage.Failed(err):
-			default:
-				log.Warn("thread ttl sweeper", "error", err)
-			}
-			if n > 0 {
-				log.Info("thread ttl sweeper", "threads", n)
-			}
-			if err != nil || n < sweepBatch {
-				break
-			}
-		}
-	}
+		return n == sweepBatch, err
+	})
 }

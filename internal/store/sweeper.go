@@ -22,29 +22,15 @@ func (s *Store) StartSweeper(ctx context.Context, interval time.Duration, log *s
 	if interval <= 0 {
 		interval = DefaultSweepInterval
 	}
-	outage := &postgres.Outage{Log: log, What: "store sweeper"}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		postgres.Every(ctx, interval, log, "store sweeper", func(ctx context.Context) (bool, error) {
 			n, err := s.Sweep(ctx)
-			switch {
-			case err == nil:
-				outage.Succeeded()
-			case ctx.Err() != nil, outage.Failed(err):
-			default:
-				log.Warn("store sweeper", "error", err)
-			}
 			if n > 0 {
 				log.Debug("store sweeper deleted expired items", "count", n)
 			}
-		}
+			return false, err
+		})
 	})
 	return wg.Wait
 }

@@ -1,7 +1,6 @@
 package threads
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -299,33 +298,21 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	// The page is encoded thread by thread into one buffer and ends early
-	// once it passes MaxSearchPageBytes; it is written once complete, so an
-	// error half-way still gets a proper status.
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	enc := json.NewEncoder(&buf)
+	// The page ends early once it passes MaxSearchPageBytes.
+	var page httpx.ArrayPage
 	n, more, err := h.store.Search(r.Context(), p, func(t *Thread) (bool, error) {
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
 		var v any = t
 		if len(req.Select) > 0 {
 			v = t.project(req.Select)
 		}
-		if err := enc.Encode(v); err != nil {
-			return false, err
-		}
-		return buf.Len() >= MaxSearchPageBytes, nil
+		size, err := page.Add(v)
+		return size >= MaxSearchPageBytes, err
 	})
 	if err != nil {
 		return err
 	}
-	buf.WriteString("]\n")
 	httpx.SetPagination(w, p.Offset, n, n, more)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = buf.WriteTo(w)
+	page.Write(w)
 	return nil
 }
 
@@ -389,25 +376,15 @@ func (h *Handlers) Children(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	buf.WriteByte('[')
-	enc := json.NewEncoder(&buf)
+	var page httpx.ArrayPage
 	n, more, err := h.store.Children(r.Context(), id, limit, offset, func(t *Thread) (bool, error) {
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		if err := enc.Encode(t); err != nil {
-			return false, err
-		}
-		return buf.Len() >= MaxSearchPageBytes, nil // the same cap as search
+		size, err := page.Add(t)
+		return size >= MaxSearchPageBytes, err // the same cap as search
 	})
 	if err != nil {
 		return err
 	}
-	buf.WriteString("]\n")
 	httpx.SetPagination(w, offset, n, n, more)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = buf.WriteTo(w)
+	page.Write(w)
 	return nil
 }

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/postgres"
 )
 
 // Filter selects threads for Search and Count. Zero fields do not filter.
@@ -129,25 +129,7 @@ func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Thread) (
 	if err != nil {
 		return 0, false, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if n == p.Limit {
-			return n, true, nil // the extra row: more follow
-		}
-		t, err := pgx.RowToStructByName[Thread](rows)
-		if err != nil {
-			return n, false, err
-		}
-		stop, err := emit(&t)
-		if err != nil {
-			return n, false, err
-		}
-		n++
-		if stop {
-			return n, rows.Next(), rows.Err()
-		}
-	}
-	return n, false, rows.Err()
+	return postgres.EmitPage(rows, p.Limit, emit)
 }
 
 // Count returns how many threads match f.

@@ -285,22 +285,7 @@ func (s *Store) Children(ctx context.Context, id uuid.UUID, limit, offset int, e
 	if err != nil {
 		return 0, false, err
 	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if n == limit {
-			return n, true, nil
-		}
-		t, err := scanThread(rows)
-		if err != nil {
-			return n, false, err
-		}
-		n++
-		if stop, err := emit(&t); err != nil || stop {
-			return n, err == nil && rows.Next(), err
-		}
-	}
-	return n, false, rows.Err()
+	return postgres.EmitPage(rows, limit, emit)
 }
 
 // jsonObject is a helper for metadata filters: nil stays SQL NULL.

@@ -272,6 +272,24 @@ func (e RunsNackResponseState) Valid() bool {
 	}
 }
 
+// Defines values for RunsProtocolResponseType.
+const (
+	RunsProtocolResponseTypeError   RunsProtocolResponseType = "error"
+	RunsProtocolResponseTypeSuccess RunsProtocolResponseType = "success"
+)
+
+// Valid indicates whether the value is a known member of the RunsProtocolResponseType enum.
+func (e RunsProtocolResponseType) Valid() bool {
+	switch e {
+	case RunsProtocolResponseTypeError:
+		return true
+	case RunsProtocolResponseTypeSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RunsRunMultitaskStrategy.
 const (
 	RunsRunMultitaskStrategyEnqueue   RunsRunMultitaskStrategy = "enqueue"
@@ -1218,6 +1236,50 @@ type RunsNackResponse struct {
 // RunsNackResponseState defines model for RunsNackResponse.State.
 type RunsNackResponseState string
 
+// RunsProtocolCommand defines model for runs.ProtocolCommand.
+type RunsProtocolCommand struct {
+	Id int `json:"id"`
+
+	// Method Example: run.start
+	Method string                  `json:"method"`
+	Params *map[string]interface{} `json:"params,omitempty"`
+}
+
+// RunsProtocolMeta defines model for runs.ProtocolMeta.
+type RunsProtocolMeta struct {
+	AppliedThroughSeq *int                `json:"applied_through_seq,omitempty"`
+	ThreadId          *openapi_types.UUID `json:"thread_id,omitempty"`
+}
+
+// RunsProtocolResponse defines model for runs.ProtocolResponse.
+type RunsProtocolResponse struct {
+	Error   *string                  `json:"error,omitempty"`
+	Id      *int                     `json:"id"`
+	Message *string                  `json:"message,omitempty"`
+	Meta    *RunsProtocolMeta        `json:"meta,omitempty"`
+	Result  *map[string]interface{}  `json:"result,omitempty"`
+	Type    RunsProtocolResponseType `json:"type"`
+}
+
+// RunsProtocolResponseType defines model for RunsProtocolResponse.Type.
+type RunsProtocolResponseType string
+
+// RunsProtocolStreamRequest defines model for runs.ProtocolStreamRequest.
+type RunsProtocolStreamRequest struct {
+	// Channels Channels to send: values, updates, messages, tools, lifecycle, input,
+	// tasks, custom, checkpoints, or custom:<name>.
+	Channels []string `json:"channels"`
+
+	// Depth Depth is how many levels below a prefix to send (none: any).
+	Depth *int `json:"depth,omitempty"`
+
+	// Namespaces Namespaces are prefixes of the namespaces to send (none: all).
+	Namespaces *[][]string `json:"namespaces,omitempty"`
+
+	// Since Since resumes after this seq (Last-Event-ID wins when both are given).
+	Since *int `json:"since,omitempty"`
+}
+
 // RunsRawTuple defines model for runs.RawTuple.
 type RunsRawTuple struct {
 	// ChannelValues ChannelValues are the blobs named by the checkpoint's
@@ -1877,6 +1939,12 @@ type GetThreadsThreadIdStreamParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// PostThreadsThreadIdStreamEventsParams defines parameters for PostThreadsThreadIdStreamEvents.
+type PostThreadsThreadIdStreamEventsParams struct {
+	// LastEventID Resume after this seq
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
 // PostAssistantsJSONRequestBody defines body for PostAssistants for application/json ContentType.
 type PostAssistantsJSONRequestBody = AssistantsCreateRequest
 
@@ -1961,6 +2029,9 @@ type PostThreadsSearchJSONRequestBody = ThreadsSearchRequest
 // PatchThreadsThreadIdJSONRequestBody defines body for PatchThreadsThreadId for application/json ContentType.
 type PatchThreadsThreadIdJSONRequestBody = ThreadsPatchRequest
 
+// PostThreadsThreadIdCommandsJSONRequestBody defines body for PostThreadsThreadIdCommands for application/json ContentType.
+type PostThreadsThreadIdCommandsJSONRequestBody = RunsProtocolCommand
+
 // PostThreadsThreadIdHistoryJSONRequestBody defines body for PostThreadsThreadIdHistory for application/json ContentType.
 type PostThreadsThreadIdHistoryJSONRequestBody = StateHistoryRequest
 
@@ -1981,6 +2052,9 @@ type PostThreadsThreadIdStateJSONRequestBody = StateUpdateRequest
 
 // PostThreadsThreadIdStateCheckpointJSONRequestBody defines body for PostThreadsThreadIdStateCheckpoint for application/json ContentType.
 type PostThreadsThreadIdStateCheckpointJSONRequestBody = StateStateCheckpointRequest
+
+// PostThreadsThreadIdStreamEventsJSONRequestBody defines body for PostThreadsThreadIdStreamEvents for application/json ContentType.
+type PostThreadsThreadIdStreamEventsJSONRequestBody = RunsProtocolStreamRequest
 
 // AsAssistantsDrawableEdgeData0 returns the union data inside the AssistantsDrawableEdge_Data as a AssistantsDrawableEdgeData0
 func (t AssistantsDrawableEdge_Data) AsAssistantsDrawableEdgeData0() (AssistantsDrawableEdgeData0, error) {
@@ -3334,6 +3408,24 @@ type ClientInterface interface {
 	// Corresponds with GET /threads/{thread_id}/children (the `GetThreadsThreadIdChildren` operationId).
 	GetThreadsThreadIdChildren(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdChildrenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostThreadsThreadIdCommandsWithBody Send a command to a thread (protocol v2)
+	//
+	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /threads/{thread_id}/commands (the `PostThreadsThreadIdCommands` operationId).
+	PostThreadsThreadIdCommandsWithBody(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostThreadsThreadIdCommands Send a command to a thread (protocol v2)
+	//
+	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /threads/{thread_id}/commands (the `PostThreadsThreadIdCommands` operationId).
+	PostThreadsThreadIdCommands(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdCommandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostThreadsThreadIdCopy Copy a thread with its whole history
 	//
 	// Corresponds with POST /threads/{thread_id}/copy (the `PostThreadsThreadIdCopy` operationId).
@@ -3529,6 +3621,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /threads/{thread_id}/stream (the `GetThreadsThreadIdStream` operationId).
 	GetThreadsThreadIdStream(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostThreadsThreadIdStreamEventsWithBody Stream a thread's events (protocol v2)
+	//
+	// The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A comment line is sent every 5 s while idle.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
+	PostThreadsThreadIdStreamEventsWithBody(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostThreadsThreadIdStreamEvents Stream a thread's events (protocol v2)
+	//
+	// The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A comment line is sent every 5 s while idle.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
+	PostThreadsThreadIdStreamEvents(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // PostAssistantsWithBody Create an assistant
@@ -4877,6 +4987,44 @@ func (c *Client) GetThreadsThreadIdChildren(ctx context.Context, threadId openap
 	return c.Client.Do(req)
 }
 
+// PostThreadsThreadIdCommandsWithBody Send a command to a thread (protocol v2)
+//
+// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /threads/{thread_id}/commands (the `PostThreadsThreadIdCommands` operationId).
+func (c *Client) PostThreadsThreadIdCommandsWithBody(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostThreadsThreadIdCommandsRequestWithBody(c.Server, threadId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostThreadsThreadIdCommands Send a command to a thread (protocol v2)
+//
+// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /threads/{thread_id}/commands (the `PostThreadsThreadIdCommands` operationId).
+func (c *Client) PostThreadsThreadIdCommands(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdCommandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostThreadsThreadIdCommandsRequest(c.Server, threadId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostThreadsThreadIdCopy Copy a thread with its whole history
 //
 // Corresponds with POST /threads/{thread_id}/copy (the `PostThreadsThreadIdCopy` operationId).
@@ -5323,6 +5471,44 @@ func (c *Client) GetThreadsThreadIdStateCheckpointId(ctx context.Context, thread
 // Corresponds with GET /threads/{thread_id}/stream (the `GetThreadsThreadIdStream` operationId).
 func (c *Client) GetThreadsThreadIdStream(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetThreadsThreadIdStreamRequest(c.Server, threadId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostThreadsThreadIdStreamEventsWithBody Stream a thread's events (protocol v2)
+//
+// The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A comment line is sent every 5 s while idle.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
+func (c *Client) PostThreadsThreadIdStreamEventsWithBody(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostThreadsThreadIdStreamEventsRequestWithBody(c.Server, threadId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostThreadsThreadIdStreamEvents Stream a thread's events (protocol v2)
+//
+// The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A comment line is sent every 5 s while idle.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
+func (c *Client) PostThreadsThreadIdStreamEvents(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostThreadsThreadIdStreamEventsRequest(c.Server, threadId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7532,6 +7718,53 @@ func NewGetThreadsThreadIdChildrenRequest(server string, threadId openapi_types.
 	return req, nil
 }
 
+// NewPostThreadsThreadIdCommandsRequest calls the generic PostThreadsThreadIdCommands builder with application/json body
+func NewPostThreadsThreadIdCommandsRequest(server string, threadId openapi_types.UUID, body PostThreadsThreadIdCommandsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostThreadsThreadIdCommandsRequestWithBody(server, threadId, "application/json", bodyReader)
+}
+
+// NewPostThreadsThreadIdCommandsRequestWithBody constructs an http.Request for the PostThreadsThreadIdCommands method, with any body, and a specified content type
+func NewPostThreadsThreadIdCommandsRequestWithBody(server string, threadId openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/commands", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostThreadsThreadIdCopyRequest constructs an http.Request for the PostThreadsThreadIdCopy method
 func NewPostThreadsThreadIdCopyRequest(server string, threadId openapi_types.UUID) (*http.Request, error) {
 	var err error
@@ -8636,6 +8869,68 @@ func NewGetThreadsThreadIdStreamRequest(server string, threadId openapi_types.UU
 	return req, nil
 }
 
+// NewPostThreadsThreadIdStreamEventsRequest calls the generic PostThreadsThreadIdStreamEvents builder with application/json body
+func NewPostThreadsThreadIdStreamEventsRequest(server string, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostThreadsThreadIdStreamEventsRequestWithBody(server, threadId, params, "application/json", bodyReader)
+}
+
+// NewPostThreadsThreadIdStreamEventsRequestWithBody constructs an http.Request for the PostThreadsThreadIdStreamEvents method, with any body, and a specified content type
+func NewPostThreadsThreadIdStreamEventsRequestWithBody(server string, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/stream/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -9322,6 +9617,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /threads/{thread_id}/children (the `GetThreadsThreadIdChildren` operationId).
 	GetThreadsThreadIdChildrenWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdChildrenParams, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdChildrenResponse, error)
 
+	// PostThreadsThreadIdCommandsWithBodyWithResponse Send a command to a thread (protocol v2)
+	//
+	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /threads/{thread_id}/commands (the `PostThreadsThreadIdCommands` operationId).
+	PostThreadsThreadIdCommandsWithBodyWithResponse(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdCommandsResponse, error)
+
+	// PostThreadsThreadIdCommandsWithResponse Send a command to a thread (protocol v2)
+	//
+	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /threads/{thread_id}/commands (the `PostThreadsThreadIdCommands` operationId).
+	PostThreadsThreadIdCommandsWithResponse(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdCommandsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdCommandsResponse, error)
+
 	// PostThreadsThreadIdCopyWithResponse Copy a thread with its whole history
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -9541,6 +9854,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /threads/{thread_id}/stream (the `GetThreadsThreadIdStream` operationId).
 	GetThreadsThreadIdStreamWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdStreamResponse, error)
+
+	// PostThreadsThreadIdStreamEventsWithBodyWithResponse Stream a thread's events (protocol v2)
+	//
+	// The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A comment line is sent every 5 s while idle.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
+	PostThreadsThreadIdStreamEventsWithBodyWithResponse(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdStreamEventsResponse, error)
+
+	// PostThreadsThreadIdStreamEventsWithResponse Stream a thread's events (protocol v2)
+	//
+	// The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A comment line is sent every 5 s while idle.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
+	PostThreadsThreadIdStreamEventsWithResponse(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdStreamEventsResponse, error)
 }
 
 type PostAssistantsResponse struct {
@@ -11936,6 +12267,54 @@ func (r GetThreadsThreadIdChildrenResponse) ContentType() string {
 	return ""
 }
 
+type PostThreadsThreadIdCommandsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RunsProtocolResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostThreadsThreadIdCommandsResponse) GetJSON200() *RunsProtocolResponse {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostThreadsThreadIdCommandsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostThreadsThreadIdCommandsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostThreadsThreadIdCommandsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostThreadsThreadIdCommandsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostThreadsThreadIdCommandsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostThreadsThreadIdCopyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12961,6 +13340,40 @@ func (r GetThreadsThreadIdStreamResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetThreadsThreadIdStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostThreadsThreadIdStreamEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r PostThreadsThreadIdStreamEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostThreadsThreadIdStreamEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostThreadsThreadIdStreamEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostThreadsThreadIdStreamEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14053,6 +14466,36 @@ func (c *ClientWithResponses) GetThreadsThreadIdChildrenWithResponse(ctx context
 	return ParseGetThreadsThreadIdChildrenResponse(rsp)
 }
 
+// PostThreadsThreadIdCommandsWithBodyWithResponse Send a command to a thread (protocol v2)
+//
+// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /threads/{thread_id}/commands (the `PostThreadsThreadIdCommands` operationId).
+func (c *ClientWithResponses) PostThreadsThreadIdCommandsWithBodyWithResponse(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdCommandsResponse, error) {
+	rsp, err := c.PostThreadsThreadIdCommandsWithBody(ctx, threadId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostThreadsThreadIdCommandsResponse(rsp)
+}
+
+// PostThreadsThreadIdCommandsWithResponse Send a command to a thread (protocol v2)
+//
+// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /threads/{thread_id}/commands (the `PostThreadsThreadIdCommands` operationId).
+func (c *ClientWithResponses) PostThreadsThreadIdCommandsWithResponse(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdCommandsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdCommandsResponse, error) {
+	rsp, err := c.PostThreadsThreadIdCommands(ctx, threadId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostThreadsThreadIdCommandsResponse(rsp)
+}
+
 // PostThreadsThreadIdCopyWithResponse Copy a thread with its whole history
 //
 // Returns a wrapper object for the known response body format(s).
@@ -14427,6 +14870,36 @@ func (c *ClientWithResponses) GetThreadsThreadIdStreamWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseGetThreadsThreadIdStreamResponse(rsp)
+}
+
+// PostThreadsThreadIdStreamEventsWithBodyWithResponse Stream a thread's events (protocol v2)
+//
+// The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A comment line is sent every 5 s while idle.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
+func (c *ClientWithResponses) PostThreadsThreadIdStreamEventsWithBodyWithResponse(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdStreamEventsResponse, error) {
+	rsp, err := c.PostThreadsThreadIdStreamEventsWithBody(ctx, threadId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostThreadsThreadIdStreamEventsResponse(rsp)
+}
+
+// PostThreadsThreadIdStreamEventsWithResponse Stream a thread's events (protocol v2)
+//
+// The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A comment line is sent every 5 s while idle.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
+func (c *ClientWithResponses) PostThreadsThreadIdStreamEventsWithResponse(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdStreamEventsResponse, error) {
+	rsp, err := c.PostThreadsThreadIdStreamEvents(ctx, threadId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostThreadsThreadIdStreamEventsResponse(rsp)
 }
 
 // ParsePostAssistantsResponse parses an HTTP response from a PostAssistantsWithResponse call
@@ -16177,6 +16650,39 @@ func ParseGetThreadsThreadIdChildrenResponse(rsp *http.Response) (*GetThreadsThr
 	return response, nil
 }
 
+// ParsePostThreadsThreadIdCommandsResponse parses an HTTP response from a PostThreadsThreadIdCommandsWithResponse call
+func ParsePostThreadsThreadIdCommandsResponse(rsp *http.Response) (*PostThreadsThreadIdCommandsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostThreadsThreadIdCommandsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RunsProtocolResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostThreadsThreadIdCopyResponse parses an HTTP response from a PostThreadsThreadIdCopyWithResponse call
 func ParsePostThreadsThreadIdCopyResponse(rsp *http.Response) (*PostThreadsThreadIdCopyResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -16931,6 +17437,22 @@ func ParseGetThreadsThreadIdStreamResponse(rsp *http.Response) (*GetThreadsThrea
 	}
 
 	response := &GetThreadsThreadIdStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParsePostThreadsThreadIdStreamEventsResponse parses an HTTP response from a PostThreadsThreadIdStreamEventsWithResponse call
+func ParsePostThreadsThreadIdStreamEventsResponse(rsp *http.Response) (*PostThreadsThreadIdStreamEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostThreadsThreadIdStreamEventsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

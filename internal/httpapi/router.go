@@ -84,6 +84,8 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/threads/{thread_id}/children", h(d.Threads.Children))
 	r.Post("/threads/{thread_id}/copy", h(d.State.Copy))
 	r.Get("/threads/{thread_id}/stream", h(d.Runs.ThreadStream))
+	r.Post("/threads/{thread_id}/stream/events", h(d.Runs.ProtocolEvents))
+	r.Post("/threads/{thread_id}/commands", h(d.Runs.ProtocolCommands))
 
 	r.Get("/threads/{thread_id}/state", h(d.State.GetState))
 	r.Post("/threads/{thread_id}/state", h(d.State.UpdateState))

@@ -106,17 +106,15 @@ export class WeftSaver extends BaseCheckpointSaver {
 
   async getTuple(config) {
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
-    try {
-      const raw = await this.client.post("/dispatch/checkpoints/get", {
-        thread_id,
-        checkpoint_ns,
-        checkpoint_id: checkpoint_id ?? "",
-      });
-      return await this._load(raw);
-    } catch (err) {
-      if (err?.status === 404) return undefined;
-      throw err;
-    }
+    // The list form of POST /dispatch/checkpoints/get: a thread without
+    // checkpoints (every new thread) is an empty list, not a 404 to log.
+    const [raw] = await this.client.post("/dispatch/checkpoints/list", {
+      thread_id,
+      checkpoint_ns,
+      checkpoint_id: checkpoint_id ?? "",
+      limit: 1,
+    });
+    return raw ? this._load(raw) : undefined;
   }
 
   async *list(config, options = {}) {

@@ -90,6 +90,8 @@ test("foo_bar_js runs/wait; unknown input keys and nodes are refused at creation
   const c = client();
   const t = await c.threads.create();
   assert.deepEqual(await c.runs.wait(t.thread_id, "foo_bar_js", { input: {} }), { foo: "b", bar: ["a", "b"] });
+  // Stateless: a temporary thread.
+  assert.deepEqual(await c.runs.wait(null, "foo_bar_js", { input: {} }), { foo: "b", bar: ["a", "b"] });
   // Every durability: sync (each put awaited), exit (only the last checkpoint).
   for (const durability of ["sync", "exit"]) {
     const t2 = await c.threads.create();

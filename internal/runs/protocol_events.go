@@ -258,6 +258,7 @@ func (v *runView) askInterrupts(m *emitter, ns []string, raw any) {
 	for _, it := range list {
 		in, _ := it.(map[string]any)
 		id, _ := in["id"].(string)
+		v.paused = true
 		if id == "" || v.asked[id] {
 			continue
 		}

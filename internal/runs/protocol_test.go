@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/server/servertest"
 )
 
@@ -297,5 +298,48 @@ func TestProtocolBadInput(t *testing.T) {
 	}
 	if n := dbCount(t, s, `SELECT count(*) FROM threads WHERE thread_id = $1`, tid); n != 0 {
 		t.Errorf("bad commands created the thread")
+	}
+}
+
+// A protocol stream sends only the channels and namespaces asked for, and a
+// comment line while idle.
+func TestProtocolFilterAndHeartbeat(t *testing.T) {
+	s := startWith(t, func(c *server.Config) { c.StreamHeartbeat = 100 * time.Millisecond })
+	tid := uuid.NewString()
+	res := command(t, s, tid, 1, "run.start", map[string]any{"assistant_id": "hitl", "input": map[string]any{"input": "f"}})
+	runStatus(t, s, tid, res["result"].(map[string]any)["run_id"].(string), "success")
+
+	st := openStream(t, s, "POST", "/threads/"+tid+"/stream/events", map[string]any{"channels": []string{"updates", "input"}, "since": 0}, nil)
+	evs := readUntil(t, st, func(p pEvent) bool { return p.Method == "input.requested" })
+	var nodes []string
+	for _, e := range evs {
+		if e.Method == "updates" {
+			nodes = append(nodes, e.Params.Node)
+			if _, ok := e.Params.Data["input"]; e.Params.Node == "prepare" && !ok {
+				t.Fatalf("updates of prepare without its values: %+v", e)
+			}
+		} else if e.Method != "input.requested" {
+			t.Fatalf("channel not asked for: %+v", e)
+		}
+	}
+	if strings.Join(nodes, ",") != "prepare" {
+		t.Fatalf("updates nodes %v", nodes)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(st.raw.String(), ": heartbeat\n\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat: %q", st.raw.String())
+		}
+		buf := make([]byte, 64)
+		_, _ = st.lines.Read(buf)
+	}
+	st.cancel()
+
+	// A namespace prefix that matches nothing: root events are not sent.
+	st = openStream(t, s, "POST", "/threads/"+tid+"/stream/events", map[string]any{"channels": []string{"lifecycle", "values"},
+		"namespaces": [][]string{{"child"}}, "since": 0}, nil)
+	go func() { time.Sleep(500 * time.Millisecond); st.cancel() }()
+	if e, ok := st.next(); ok {
+		t.Fatalf("event outside the namespaces: %+v", e)
 	}
 }

@@ -2,6 +2,7 @@ package runs_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -202,4 +203,67 @@ func TestWorkerCheckpointReads(t *testing.T) {
 	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/get", map[string]any{})
 	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/list", map[string]any{"thread_id": tid, "limit": 5000})
 	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/list", map[string]any{"thread_id": tid, "filter": "x"})
+}
+
+// update_state on a thread of a worker graph is handed to a worker as a
+// run carrying the update; the worker's answer is what update_state
+// returns, and the run is gone afterwards.
+func TestWorkerUpdateState(t *testing.T) {
+	s := external(t, nil)
+	s.Must(http.StatusOK, "POST", "/dispatch/graphs", jsGraph)
+	tid := s.Must(http.StatusOK, "POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "js_echo"}}).Map(t)["thread_id"].(string)
+
+	type answer struct {
+		status int
+		body   map[string]any
+	}
+	update := func(body map[string]any) chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			r := s.Do("POST", "/threads/"+tid+"/state", body)
+			var m map[string]any
+			_ = json.Unmarshal(r.Body, &m)
+			ch <- answer{r.Status, m}
+		}()
+		return ch
+	}
+	work := func(result map[string]any) map[string]any {
+		var c []struct {
+			claimed
+			Run struct {
+				RunID    string         `json:"run_id"`
+				Metadata map[string]any `json:"metadata"`
+			} `json:"run"`
+		}
+		s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"js_echo"}, "wait_ms": 5000}).JSON(t, &c)
+		if len(c) != 1 {
+			t.Fatalf("claim %s", js(c))
+		}
+		s.Must(http.StatusOK, "POST", "/dispatch/"+c[0].Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c[0].ClaimToken,
+			"end": map[string]any{"status": "success", "result": result}})
+		return c[0].Run.Metadata["__weft_update_state__"].(map[string]any)
+	}
+
+	ch := update(map[string]any{"values": map[string]any{"messages": []any{"x"}}, "as_node": "talk"})
+	cp := "1f000000-0000-6000-8000-0000000000aa"
+	got := work(map[string]any{"__update_state__": map[string]any{"thread_id": tid, "checkpoint_ns": "", "checkpoint_id": cp}})
+	wantJSON(t, "the update the worker got", got, `{"values":{"messages":["x"]},"as_node":"talk","checkpoint_id":""}`)
+	a := <-ch
+	if a.status != http.StatusOK || a.body["checkpoint_id"] != cp {
+		t.Fatalf("update_state %d %s", a.status, js(a.body))
+	}
+	var runs []any
+	s.Must(http.StatusOK, "GET", "/threads/"+tid+"/runs", nil).JSON(t, &runs)
+	if len(runs) != 0 {
+		t.Fatalf("the update's run is still listed: %s", js(runs))
+	}
+
+	ch = update(map[string]any{"values": map[string]any{}, "as_node": "nope"})
+	work(map[string]any{"__update_error__": map[string]any{"error": "InvalidUpdateError", "message": "Node nope does not exist"}})
+	if a := <-ch; a.status != http.StatusBadRequest || !strings.Contains(a.body["detail"].(string), "nope does not exist") {
+		t.Fatalf("refused update %d %s", a.status, js(a.body))
+	}
+	// A busy thread refuses the update before any run is made.
+	create(t, s, tid, map[string]any{"assistant_id": "js_echo"})
+	s.Must(http.StatusConflict, "POST", "/threads/"+tid+"/state", map[string]any{"values": map[string]any{}})
 }

@@ -126,6 +126,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Workers: cfg.Workers, Lease: cfg.Lease, MaxAttempts: cfg.MaxAttempts, WorkerID: cfg.WorkerID,
 		StreamHeartbeat: cfg.StreamHeartbeat, SelfURL: selfURL(s.ln.Addr()),
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate, WebhookBackoff: cfg.WebhookBackoff})
+	stateSvc.SetExternalUpdater(runSvc) // update_state of graphs external workers serve
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	listener := postgres.NewListener(s.pool.Config().ConnString(), log, runs.NotifyChannels()...)
 	var background sync.WaitGroup

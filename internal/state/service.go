@@ -23,9 +23,10 @@ import (
 // state_updated_at) in one transaction, under the thread's row lock, so
 // concurrent changes of one thread serialise and none is lost.
 type Service struct {
-	db      *pgxpool.Pool
-	threads *threads.Store
-	graphs  *graph.Registry
+	db       *pgxpool.Pool
+	threads  *threads.Store
+	graphs   *graph.Registry
+	external ExternalUpdater // update_state of graphs external workers serve
 }
 
 // NewService returns a Service.
@@ -211,6 +212,9 @@ func (s *Service) Update(ctx context.Context, threadID uuid.UUID, p UpdateParams
 		out, err = s.updateTx(ctx, tx, threadID, updates, p)
 		return err
 	})
+	if d := (*delegated)(nil); errors.As(err, &d) {
+		return s.external.UpdateState(ctx, threadID, d.graphID, p)
+	}
 	return out, err
 }
 
@@ -226,6 +230,9 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 	}
 	g := s.graphOf(ref)
 	if g == nil {
+		if err := s.delegate(ctx, ref.GraphID()); err != nil {
+			return out, err
+		}
 		return out, graphError(ref.GraphID(), s.graphs.IDs())
 	}
 	base, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: p.CheckpointID})

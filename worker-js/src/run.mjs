@@ -170,8 +170,12 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     graph_id: dispatch.graph_id,
     assistant_id: run.assistant_id,
   };
+  // An update_state Weft hands to the worker (see applyUpdate).
+  const update = run.metadata?.[UPDATE_STATE_KEY];
   const committer = new Committer({
-    metadata: runMetadata,
+    // Checkpoints of an update carry LangGraph's metadata only: the run is
+    // plumbing, deleted once Weft has read its result.
+    metadata: update ? {} : runMetadata,
     sync: kwargs.durability === "sync",
     lingerMs,
     client,
@@ -210,6 +214,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
 
   const dataJSON = async (v) => saver.dumpJSON(v);
   try {
+    if (update) return await applyUpdate({ update, run, graph, committer, controller });
     const requested = new Set((kwargs.stream_mode ?? ["values"]).map((m) => MODE_MAP[m]).filter(Boolean));
     // values and updates are always recorded (the result, interrupts, and
     // the thread stream need them); custom too, as the in-process pool does.
@@ -312,6 +317,33 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
 
 function isInterruptOnly(v) {
   return v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "__interrupt__" in v;
+}
+
+/** The run metadata key with which Weft hands an update_state to a worker. */
+export const UPDATE_STATE_KEY = "__weft_update_state__";
+
+/**
+ * Applies an update_state ({values, as_node, checkpoint_id}) with
+ * LangGraph's own updateState (its reducers, as_node's writers and edges;
+ * an older checkpoint_id forks) and ends the run with the new checkpoint's
+ * config as {"__update_state__": …}, or LangGraph's refusal as
+ * {"__update_error__": {error, message}} (Weft answers 400 with it). A list
+ * of values is applied as successive updates.
+ */
+async function applyUpdate({ update, run, graph, committer, controller }) {
+  let config = { configurable: { thread_id: run.thread_id, checkpoint_ns: "" } };
+  if (update.checkpoint_id) config.configurable.checkpoint_id = update.checkpoint_id;
+  let result;
+  try {
+    const list = Array.isArray(update.values) ? update.values : [update.values];
+    for (const values of list) config = await graph.updateState(config, values, update.as_node || undefined);
+    result = { __update_state__: config.configurable };
+  } catch (err) {
+    if (controller.signal.aborted) throw err;
+    result = { __update_error__: { error: err?.name || "Error", message: String(err?.message ?? err) } };
+  }
+  await committer.end({ status: "success", json: JSON.stringify({ status: "success", result }) });
+  return { outcome: "ended", status: "success" };
 }
 
 /** A run's command ({resume, update, goto}) as LangGraph's Command. */

@@ -180,6 +180,45 @@ test("a run from an older checkpoint forks the thread", async () => {
   await assertSameThread(t.thread_id);
 });
 
+test("update_state on a worker graph runs LangGraph's own updateState (reducers, as_node's edges, forks)", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  await c.runs.wait(t.thread_id, "agent", { input: human("hi") });
+  const before = await c.threads.getState(t.thread_id);
+  const humanId = before.values.messages[0].id;
+  // add_messages replaces by id and appends the rest; as_node "agent" routes
+  // through agent's conditional edge (no tool calls: nothing next).
+  const res = await c.threads.updateState(t.thread_id, {
+    values: { messages: [{ id: humanId, type: "human", content: "edited" }, { type: "ai", content: "added" }] },
+    asNode: "agent",
+  });
+  assert.ok(res.checkpoint.checkpoint_id);
+  const after = await c.threads.getState(t.thread_id);
+  assert.equal(after.checkpoint.checkpoint_id, res.checkpoint.checkpoint_id);
+  assert.equal(after.metadata.source, "update");
+  assert.deepEqual(after.values.messages.map((m) => m.content), ["edited", "echo: hi", "added"]);
+  assert.deepEqual(after.next, []);
+  assert.equal((await c.threads.get(t.thread_id)).values.messages.length, 3, "the thread's projection follows");
+  // An update with tool calls as agent schedules approve, like a run would.
+  await c.threads.updateState(t.thread_id, {
+    values: { messages: [{ type: "ai", content: "", tool_calls: [{ id: "call_x", name: "get_weather", args: { city: "Oslo" } }] }] },
+    asNode: "agent",
+  });
+  assert.deepEqual((await c.threads.getState(t.thread_id)).next, ["approve"]);
+  // From an older checkpoint: a fork.
+  const fork = await c.threads.updateState(t.thread_id, { values: { messages: [{ type: "human", content: "again" }] }, checkpointId: before.checkpoint.checkpoint_id, asNode: "agent" });
+  const forked = await c.threads.getState(t.thread_id, fork.checkpoint.checkpoint_id);
+  assert.equal(forked.parent_checkpoint.checkpoint_id, before.checkpoint.checkpoint_id);
+  assert.deepEqual(forked.values.messages.map((m) => m.content), ["hi", "echo: hi", "again"]);
+  await assertSameThread(t.thread_id);
+  // LangGraph refuses an unknown node: a 400 with its message.
+  await assert.rejects(c.threads.updateState(t.thread_id, { values: {}, asNode: "nope" }), /400/);
+  // The runs that carried the updates are gone; the thread's runs are its own.
+  assert.equal((await c.runs.list(t.thread_id)).length, 1);
+  // The fork is the latest checkpoint: nothing next there.
+  assert.equal((await c.threads.get(t.thread_id)).status, "idle");
+});
+
 test("cancel reaches the worker through its heartbeat or commit and stops the graph at the next step", async () => {
   const c = client();
   const t = await c.threads.create();

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -24,28 +25,80 @@ import (
 // coordinator, and a failure that is not the graph's (a database error, a
 // shutdown) gives the dispatch back for a retry.
 func (s *Service) execute(parent context.Context, c Claimed) {
-	d := c.Dispatch
+	g, _ := s.graphs.Lookup(c.Run.GraphID)
+	x := &execution{io: &localIO{s: s, d: c.Dispatch, run: c.Run, token: c.ClaimToken}, log: s.log,
+		d: c.Dispatch, run: c.Run, token: c.ClaimToken, g: g}
+	x.attempt(parent, s.cfg.Lease/3, func(cancel context.CancelCauseFunc) func() {
+		s.cancels.Store(c.Dispatch.DispatchID, cancel)
+		return func() { s.cancels.Delete(c.Dispatch.DispatchID) }
+	})
+}
+
+// runIO is where an execution reads its thread's checkpoints and writes
+// its progress: the database for the in-process pool (localIO), the worker
+// API over HTTP for a remote worker (remoteIO). One executor runs on both.
+type runIO interface {
+	// tuple reads checkpoint id of the thread's root namespace (the
+	// latest when id is ""); an apperr.NotFound error when there is none.
+	tuple(ctx context.Context, id string) (*checkpoints.Tuple, error)
+	// span finds the root checkpoints an earlier attempt of the run
+	// wrote; ok is false when there are none.
+	span(ctx context.Context) (sp runSpan, ok bool, err error)
+	// maxIntVersion is the greatest integer channel version of the thread
+	// (the JS saver's scheme), for minting above it.
+	maxIntVersion(ctx context.Context) (int64, error)
+	// commit sends one commit (claim token and key set) behind the fence;
+	// a lost claim is a dispatch.ErrFenced error.
+	commit(ctx context.Context, req *CommitRequest) (*CommitResult, error)
+	// heartbeat renews the lease and returns the cancellation requested
+	// for the run ("" when none); a lost claim is a dispatch.ErrFenced
+	// error, and a nil error with "" means nothing to do (an outage the
+	// implementation reports itself included).
+	heartbeat(ctx context.Context) (string, error)
+	// nack gives the dispatch back after a failure a retry may cure.
+	nack(ctx context.Context, reason string) (dispatch.State, error)
+	// local reports whether commits go to this process's database, which
+	// takes the thread's projection from the executor (one round trip).
+	local() bool
+}
+
+// runSpan is what an earlier attempt of a run wrote: its first root
+// checkpoint's step and source, and its last checkpoint's id.
+type runSpan struct {
+	firstStep   int
+	firstSource string
+	last        string
+}
+
+// attempt runs x to its end under a context of its own: shutdown of
+// parent stops it (errShutdown), a heartbeat every beat keeps the lease and
+// learns of cancellation, track (when set) gets the attempt's cancel
+// function while it runs. A failure that is not the graph's gives the
+// dispatch back (nack); a lost lease just stops.
+func (x *execution) attempt(parent context.Context, beat time.Duration, track func(context.CancelCauseFunc) func()) {
+	d := x.d
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
 	defer cancel(nil)
 	stopShutdown := context.AfterFunc(parent, func() { cancel(errShutdown) })
 	defer stopShutdown()
-	s.cancels.Store(d.DispatchID, cancel)
-	defer s.cancels.Delete(d.DispatchID)
+	x.cancel = cancel
+	if track != nil {
+		defer track(cancel)()
+	}
 	if d.CancelAction != nil {
 		cancel(errCancelRequested)
 	}
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
-	go s.heartbeat(hbCtx, d.DispatchID, c.ClaimToken, cancel)
+	go x.heartbeat(hbCtx, beat, cancel)
 
-	x := &execution{s: s, d: d, run: c.Run, token: c.ClaimToken}
 	err := x.exec(ctx)
 	if err == nil {
 		return
 	}
 	cause := context.Cause(ctx)
 	if errors.Is(cause, errLeaseLost) || errors.Is(err, dispatch.ErrFenced) {
-		s.log.Warn("run stopped: lease lost", "run_id", d.RunID, "dispatch_id", d.DispatchID, "error", err)
+		x.log.Warn("run stopped: lease lost", "run_id", d.RunID, "dispatch_id", d.DispatchID, "error", err)
 		return
 	}
 	reason := err.Error()
@@ -54,14 +107,14 @@ func (s *Service) execute(parent context.Context, c Claimed) {
 	}
 	nctx, ncancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
 	defer ncancel()
-	state, nerr := s.Nack(nctx, d.DispatchID, c.ClaimToken, reason)
-	s.log.Warn("run attempt failed", "run_id", d.RunID, "attempt", d.Attempt, "error", err, "dispatch_state", state, "nack_error", nerr)
+	state, nerr := x.io.nack(nctx, reason)
+	x.log.Warn("run attempt failed", "run_id", d.RunID, "attempt", d.Attempt, "error", err, "dispatch_state", state, "nack_error", nerr)
 }
 
-// heartbeat renews the lease every third of it; a refused renewal cancels
-// the execution (lease lost), a requested cancellation stops it.
-func (s *Service) heartbeat(ctx context.Context, id, token uuid.UUID, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(s.cfg.Lease / 3)
+// heartbeat renews the lease every beat; a refused renewal cancels the
+// execution (lease lost), a requested cancellation stops it.
+func (x *execution) heartbeat(ctx context.Context, beat time.Duration, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(beat)
 	defer t.Stop()
 	for {
 		select {
@@ -69,30 +122,79 @@ func (s *Service) heartbeat(ctx context.Context, id, token uuid.UUID, cancel con
 			return
 		case <-t.C:
 		}
-		_, action, err := s.Heartbeat(ctx, id, token)
+		action, err := x.io.heartbeat(ctx)
 		switch {
 		case errors.Is(err, dispatch.ErrFenced):
 			cancel(errLeaseLost)
 			return
-		case s.outage.Failed(err):
-			// Logged once per outage; the lease may run out meanwhile, and
-			// then the reaper requeues the run once the database is back.
-		case err != nil:
-			s.log.Warn("heartbeat failed", "dispatch_id", id, "error", err)
+		case err != nil && ctx.Err() == nil:
+			x.log.Warn("heartbeat failed", "dispatch_id", x.d.DispatchID, "error", err)
 		case action != "":
 			cancel(errCancelRequested)
 		}
 	}
 }
 
-// execution is one attempt of one run.
-type execution struct {
+// localIO is runIO on this process's database and commit coordinator.
+type localIO struct {
 	s     *Service
 	d     dispatch.Dispatch
 	run   Run
 	token uuid.UUID
-	g     *graph.Graph
-	k     Kwargs
+}
+
+func (l *localIO) local() bool { return true }
+
+func (l *localIO) tuple(ctx context.Context, id string) (*checkpoints.Tuple, error) {
+	return checkpoints.CheckpointGetTuple(ctx, l.s.db, checkpoints.Config{ThreadID: l.run.ThreadID.String(), CheckpointID: id})
+}
+
+func (l *localIO) span(ctx context.Context) (runSpan, bool, error) {
+	var sp runSpan
+	err := l.s.db.QueryRow(ctx, `
+		SELECT ((array_agg(metadata ORDER BY checkpoint_id))[1] ->> 'step')::int,
+		       (array_agg(metadata ORDER BY checkpoint_id))[1] ->> 'source', max(checkpoint_id)
+		FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = '' AND metadata @> jsonb_build_object('run_id', $2::text)
+		HAVING count(*) > 0`, l.run.ThreadID.String(), l.run.RunID.String()).Scan(&sp.firstStep, &sp.firstSource, &sp.last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sp, false, nil
+	}
+	return sp, err == nil, err
+}
+
+func (l *localIO) maxIntVersion(ctx context.Context) (int64, error) {
+	return checkpoints.CheckpointBlobMaxIntVersion(ctx, l.s.db, checkpoints.Config{ThreadID: l.run.ThreadID.String()})
+}
+
+func (l *localIO) commit(ctx context.Context, req *CommitRequest) (*CommitResult, error) {
+	req.inProcess, req.runID, req.threadID = true, l.run.RunID, l.run.ThreadID
+	return l.s.Commit(ctx, l.d.DispatchID, req)
+}
+
+func (l *localIO) heartbeat(ctx context.Context) (string, error) {
+	_, action, err := l.s.Heartbeat(ctx, l.d.DispatchID, l.token)
+	if err != nil && !errors.Is(err, dispatch.ErrFenced) && l.s.outage.Failed(err) {
+		// Logged once per outage; the lease may run out meanwhile, and
+		// then the reaper requeues the run once the database is back.
+		return "", nil
+	}
+	return action, err
+}
+
+func (l *localIO) nack(ctx context.Context, reason string) (dispatch.State, error) {
+	return l.s.Nack(ctx, l.d.DispatchID, l.token, reason)
+}
+
+// execution is one attempt of one run.
+type execution struct {
+	io     runIO
+	log    *slog.Logger
+	cancel context.CancelCauseFunc // stops the attempt (set by attempt)
+	d      dispatch.Dispatch
+	run    Run
+	token  uuid.UUID
+	g      *graph.Graph
+	k      Kwargs
 
 	mu      sync.Mutex
 	pending CommitRequest // writes and events not committed yet
@@ -108,7 +210,9 @@ type execution struct {
 	dropped map[string]bool
 	// streamed are the ids of messages sent chunk by chunk (under mu).
 	streamed  map[string]bool
-	commitErr error // the first failed commit: nothing may follow it (under mu)
+	commitErr error         // the first failed commit: nothing may follow it (under mu)
+	ended     bool          // the run's end was committed (under mu)
+	endc      chan struct{} // closed when ended is set (under mu; made by flushAsync)
 	async     sync.WaitGroup
 	md        checkpoints.Metadata
 	stop      int // the step after which the recursion limit is exceeded
@@ -137,6 +241,13 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 		x.mu.Unlock()
 		return nil, err
 	}
+	if x.ended || (end == nil && len(cps) == 0 && x.exitPut == nil && len(x.pending.Checkpoints) == 0 &&
+		len(x.pending.Writes) == 0 && len(x.pending.Events) == 0) {
+		// Nothing to send: a background commit that lost the race with
+		// the end (which took what it had), or one with nothing pending.
+		x.mu.Unlock()
+		return &CommitResult{}, nil
+	}
 	for _, c := range cps {
 		x.addCheckpoint(c)
 	}
@@ -156,10 +267,9 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 	}
 	x.mu.Unlock()
 	req.ClaimToken, req.CommitID, req.End = x.token, key, end
-	req.inProcess, req.runID, req.threadID = true, x.run.RunID, x.run.ThreadID
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	res, err := x.s.Commit(cctx, x.d.DispatchID, &req)
+	res, err := x.io.commit(cctx, &req)
 	if err != nil {
 		x.mu.Lock()
 		if x.commitErr == nil {
@@ -168,8 +278,16 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 		x.mu.Unlock()
 		return nil, err
 	}
-	if res.Cancel != "" && end == nil {
-		x.s.cancelOf(x.d.DispatchID)
+	if end != nil {
+		x.mu.Lock()
+		x.ended = true
+		if x.endc != nil {
+			close(x.endc)
+		}
+		x.mu.Unlock()
+	}
+	if res.Cancel != "" && end == nil && x.cancel != nil {
+		x.cancel(errCancelRequested)
 	}
 	return res, nil
 }
@@ -200,7 +318,10 @@ func (x *execution) checkpoint(ctx context.Context, put CheckpointPut) error {
 }
 
 // flushAsync commits what is pending in the background, unless a commit
-// is in flight already (what is pending then goes with the next one).
+// is in flight already (what is pending then goes with the next one). What
+// piled up while a commit was in flight follows it after flushLinger,
+// unless the run's end (which takes it) comes first: a long step never
+// holds back the checkpoint of the step before it.
 func (x *execution) flushAsync(ctx context.Context) {
 	x.mu.Lock()
 	if x.inflight {
@@ -208,14 +329,37 @@ func (x *execution) flushAsync(ctx context.Context) {
 		return
 	}
 	x.inflight = true
+	if x.endc == nil {
+		x.endc = make(chan struct{})
+	}
+	endc := x.endc
 	x.mu.Unlock()
 	x.async.Go(func() {
-		_, _ = x.commit(ctx, "", nil, nil) // a failure is kept in commitErr
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		x.inflight = false
+		for {
+			_, _ = x.commit(ctx, "", nil, nil) // a failure is kept in commitErr
+			x.mu.Lock()
+			more := x.commitErr == nil && !x.ended &&
+				len(x.pending.Checkpoints)+len(x.pending.Writes)+len(x.pending.Events) > 0
+			if !more {
+				x.inflight = false
+				x.mu.Unlock()
+				return
+			}
+			x.mu.Unlock()
+			t := time.NewTimer(flushLinger)
+			select {
+			case <-t.C:
+			case <-endc:
+				t.Stop()
+			}
+		}
 	})
 }
+
+// flushLinger is how long what piled up during a background commit waits
+// for the next commit (a quick next step's, or the end) before it is
+// committed on its own.
+const flushLinger = 20 * time.Millisecond
 
 // addCheckpoint queues a checkpoint for the next commit (x.mu held). With
 // "exit" durability only the run's last checkpoint is written, as in
@@ -250,7 +394,6 @@ func (x *execution) settle() error {
 }
 
 func (x *execution) exec(ctx context.Context) error {
-	x.g, _ = x.s.graphs.Lookup(x.run.GraphID)
 	if err := decodeJSON(x.run.Kwargs, &x.k); err != nil {
 		return x.fail(ctx, fmt.Errorf("run kwargs: %w", err))
 	}
@@ -306,28 +449,21 @@ func tupleOf(thread string, cp checkpoints.Checkpoint, md checkpoints.Metadata, 
 func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 	tid := x.run.ThreadID.String()
 	if x.d.Attempt > 1 || x.run.Attempt > 1 {
-		var first, last string
-		var firstStep int
-		var firstSource string
-		err := x.s.db.QueryRow(ctx, `
-			SELECT (array_agg(checkpoint_id ORDER BY checkpoint_id))[1], max(checkpoint_id),
-			       ((array_agg(metadata ORDER BY checkpoint_id))[1] ->> 'step')::int,
-			       (array_agg(metadata ORDER BY checkpoint_id))[1] ->> 'source'
-			FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = '' AND metadata @> jsonb_build_object('run_id', $2::text)
-			HAVING count(*) > 0`, tid, x.run.RunID.String()).Scan(&first, &last, &firstStep, &firstSource)
-		if err == nil {
-			if firstSource == "input" {
+		sp, ok, err := x.io.span(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			firstStep := sp.firstStep
+			if sp.firstSource == "input" {
 				firstStep++
 			}
 			x.stop = firstStep + x.limit
 			x.takeResume()
-			return checkpoints.CheckpointGetTuple(ctx, x.s.db, checkpoints.Config{ThreadID: tid, CheckpointID: last})
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, err
+			return x.io.tuple(ctx, sp.last)
 		}
 	}
-	base, err := checkpoints.CheckpointGetTuple(ctx, x.s.db, checkpoints.Config{ThreadID: tid, CheckpointID: x.k.CheckpointID})
+	base, err := x.io.tuple(ctx, x.k.CheckpointID)
 	if apperr.CodeOf(err) == apperr.NotFound {
 		if x.k.CheckpointID != "" {
 			return nil, err
@@ -446,7 +582,7 @@ func (x *execution) version(ctx context.Context, base *checkpoints.Checkpoint) (
 	var threadMax int64
 	if pregel.UsesIntVersions(base) {
 		var err error
-		threadMax, err = checkpoints.CheckpointBlobMaxIntVersion(ctx, x.s.db, checkpoints.Config{ThreadID: x.run.ThreadID.String()})
+		threadMax, err = x.io.maxIntVersion(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -623,13 +759,6 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 	}
 }
 
-// cancelOf cancels the in-process execution of dispatch id, if any.
-func (s *Service) cancelOf(id uuid.UUID) {
-	if c, ok := s.cancels.Load(id); ok {
-		c.(context.CancelCauseFunc)(errCancelRequested)
-	}
-}
-
 // emitMessages records, for the messages-tuple stream mode, every message
 // a node wrote to a messages channel, as [message, metadata] with
 // LangGraph's run metadata.
@@ -727,7 +856,7 @@ func (x *execution) end(ctx context.Context, end *End, t *checkpoints.Tuple) err
 // project is the thread's projection of checkpoint t with the writes
 // pending in this execution.
 func (x *execution) project(t *checkpoints.Tuple) *projection {
-	if t == nil {
+	if t == nil || !x.io.local() {
 		return nil
 	}
 	tt := *t

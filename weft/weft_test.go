@@ -13,7 +13,17 @@ import (
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv("WEFT_TEST_WORKER") != "" {
+		// A worker process of TestWorkerKill9.
+		r := graph.NewRegistry()
+		if err := r.Register(killGraph()); err != nil {
+			panic(err)
+		}
+		WorkerMain(r)
+	}
+	os.Exit(pgtest.Main(m))
+}
 
 // An embedded server serves the program's graphs over the HTTP API: a
 // system assistant per graph, runs executed by the in-process workers.

@@ -5,10 +5,18 @@
 //	  -d '{"assistant_id":"hello","input":{"name":"Ada"}}'
 //
 // answers {"name":"Ada","greeting":"Hello, Ada!"}.
+//
+// With WEFT_URL set it is a worker of a Weft server running elsewhere
+// instead: it registers the graph there and executes its runs, while the
+// server keeps threads, runs and streams (start the server with
+// -workers 0, or serving other graphs):
+//
+//	WEFT_URL=http://localhost:8123 go run ./examples/hello
 package main
 
 import (
 	"context"
+	"os"
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/weft"
@@ -27,6 +35,9 @@ func main() {
 	})
 	if err != nil {
 		panic(err)
+	}
+	if os.Getenv("WEFT_URL") != "" {
+		weft.WorkerMain(graphs) // WEFT_URL, WEFT_WORKER_ID, WEFT_WORKER_CONCURRENCY
 	}
 	weft.Main(graphs) // flags and env as the weft binary: WEFT_ADDR, DATABASE_URL, ...
 }

@@ -55,11 +55,21 @@
 //
 // Checkpoints are committed per the run's durability (LangGraph's): async
 // (default; a step's checkpoint commits while the next step runs, and what
-// piles up in the meantime goes in the next commit), sync, or exit. A retry
+// piles up in the meantime follows in the next commit, at most 20 ms
+// later), sync, or exit. A retry
 // (after a crash, a lost lease or a nack) continues after the last
 // checkpoint the run committed. A failure that is not the graph's (a
 // database error, a shutdown) gives the dispatch back (nack) for a retry
 // with backoff; the run is dead-lettered (error) after its last attempt.
+//
+// One executor serves two kinds of worker. Its reads of the thread's
+// checkpoints, its commits, heartbeats and nacks go through runIO:
+// localIO (the in-process pool: the database directly, commits pipelined in
+// one round trip with the thread's projection) or remoteIO (RunRemote, a Go
+// program's graphs run as an external worker of a server elsewhere: the
+// worker API over HTTP, raw checkpoint reads decoded with
+// checkpoints.TupleFromStored, commits keyed per attempt so a retried
+// request applies once, a 409 stopping the run at once).
 //
 // # Events
 //

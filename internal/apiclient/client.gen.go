@@ -943,9 +943,15 @@ type RunsCancelManyRequestStatus string
 // RunsCheckpointPut defines model for runs.CheckpointPut.
 type RunsCheckpointPut struct {
 	// Checkpoint Checkpoint holds at least the values of the channels in NewVersions.
-	Checkpoint   *CheckpointsCheckpoint  `json:"checkpoint,omitempty"`
-	CheckpointNs *string                 `json:"checkpoint_ns,omitempty"`
-	Metadata     *map[string]interface{} `json:"metadata,omitempty"`
+	Checkpoint   *CheckpointsCheckpoint `json:"checkpoint,omitempty"`
+	CheckpointNs *string                `json:"checkpoint_ns,omitempty"`
+
+	// Complete Complete says Checkpoint holds the value of every channel that has
+	// one (not only the changed ones). An end whose commit carries the
+	// run's last root checkpoint complete projects the thread from it
+	// without reading it back, in one round trip.
+	Complete *bool                   `json:"complete,omitempty"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
 
 	// NewVersions NewVersions names the channels this checkpoint changed (blob rows).
 	NewVersions *map[string]string `json:"new_versions,omitempty"`

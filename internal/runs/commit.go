@@ -35,6 +35,11 @@ type CheckpointPut struct {
 	Metadata   checkpoints.Metadata   `json:"metadata" swaggertype:"object"`
 	// NewVersions names the channels this checkpoint changed (blob rows).
 	NewVersions map[string]string `json:"new_versions"`
+	// Complete says Checkpoint holds the value of every channel that has
+	// one (not only the changed ones). An end whose commit carries the
+	// run's last root checkpoint complete projects the thread from it
+	// without reading it back, in one round trip.
+	Complete bool `json:"complete,omitempty"`
 }
 
 // WriteBatch is pending writes under one checkpoint: the saver's put_writes.
@@ -128,6 +133,11 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 			return res, err
 		}
 		// A cancellation is pending: the full path decides what the end means.
+	} else {
+		res, err := s.commitExternal(ctx, dispatchID, key, req)
+		if !errors.Is(err, errFullPath) {
+			return res, err
+		}
 	}
 	var res *CommitResult
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
@@ -266,7 +276,9 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		// with it (a replay then meets the fence).
 		p.Exec(ctx, `INSERT INTO run_commits (run_id, commit_key, result)
 			VALUES ($1, $2, jsonb_build_object('checkpoint_ids', $3::jsonb,
-				'last_seq', (SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1), 'cancel', $4::text))`, d.RunID, key, mustJSON(res.CheckpointIDs), res.Cancel)
+				'last_seq', (SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1),
+				'cancel', (SELECT coalesce(cancel_action, '') FROM run_dispatches WHERE dispatch_id = $4)))`,
+			d.RunID, key, mustJSON(res.CheckpointIDs), d.DispatchID)
 	}
 	switch {
 	case req.End == nil:

@@ -104,6 +104,9 @@ type Service struct {
 	drainingOnce sync.Once
 	wake         chan struct{}
 	cancels      sync.Map // dispatch id → context.CancelCauseFunc of its in-process execution
+	// claims remembers the run, thread and graph of dispatches claimed
+	// through the worker API, for their commits' one-round-trip path.
+	claims claimCache
 	// outage logs a database outage once for all background loops (not
 	// once per worker and tick); they keep polling at their usual pace and
 	// resume by themselves when it ends.

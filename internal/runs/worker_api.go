@@ -63,6 +63,9 @@ func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
 	if got == nil {
 		got = []Claimed{}
 	}
+	for i := range got {
+		h.svc.claims.put(&got[i].Dispatch)
+	}
 	httpx.WriteJSON(w, http.StatusOK, got)
 	return nil
 }

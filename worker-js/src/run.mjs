@@ -41,13 +41,20 @@ export class Committer {
     this.seq = 0;
     this.chain = Promise.resolve();
     this.failed = null;
+    this.lastRoot = null;
     this.scheduled = false;
     this.ended = false;
   }
 
-  addCheckpoint(json) {
+  /**
+   * Queues a checkpoint put; complete (root checkpoints) renders it with
+   * every channel's value, which the end's commit uses when this is the
+   * run's last checkpoint and still unsent.
+   */
+  addCheckpoint(json, complete = null) {
     this._check();
     this.checkpoints.push(json);
+    if (complete) this.lastRoot = { index: this.checkpoints.length - 1, complete };
   }
 
   addWrites(json) {
@@ -110,6 +117,8 @@ export class Committer {
   async _send(end) {
     if (this.failed) throw this.failed;
     if (!end && !this.checkpoints.length && !this.writes.length && !this.events.length) return null;
+    if (end && this.lastRoot) this.checkpoints[this.lastRoot.index] = await this.lastRoot.complete();
+    this.lastRoot = null;
     const parts = [`"claim_token":${JSON.stringify(this.token)}`];
     parts.push(`"commit_id":${JSON.stringify(end ? `end:${this.token}` : `${this.token}:${++this.seq}`)}`);
     parts.push(`"checkpoints":[${this.checkpoints.join(",")}]`);

@@ -135,8 +135,19 @@ export class WeftSaver extends BaseCheckpointSaver {
   async put(config, checkpoint, metadata, newVersions) {
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
     const committer = this._committer(thread_id);
+    const render = (all) => this._renderPut(committer, checkpoint, metadata, newVersions, checkpoint_id, checkpoint_ns, all);
+    // A root checkpoint can be sent complete (every channel's value) if it
+    // turns out to be the run's last: the end's commit then lets Weft
+    // project the thread without reading it back.
+    committer.addCheckpoint(await render(false), checkpoint_ns === "" ? () => render(true) : null);
+    await committer.persist();
+    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+  }
+
+  /** The JSON of a commit's checkpoint put (all: every channel's value, "complete"). */
+  async _renderPut(committer, checkpoint, metadata, newVersions, checkpoint_id, checkpoint_ns, all) {
     const values = [];
-    for (const channel of Object.keys(newVersions)) {
+    for (const channel of all ? Object.keys(checkpoint.channel_values) : Object.keys(newVersions)) {
       if (channel in checkpoint.channel_values) {
         values.push(`${JSON.stringify(channel)}:${await this.dumpJSON(checkpoint.channel_values[channel])}`);
       }
@@ -152,12 +163,10 @@ export class WeftSaver extends BaseCheckpointSaver {
     // parents): rollback, retries and history filters find a run's
     // checkpoints by it.
     const md = (await this.dumpJSON({ ...committer.metadata, ...metadata })).replace(/\\u0000/g, "");
-    committer.addCheckpoint(
+    return (
       `{"parent_checkpoint_id":${JSON.stringify(checkpoint_id ?? "")},"checkpoint_ns":${JSON.stringify(checkpoint_ns)},` +
-        `"checkpoint":${cp},"metadata":${md},"new_versions":${JSON.stringify(versionsText(newVersions))}}`,
+      `"checkpoint":${cp},"metadata":${md},"new_versions":${JSON.stringify(versionsText(newVersions))}${all ? ',"complete":true' : ""}}`
     );
-    await committer.persist();
-    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 
   async putWrites(config, writes, taskId, taskPath = "") {

@@ -25,6 +25,7 @@ export function jsonLogger(base = {}) {
 export class Worker {
   constructor({ url, graphs, workerId, concurrency = 8, waitMs = 10_000, lingerMs = 0, log = jsonLogger(), client }) {
     this.lingerMs = lingerMs;
+    this.ownClient = !client;
     this.client = client ?? new WeftClient(url);
     this.graphs = graphs;
     this.workerId = workerId ?? `weft-worker-js-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -132,6 +133,7 @@ export class Worker {
     // Runs claimed by the last poll may have started after the snapshot.
     await Promise.allSettled([...this.active.values()]);
     clearTimeout(timer);
+    if (this.ownClient) this.client.close();
     this.log("info", "worker stopped", { worker_id: this.workerId });
   }
 }

@@ -56,7 +56,7 @@ export function useWeft(env = {}) {
  * stop(): SIGTERM and wait, kill(): SIGKILL and wait, exited}.
  */
 export async function startWorker(url, args = []) {
-  const child = spawn(process.execPath, [BIN, "--config", FIXTURES, "--url", url, "--log-level", "debug", ...args], {
+  const child = spawn(process.execPath, [...(process.env.WEFT_WORKER_NODE_ARGS ? process.env.WEFT_WORKER_NODE_ARGS.split(" ") : []), BIN, "--config", FIXTURES, "--url", url, "--log-level", "debug", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines = [];

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -17,6 +18,11 @@ import (
 // Graph sources in the catalog.
 const (
 	SourceBuiltin = "builtin" // compiled into this server (builtin.Graphs or the embedder's registry)
+	// SourceWorker marks a graph an external worker registered (POST
+	// /dispatch/graphs): its runs are executed only by workers that claim
+	// its graph id, never by the in-process pool, which claims only the
+	// graphs compiled into the binary.
+	SourceWorker = "worker"
 )
 
 // SubgraphSchemas are the JSON Schemas of one subgraph, the value of each
@@ -182,4 +188,49 @@ func graphOfAssistant(ctx context.Context, db postgres.DBTX, ref string) (*catal
 		return nil, err
 	}
 	return &g, nil
+}
+
+// DrawableNodes returns the node names of a drawable graph ({nodes: [{id}],
+// edges}), without __start__ and __end__, in drawing order.
+func DrawableNodes(d map[string]any) ([]string, error) {
+	list, ok := d["nodes"].([]any)
+	if !ok {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid drawable: must be an object with a nodes list")
+	}
+	if _, ok := d["edges"].([]any); !ok {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid drawable: must be an object with an edges list")
+	}
+	nodes := []string{}
+	for i, n := range list {
+		m, _ := n.(map[string]any)
+		id, _ := m["id"].(string)
+		if id == "" {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid drawable: nodes[%d] needs a string id", i)
+		}
+		if id != graph.START && id != graph.END && !slices.Contains(nodes, id) {
+			nodes = append(nodes, id)
+		}
+	}
+	return nodes, nil
+}
+
+// WorkerGraphNodes returns the node names, in drawing order, of graphID
+// when a worker registered it (ok false when it is not a worker graph).
+// The server has no definition of such a graph; this order is the one its
+// runtime schedules tasks in (node declaration order).
+func WorkerGraphNodes(ctx context.Context, db postgres.DBTX, graphID string) (nodes []string, ok bool, err error) {
+	var raw []byte
+	err = db.QueryRow(ctx, `SELECT drawable FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var d map[string]any
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, false, err
+	}
+	nodes, err = DrawableNodes(d)
+	return nodes, err == nil, err
 }

@@ -77,11 +77,12 @@ func IsStateChannel(name string) bool {
 }
 
 // StateValues returns the user-visible values of a checkpoint: the graph's
-// channels (with their defaults) when the graph is known, else every
-// non-internal channel.
+// channels (with their defaults) when the graph declares them, else (no
+// graph, or a stand-in for a worker's graph that names only its nodes)
+// every non-internal channel.
 func StateValues(raw map[string]any, g *graph.Graph) map[string]any {
 	out := map[string]any{}
-	if g != nil {
+	if g != nil && len(g.Channels) > 0 {
 		for _, c := range g.Channels {
 			if v, ok := raw[c.Name]; ok {
 				out[c.Name] = v

@@ -18,12 +18,6 @@ import (
 	"github.com/weftdev/weft/internal/httpx"
 )
 
-// SourceWorker marks a catalog graph that an external worker registered
-// (POST /dispatch/graphs): its runs are executed only by workers that
-// claim its graph id, never by the in-process pool, which claims only the
-// graphs compiled into the binary.
-const SourceWorker = "worker"
-
 // GraphRegistration is the body of POST /dispatch/graphs: one graph a
 // worker serves, described the way the assistant routes answer for it.
 type GraphRegistration struct {
@@ -99,12 +93,12 @@ func (s *Service) RegisterGraph(ctx context.Context, req *GraphRegistration) (*G
 	if _, builtin := s.graphs.Lookup(req.GraphID); builtin {
 		return nil, apperr.Errorf(apperr.Conflict, "Graph %q is compiled into this server; a worker cannot register it", req.GraphID)
 	}
-	nodes, err := drawableNodes(req.Drawable)
+	nodes, err := assistants.DrawableNodes(req.Drawable)
 	if err != nil {
 		return nil, err
 	}
 	info := assistants.GraphInfo{GraphID: req.GraphID, Drawable: req.Drawable, XrayDrawables: req.XrayDrawables,
-		Subgraphs: req.Subgraphs, Source: SourceWorker,
+		Subgraphs: req.Subgraphs, Source: assistants.SourceWorker,
 		Schemas: assistants.SubgraphSchemas{InputSchema: req.InputSchema, OutputSchema: req.OutputSchema,
 			StateSchema: req.StateSchema, ConfigSchema: req.ConfigSchema, ContextSchema: req.ContextSchema}}
 	if err := assistants.GraphUpsert(ctx, s.db, info); err != nil {
@@ -117,30 +111,6 @@ func (s *Service) RegisterGraph(ctx context.Context, req *GraphRegistration) (*G
 	return &GraphRegistered{GraphID: req.GraphID, AssistantID: assistants.SystemID(req.GraphID), Nodes: nodes}, nil
 }
 
-// drawableNodes returns the node names of a drawable graph ({nodes: [{id}],
-// edges}), without __start__ and __end__, in drawing order.
-func drawableNodes(d map[string]any) ([]string, error) {
-	list, ok := d["nodes"].([]any)
-	if !ok {
-		return nil, apperr.Errorf(apperr.Invalid, "Invalid drawable: must be an object with a nodes list")
-	}
-	if _, ok := d["edges"].([]any); !ok {
-		return nil, apperr.Errorf(apperr.Invalid, "Invalid drawable: must be an object with an edges list")
-	}
-	nodes := []string{}
-	for i, n := range list {
-		m, _ := n.(map[string]any)
-		id, _ := m["id"].(string)
-		if id == "" {
-			return nil, apperr.Errorf(apperr.Invalid, "Invalid drawable: nodes[%d] needs a string id", i)
-		}
-		if id != graph.START && id != graph.END && !slices.Contains(nodes, id) {
-			nodes = append(nodes, id)
-		}
-	}
-	return nodes, nil
-}
-
 // runnableGraph is the graph a run of graphID executes: a graph compiled
 // into the binary, or one a worker registered, described by a Graph that
 // has only node names (enough to check interrupt_before/after and
@@ -151,7 +121,7 @@ func (s *Service) runnableGraph(ctx context.Context, graphID string, assistantID
 	}
 	var raw, input, state []byte
 	err := s.db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null')
-		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state)
+		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, assistants.SourceWorker).Scan(&raw, &input, &state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apperr.Errorf(apperr.BadRequest, "Graph %q of assistant %s is not registered on this server", graphID, assistantID)
 	}
@@ -162,7 +132,7 @@ func (s *Service) runnableGraph(ctx context.Context, graphID string, assistantID
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, err
 	}
-	names, err := drawableNodes(d)
+	names, err := assistants.DrawableNodes(d)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/state"
 )
@@ -36,7 +37,7 @@ const UpdateStateTimeout = 30 * time.Second
 // worker (state.ExternalUpdater).
 func (s *Service) Serves(ctx context.Context, graphID string) (bool, error) {
 	var ok bool
-	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM graphs WHERE graph_id = $1 AND source = $2)`, graphID, SourceWorker).Scan(&ok)
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM graphs WHERE graph_id = $1 AND source = $2)`, graphID, assistants.SourceWorker).Scan(&ok)
 	return ok, err
 }
 

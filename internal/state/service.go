@@ -11,6 +11,7 @@ import (
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
@@ -39,6 +40,25 @@ func (s *Service) graphOf(ref *threads.StateRef) *graph.Graph {
 	return g
 }
 
+// readGraph is the graph state reads assemble with: the one compiled into
+// the server, or for a graph a worker registered a stand-in naming only its
+// nodes, in declaration order, which orders next and tasks as the worker's
+// runtime does (its values are shown as stored); nil when neither.
+func (s *Service) readGraph(ctx context.Context, ref *threads.StateRef) (*graph.Graph, error) {
+	if g := s.graphOf(ref); g != nil {
+		return g, nil
+	}
+	nodes, ok, err := assistants.WorkerGraphNodes(ctx, s.db, ref.GraphID())
+	if err != nil || !ok {
+		return nil, err
+	}
+	g := &graph.Graph{ID: ref.GraphID()}
+	for _, n := range nodes {
+		g.Nodes = append(g.Nodes, graph.Node{Name: n})
+	}
+	return g, nil
+}
+
 // Get returns the state at checkpoint cfg (the latest root checkpoint when
 // cfg.CheckpointID is empty); a thread without checkpoints gives the empty
 // state; an unknown checkpoint id is a 404. Pending tasks that run a
@@ -60,7 +80,11 @@ func (s *Service) Get(ctx context.Context, threadID uuid.UUID, cfg checkpoints.C
 	if err != nil {
 		return nil, err
 	}
-	st := assemble(t, s.graphOf(ref))
+	g, err := s.readGraph(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	st := assemble(t, g)
 	return st, s.linkSubgraphs(ctx, threadID, []*ThreadState{st}, subgraphs, 0)
 }
 
@@ -147,7 +171,10 @@ func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryPara
 	if err != nil {
 		return false, err
 	}
-	g := s.graphOf(ref)
+	g, err := s.readGraph(ctx, ref)
+	if err != nil {
+		return false, err
+	}
 	before, emitted, used := p.Before, 0, 0
 	chunk := min(p.Limit, 4)
 	if p.MaxBytes == 0 {

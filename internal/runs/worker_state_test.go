@@ -34,7 +34,7 @@ func TestWorkerGraphStateOrdersNextByDeclaration(t *testing.T) {
 		"versions_seen":    map[string]any{"__input__": map[string]any{}}}
 	s.Must(http.StatusOK, "POST", "/dispatch/"+c[0].Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c[0].ClaimToken,
 		"checkpoints": []any{map[string]any{"parent_checkpoint_id": "", "checkpoint": cp,
-			"metadata": map[string]any{"source": "loop", "step": 0, "run_id": run["run_id"]},
+			"metadata":     map[string]any{"source": "loop", "step": 0, "run_id": run["run_id"]},
 			"new_versions": map[string]any{"x": v, "branch:to:zeta": v, "branch:to:alpha": v}}}})
 
 	for _, path := range []string{"/threads/" + tid + "/state", "/threads/" + tid + "/history"} {

@@ -71,6 +71,24 @@
 // checkpoints.TupleFromStored, commits keyed per attempt so a retried
 // request applies once, a 409 stopping the run at once).
 //
+// # Graphs of external workers
+//
+// A worker registers each graph it serves (POST /dispatch/graphs,
+// worker_graphs.go): the graph catalog gets its drawing and JSON Schemas
+// and the graph a system assistant. The server has no definition of such a
+// graph: run creation checks node and state-key names against a stand-in
+// built from the catalog, the in-process pool never claims its runs (it
+// claims only compiled-in graphs), and state reads order next and tasks by
+// the drawing's node order. The worker's checkpointer reads checkpoints as
+// stored (POST /dispatch/checkpoints/get|list) and writes through the same
+// fenced commit as every worker; a commit goes in one round trip
+// (worker_commit.go) and, when the worker sends the run's last checkpoint
+// complete with the end, the thread is projected from it instead of read
+// back; anything unusual (a fence or replay-key miss, a pending cancel, a
+// newer checkpoint on the thread) takes the full path. update_state on such
+// a thread is handed to a worker as a run carrying the update
+// (worker_update.go), since only the graph's own runtime can apply it.
+//
 // # Events
 //
 // Every run's events (metadata, values after each step, updates per node,

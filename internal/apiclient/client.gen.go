@@ -1000,12 +1000,16 @@ type RunsClaimRequest struct {
 	WorkerId *string `json:"worker_id,omitempty"`
 }
 
-// RunsClaimed defines model for runs.Claimed.
-type RunsClaimed struct {
+// RunsClaimedRun defines model for runs.ClaimedRun.
+type RunsClaimedRun struct {
 	// ClaimToken ClaimToken is the fence to present with every later operation.
 	ClaimToken *string           `json:"claim_token,omitempty"`
 	Dispatch   *DispatchDispatch `json:"dispatch,omitempty"`
 	Run        *RunsRun          `json:"run,omitempty"`
+
+	// ThreadEmpty ThreadEmpty is true when the run's thread had no checkpoint when it
+	// was claimed (a new thread): the worker may skip reading one.
+	ThreadEmpty *bool `json:"thread_empty,omitempty"`
 }
 
 // RunsCommand defines model for runs.Command.
@@ -10655,13 +10659,13 @@ type PostDispatchClaimResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *[]RunsClaimed
+	JSON200 *[]RunsClaimedRun
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostDispatchClaimResponse) GetJSON200() *[]RunsClaimed {
+func (r PostDispatchClaimResponse) GetJSON200() *[]RunsClaimedRun {
 	return r.JSON200
 }
 
@@ -15499,7 +15503,7 @@ func ParsePostDispatchClaimResponse(rsp *http.Response) (*PostDispatchClaimRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest []RunsClaimed
+		var dest []RunsClaimedRun
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -2,10 +2,12 @@ package runs
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
@@ -31,7 +33,7 @@ type ClaimRequest struct {
 //	@Accept			json
 //	@Produce		json
 //	@Param			body	body		ClaimRequest	true	"Claim"
-//	@Success		200		{array}		Claimed
+//	@Success		200		{array}		ClaimedRun
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/dispatch/claim [post]
 func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
@@ -60,14 +62,41 @@ func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if got == nil {
-		got = []Claimed{}
-	}
+	out := make([]ClaimedRun, len(got))
+	threads := make([]string, len(got))
 	for i := range got {
 		h.svc.claims.put(&got[i].Dispatch)
+		out[i].Claimed = got[i]
+		threads[i] = got[i].Run.ThreadID.String()
 	}
-	httpx.WriteJSON(w, http.StatusOK, got)
+	if len(got) > 0 {
+		// Which claimed threads have no checkpoint at all (every new
+		// thread): their worker needs no checkpoint read to start. The run
+		// holds its thread, so this stays true until the run writes. The
+		// runs are claimed already: if this fails, they go out without it.
+		rows, err := h.svc.db.Query(r.Context(), `SELECT t FROM unnest($1::text[]) t
+			WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t)`, threads)
+		var empty []string
+		if err == nil {
+			empty, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		if err != nil {
+			h.svc.log.Warn("claim: checking for empty threads", "error", err)
+		}
+		for i := range out {
+			out[i].ThreadEmpty = slices.Contains(empty, threads[i])
+		}
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// ClaimedRun is one claimed run in the answer to POST /dispatch/claim.
+type ClaimedRun struct {
+	Claimed
+	// ThreadEmpty is true when the run's thread had no checkpoint when it
+	// was claimed (a new thread): the worker may skip reading one.
+	ThreadEmpty bool `json:"thread_empty,omitempty"`
 }
 
 // FenceRequest presents a claim.

@@ -112,10 +112,14 @@ func TestWorkerCheckpointReads(t *testing.T) {
 	s.Must(http.StatusOK, "POST", "/dispatch/graphs", jsGraph)
 	tid := newThread(t, s)
 	run := create(t, s, tid, map[string]any{"assistant_id": "js_echo"})
-	var c []claimed
+	type claimedRun struct {
+		claimed
+		ThreadEmpty bool `json:"thread_empty"`
+	}
+	var c []claimedRun
 	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"js_echo"}, "wait_ms": 5000}).JSON(t, &c)
-	if len(c) != 1 {
-		t.Fatalf("claim %s", js(c))
+	if len(c) != 1 || !c[0].ThreadEmpty {
+		t.Fatalf("claim of a new thread's run (thread_empty) %s", js(c))
 	}
 	d := "/dispatch/" + c[0].Dispatch.DispatchID
 	v1, v2 := "00000000000000000000000000000001.0.1", "00000000000000000000000000000002.0.2"
@@ -203,6 +207,15 @@ func TestWorkerCheckpointReads(t *testing.T) {
 	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/get", map[string]any{})
 	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/list", map[string]any{"thread_id": tid, "limit": 5000})
 	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/list", map[string]any{"thread_id": tid, "filter": "x"})
+
+	// The thread's next run is claimed without thread_empty: it has checkpoints.
+	s.Must(http.StatusOK, "POST", d+"/commit", map[string]any{"claim_token": c[0].ClaimToken, "end": map[string]any{"status": "success", "result": map[string]any{}}})
+	create(t, s, tid, map[string]any{"assistant_id": "js_echo"})
+	var next []claimedRun
+	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"js_echo"}, "wait_ms": 5000}).JSON(t, &next)
+	if len(next) != 1 || next[0].ThreadEmpty {
+		t.Fatalf("claim of a run on a thread with checkpoints (no thread_empty) %s", js(next))
+	}
 }
 
 // update_state on a thread of a worker graph is handed to a worker as a

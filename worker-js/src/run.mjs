@@ -44,6 +44,9 @@ export class Committer {
     this.lastRoot = null;
     this.scheduled = false;
     this.ended = false;
+    // The run's thread has no checkpoint (Weft said so at the claim) and
+    // this run has not written one: a checkpoint read would find nothing.
+    this.threadEmpty = false;
   }
 
   /**
@@ -53,12 +56,14 @@ export class Committer {
    */
   addCheckpoint(json, complete = null) {
     this._check();
+    this.threadEmpty = false;
     this.checkpoints.push(json);
     if (complete) this.lastRoot = { index: this.checkpoints.length - 1, complete };
   }
 
   addWrites(json) {
     this._check();
+    this.threadEmpty = false;
     this.writes.push(json);
   }
 
@@ -196,6 +201,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     },
     onFail: (err) => stop(isFenced(err) ? "lease" : "commit", `commit failed: ${err.message}`),
   });
+  committer.threadEmpty = claimed.thread_empty === true;
   saver.attach(run.thread_id, committer);
 
   let beating = true;

@@ -106,6 +106,9 @@ export class WeftSaver extends BaseCheckpointSaver {
 
   async getTuple(config) {
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    // A new thread (Weft's claim said it has no checkpoint, and its run
+    // has written none yet): nothing to read.
+    if (this.committers.get(thread_id)?.threadEmpty) return undefined;
     // The list form of POST /dispatch/checkpoints/get: a thread without
     // checkpoints (every new thread) is an empty list, not a 404 to log.
     const [raw] = await this.client.post("/dispatch/checkpoints/list", {

@@ -204,10 +204,17 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
   committer.threadEmpty = claimed.thread_empty === true;
   saver.attach(run.thread_id, committer);
 
+  // The heartbeat's sleep is cut short when the run ends: no timer (and
+  // the run's memory it holds) outlives the run by up to a lease third.
   let beating = true;
+  let beatTimer;
+  let wakeBeat;
   const beat = async () => {
     while (beating) {
-      await new Promise((r) => setTimeout(r, heartbeatMs));
+      await new Promise((r) => {
+        wakeBeat = r;
+        beatTimer = setTimeout(r, heartbeatMs);
+      });
       if (!beating) return;
       try {
         const res = await client.post(`/dispatch/${dispatch.dispatch_id}/heartbeat`, { claim_token: token }, { retries: 2 });
@@ -324,6 +331,8 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     return { outcome: "stopped", reason: err };
   } finally {
     beating = false;
+    clearTimeout(beatTimer);
+    wakeBeat?.();
     workerSignal?.removeEventListener("abort", onWorkerStop);
     saver.detach(run.thread_id, committer);
     void beatDone;

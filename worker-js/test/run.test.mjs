@@ -1,0 +1,58 @@
+// executeRun against a recording stand-in for Weft's worker API (no
+// server): which requests one run of foo_bar_js makes, and what it leaves.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { WeftSaver } from "../src/saver.mjs";
+import { executeRun } from "../src/run.mjs";
+import { graph } from "./fixtures/foo_bar.mjs";
+
+function fakeRun(threadEmpty) {
+  const calls = [];
+  const client = {
+    async request(method, path, body, opts) {
+      calls.push({ path, body: JSON.parse(opts?.rawBody ?? JSON.stringify(body ?? null)) });
+      return {};
+    },
+    async post(path, body) {
+      calls.push({ path, body });
+      return [];
+    },
+  };
+  const saver = new WeftSaver(client);
+  graph.checkpointer = saver;
+  const claimed = {
+    dispatch: { dispatch_id: randomUUID(), graph_id: "foo_bar_js", attempt: 1 },
+    run: { run_id: randomUUID(), thread_id: randomUUID(), assistant_id: randomUUID(), kwargs: { input: {} }, metadata: {} },
+    claim_token: randomUUID(),
+    ...(threadEmpty ? { thread_empty: true } : {}),
+  };
+  return { calls, client, saver, claimed };
+}
+
+test("a new thread's run (thread_empty) reads no checkpoint; without the flag it reads one", async () => {
+  for (const empty of [true, false]) {
+    const { calls, client, saver, claimed } = fakeRun(empty);
+    const res = await executeRun({ claimed, graph, saver, client, log: () => {}, heartbeatMs: 60_000 });
+    assert.deepEqual(res, { outcome: "ended", status: "success" });
+    const reads = calls.filter((c) => c.path.startsWith("/dispatch/checkpoints/"));
+    assert.equal(reads.length, empty ? 0 : 1, JSON.stringify(calls.map((c) => c.path)));
+    const commits = calls.filter((c) => c.path.endsWith("/commit"));
+    const end = commits.at(-1).body;
+    assert.deepEqual(end.end, { status: "success", result: { foo: "b", bar: ["a", "b"] } });
+    // Every checkpoint of the run was committed, the last one complete.
+    const cps = commits.flatMap((c) => c.body.checkpoints);
+    assert.equal(cps.length, 4); // input, steps 0, 1, 2
+    assert.equal(cps.at(-1).complete, true);
+  }
+});
+
+test("no timer outlives a run (the heartbeat's sleep ends with it)", async () => {
+  const { client, saver, claimed } = fakeRun(true);
+  const before = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+  await executeRun({ claimed, graph, saver, client, log: () => {}, heartbeatMs: 60_000 });
+  await new Promise((r) => setImmediate(r));
+  const after = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+  assert.equal(after, before);
+});

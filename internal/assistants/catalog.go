@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -214,13 +215,16 @@ func DrawableNodes(d map[string]any) ([]string, error) {
 	return nodes, nil
 }
 
-// WorkerGraphNodes returns the node names, in drawing order, of graphID
-// when a worker registered it (ok false when it is not a worker graph).
-// The server has no definition of such a graph; this order is the one its
-// runtime schedules tasks in (node declaration order).
-func WorkerGraphNodes(ctx context.Context, db postgres.DBTX, graphID string) (nodes []string, ok bool, err error) {
-	var raw []byte
-	err = db.QueryRow(ctx, `SELECT drawable FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw)
+// WorkerGraph returns the stand-in for graphID when a worker registered it
+// (ok false when it is not a worker graph). The server has no definition of
+// such a graph, so the stand-in only names things: its nodes, in drawing
+// order (the order its runtime schedules tasks in), without Func; its
+// channels, the properties of its input and state schemas, each a last
+// value (its own reducers run on the worker).
+func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *graph.Graph, ok bool, err error) {
+	var raw, input, state []byte
+	err = db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null')
+		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -231,6 +235,24 @@ func WorkerGraphNodes(ctx context.Context, db postgres.DBTX, graphID string) (no
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, false, err
 	}
-	nodes, err = DrawableNodes(d)
-	return nodes, err == nil, err
+	names, err := DrawableNodes(d)
+	if err != nil {
+		return nil, false, err
+	}
+	g = &graph.Graph{ID: graphID}
+	for _, n := range names {
+		g.Nodes = append(g.Nodes, graph.Node{Name: n})
+	}
+	for _, doc := range [][]byte{input, state} {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		_ = json.Unmarshal(doc, &schema)
+		for _, k := range slices.Sorted(maps.Keys(schema.Properties)) {
+			if _, dup := g.Channel(k); !dup {
+				g.Channels = append(g.Channels, graph.Channel{Name: k})
+			}
+		}
+	}
+	return g, true, nil
 }

@@ -2,15 +2,10 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"maps"
 	"net/http"
 	"regexp"
-	"slices"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
@@ -112,50 +107,18 @@ func (s *Service) RegisterGraph(ctx context.Context, req *GraphRegistration) (*G
 }
 
 // runnableGraph is the graph a run of graphID executes: a graph compiled
-// into the binary, or one a worker registered, described by a Graph that
-// has only node names (enough to check interrupt_before/after and
-// command.goto; its nodes have no Func: only the worker runs them).
+// into the binary, or the stand-in of one a worker registered
+// (assistants.WorkerGraph: names enough to check interrupt_before/after,
+// command.goto and input keys; only the worker runs its nodes).
 func (s *Service) runnableGraph(ctx context.Context, graphID string, assistantID uuid.UUID) (*graph.Graph, error) {
 	if g, ok := s.graphs.Lookup(graphID); ok {
 		return g, nil
 	}
-	var raw, input, state []byte
-	err := s.db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null')
-		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, assistants.SourceWorker).Scan(&raw, &input, &state)
-	if errors.Is(err, pgx.ErrNoRows) {
+	g, ok, err := assistants.WorkerGraph(ctx, s.db, graphID)
+	if err == nil && !ok {
 		return nil, apperr.Errorf(apperr.BadRequest, "Graph %q of assistant %s is not registered on this server", graphID, assistantID)
 	}
-	if err != nil {
-		return nil, err
-	}
-	var d map[string]any
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, err
-	}
-	names, err := assistants.DrawableNodes(d)
-	if err != nil {
-		return nil, err
-	}
-	g := &graph.Graph{ID: graphID}
-	for _, n := range names {
-		g.Nodes = append(g.Nodes, graph.Node{Name: n})
-	}
-	// The state keys an input or command.update may name: the properties
-	// of the input and state schemas. Values are not checked here (the
-	// graph's own reducers run on the worker), so every key reduces as a
-	// last value.
-	for _, doc := range [][]byte{input, state} {
-		var schema struct {
-			Properties map[string]json.RawMessage `json:"properties"`
-		}
-		_ = json.Unmarshal(doc, &schema)
-		for _, k := range slices.Sorted(maps.Keys(schema.Properties)) {
-			if _, dup := g.Channel(k); !dup {
-				g.Channels = append(g.Channels, graph.Channel{Name: k})
-			}
-		}
-	}
-	return g, nil
+	return g, err
 }
 
 // queueGrew is the events hub key fired whenever work may have been queued

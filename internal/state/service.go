@@ -45,17 +45,14 @@ func (s *Service) graphOf(ref *threads.StateRef) *graph.Graph {
 // nodes, in declaration order, which orders next and tasks as the worker's
 // runtime does (its values are shown as stored); nil when neither.
 func (s *Service) readGraph(ctx context.Context, ref *threads.StateRef) (*graph.Graph, error) {
-	if g := s.graphOf(ref); g != nil {
+	if g := s.graphOf(ref); g != nil || ref.GraphID() == "" {
 		return g, nil
 	}
-	nodes, ok, err := assistants.WorkerGraphNodes(ctx, s.db, ref.GraphID())
+	g, ok, err := assistants.WorkerGraph(ctx, s.db, ref.GraphID())
 	if err != nil || !ok {
 		return nil, err
 	}
-	g := &graph.Graph{ID: ref.GraphID()}
-	for _, n := range nodes {
-		g.Nodes = append(g.Nodes, graph.Node{Name: n})
-	}
+	g.Channels = nil // values are shown as stored (pregel.StateValues)
 	return g, nil
 }
 

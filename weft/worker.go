@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/weftdev/weft/graph"
-	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/executor"
 )
 
 // WorkerOptions configure RunWorker. The zero value is a worker named
@@ -70,7 +70,7 @@ func RunWorker(ctx context.Context, url string, graphs *graph.Registry, opt Work
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	return runs.RunRemote(ctx, runs.RemoteConfig{URL: url, Graphs: graphs, WorkerID: opt.WorkerID,
+	return executor.RunRemote(ctx, executor.RemoteConfig{URL: url, Graphs: graphs, WorkerID: opt.WorkerID,
 		Concurrency: opt.Concurrency, Wait: opt.Wait, Client: opt.HTTPClient, Log: log})
 }
 

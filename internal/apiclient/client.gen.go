@@ -251,45 +251,6 @@ func (e RunsCreateRequestOnDisconnect) Valid() bool {
 	}
 }
 
-// Defines values for RunsNackResponseState.
-const (
-	RunsNackResponseStateCancelled  RunsNackResponseState = "cancelled"
-	RunsNackResponseStateDeadLetter RunsNackResponseState = "dead_letter"
-	RunsNackResponseStateQueued     RunsNackResponseState = "queued"
-)
-
-// Valid indicates whether the value is a known member of the RunsNackResponseState enum.
-func (e RunsNackResponseState) Valid() bool {
-	switch e {
-	case RunsNackResponseStateCancelled:
-		return true
-	case RunsNackResponseStateDeadLetter:
-		return true
-	case RunsNackResponseStateQueued:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for RunsProtocolResponseType.
-const (
-	RunsProtocolResponseTypeError   RunsProtocolResponseType = "error"
-	RunsProtocolResponseTypeSuccess RunsProtocolResponseType = "success"
-)
-
-// Valid indicates whether the value is a known member of the RunsProtocolResponseType enum.
-func (e RunsProtocolResponseType) Valid() bool {
-	switch e {
-	case RunsProtocolResponseTypeError:
-		return true
-	case RunsProtocolResponseTypeSuccess:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for RunsRunMultitaskStrategy.
 const (
 	RunsRunMultitaskStrategyEnqueue   RunsRunMultitaskStrategy = "enqueue"
@@ -377,6 +338,24 @@ func (e StatePruneRequestStrategy) Valid() bool {
 	case StatePruneRequestStrategyDelete:
 		return true
 	case StatePruneRequestStrategyKeepLatest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StreamProtocolResponseType.
+const (
+	StreamProtocolResponseTypeError   StreamProtocolResponseType = "error"
+	StreamProtocolResponseTypeSuccess StreamProtocolResponseType = "success"
+)
+
+// Valid indicates whether the value is a known member of the StreamProtocolResponseType enum.
+func (e StreamProtocolResponseType) Valid() bool {
+	switch e {
+	case StreamProtocolResponseTypeError:
+		return true
+	case StreamProtocolResponseTypeSuccess:
 		return true
 	default:
 		return false
@@ -542,6 +521,27 @@ func (e ThreadsTTLStrategy) Valid() bool {
 	case ThreadsTTLStrategyDelete:
 		return true
 	case ThreadsTTLStrategyKeepLatest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkerapiNackResponseState.
+const (
+	WorkerapiNackResponseStateCancelled  WorkerapiNackResponseState = "cancelled"
+	WorkerapiNackResponseStateDeadLetter WorkerapiNackResponseState = "dead_letter"
+	WorkerapiNackResponseStateQueued     WorkerapiNackResponseState = "queued"
+)
+
+// Valid indicates whether the value is a known member of the WorkerapiNackResponseState enum.
+func (e WorkerapiNackResponseState) Valid() bool {
+	switch e {
+	case WorkerapiNackResponseStateCancelled:
+		return true
+	case WorkerapiNackResponseStateDeadLetter:
+		return true
+	case WorkerapiNackResponseStateQueued:
 		return true
 	default:
 		return false
@@ -851,6 +851,83 @@ type CheckpointsWrite struct {
 	Value    interface{} `json:"value,omitempty"`
 }
 
+// CoordinatorCheckpointPut defines model for coordinator.CheckpointPut.
+type CoordinatorCheckpointPut struct {
+	// Checkpoint Checkpoint holds at least the values of the channels in NewVersions.
+	Checkpoint   *CheckpointsCheckpoint `json:"checkpoint,omitempty"`
+	CheckpointNs *string                `json:"checkpoint_ns,omitempty"`
+
+	// Complete Complete says Checkpoint holds the value of every channel that has
+	// one (not only the changed ones). An end whose commit carries the
+	// run's last root checkpoint complete projects the thread from it
+	// without reading it back, in one round trip.
+	Complete *bool                   `json:"complete,omitempty"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
+
+	// NewVersions NewVersions names the channels this checkpoint changed (blob rows).
+	NewVersions *map[string]string `json:"new_versions,omitempty"`
+
+	// ParentCheckpointId Parent is the parent checkpoint id ("" for a thread's first).
+	ParentCheckpointId *string `json:"parent_checkpoint_id,omitempty"`
+}
+
+// CoordinatorCommitRequest defines model for coordinator.CommitRequest.
+type CoordinatorCommitRequest struct {
+	Checkpoints *[]CoordinatorCheckpointPut `json:"checkpoints,omitempty"`
+	ClaimToken  *string                     `json:"claim_token,omitempty"`
+
+	// CommitId CommitID makes the commit idempotent; it defaults to the id of the
+	// last checkpoint. A commit whose key was applied already returns the
+	// first result and writes nothing.
+	CommitId *string                  `json:"commit_id,omitempty"`
+	End      *CoordinatorEnd          `json:"end,omitempty"`
+	Events   *[]CoordinatorEvent      `json:"events,omitempty"`
+	Writes   *[]CoordinatorWriteBatch `json:"writes,omitempty"`
+}
+
+// CoordinatorCommitResult defines model for coordinator.CommitResult.
+type CoordinatorCommitResult struct {
+	// Cancel Cancel is the cancellation requested for the run ("interrupt",
+	// "rollback") that the worker must honour, "" when none.
+	Cancel        *string   `json:"cancel,omitempty"`
+	CheckpointIds *[]string `json:"checkpoint_ids,omitempty"`
+
+	// LastSeq LastSeq is the sequence number of the run's last event.
+	LastSeq *int `json:"last_seq,omitempty"`
+
+	// Replayed Replayed is true when the commit key had been applied already.
+	Replayed *bool `json:"replayed,omitempty"`
+}
+
+// CoordinatorEnd defines model for coordinator.End.
+type CoordinatorEnd struct {
+	// Error Error is {"error": class, "message": text} for an error.
+	Error *map[string]interface{} `json:"error,omitempty"`
+
+	// Result Result is what wait/join return: the final values (with
+	// "__interrupt__" when the run paused on an interrupt).
+	Result *map[string]interface{} `json:"result,omitempty"`
+
+	// Status Status is success, error or interrupted (a requested cancellation
+	// turns success into interrupted, and rollback deletes the run).
+	Status *RunsStatus `json:"status,omitempty"`
+}
+
+// CoordinatorEvent defines model for coordinator.Event.
+type CoordinatorEvent struct {
+	Data *map[string]interface{} `json:"data,omitempty"`
+
+	// Event Example: values
+	Event *string `json:"event,omitempty"`
+}
+
+// CoordinatorWriteBatch defines model for coordinator.WriteBatch.
+type CoordinatorWriteBatch struct {
+	CheckpointId *string             `json:"checkpoint_id,omitempty"`
+	CheckpointNs *string             `json:"checkpoint_ns,omitempty"`
+	Writes       *[]CheckpointsWrite `json:"writes,omitempty"`
+}
+
 // DispatchAttempt defines model for dispatch.Attempt.
 type DispatchAttempt struct {
 	Attempt   *int       `json:"attempt,omitempty"`
@@ -914,22 +991,6 @@ type HttpxErrorBody struct {
 	Detail string `json:"detail"`
 }
 
-// RunsAckRequest defines model for runs.AckRequest.
-type RunsAckRequest struct {
-	ClaimToken *string `json:"claim_token,omitempty"`
-
-	// Error Error is {"error": class, "message": text} for an error.
-	Error *map[string]interface{} `json:"error,omitempty"`
-
-	// Result Result is what wait/join return: the final values (with
-	// "__interrupt__" when the run paused on an interrupt).
-	Result *map[string]interface{} `json:"result,omitempty"`
-
-	// Status Status is success, error or interrupted (a requested cancellation
-	// turns success into interrupted, and rollback deletes the run).
-	Status *RunsStatus `json:"status,omitempty"`
-}
-
 // RunsCancelManyRequest defines model for runs.CancelManyRequest.
 type RunsCancelManyRequest struct {
 	RunIds   *[]string                    `json:"run_ids,omitempty"`
@@ -939,78 +1000,6 @@ type RunsCancelManyRequest struct {
 
 // RunsCancelManyRequestStatus defines model for RunsCancelManyRequest.Status.
 type RunsCancelManyRequestStatus string
-
-// RunsCheckpointPut defines model for runs.CheckpointPut.
-type RunsCheckpointPut struct {
-	// Checkpoint Checkpoint holds at least the values of the channels in NewVersions.
-	Checkpoint   *CheckpointsCheckpoint `json:"checkpoint,omitempty"`
-	CheckpointNs *string                `json:"checkpoint_ns,omitempty"`
-
-	// Complete Complete says Checkpoint holds the value of every channel that has
-	// one (not only the changed ones). An end whose commit carries the
-	// run's last root checkpoint complete projects the thread from it
-	// without reading it back, in one round trip.
-	Complete *bool                   `json:"complete,omitempty"`
-	Metadata *map[string]interface{} `json:"metadata,omitempty"`
-
-	// NewVersions NewVersions names the channels this checkpoint changed (blob rows).
-	NewVersions *map[string]string `json:"new_versions,omitempty"`
-
-	// ParentCheckpointId Parent is the parent checkpoint id ("" for a thread's first).
-	ParentCheckpointId *string `json:"parent_checkpoint_id,omitempty"`
-}
-
-// RunsCheckpointReadRequest defines model for runs.CheckpointReadRequest.
-type RunsCheckpointReadRequest struct {
-	// Before Before lists checkpoints older than this id (list).
-	Before *string `json:"before,omitempty"`
-
-	// CheckpointId CheckpointID reads that checkpoint (get) or only it (list); empty:
-	// the latest (get) or all (list).
-	CheckpointId *string `json:"checkpoint_id,omitempty"`
-
-	// CheckpointNs CheckpointNS selects a namespace ("" is the root graph); absent or
-	// null: every namespace (list only; get reads the root).
-	CheckpointNs *string `json:"checkpoint_ns,omitempty"`
-
-	// Filter Filter lists checkpoints whose metadata contains it (list).
-	Filter *map[string]interface{} `json:"filter,omitempty"`
-
-	// Limit Limit caps the list (1..1000, default 100).
-	Limit *int `json:"limit,omitempty"`
-
-	// ThreadId Example: 5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11
-	ThreadId *string `json:"thread_id,omitempty"`
-}
-
-// RunsClaimRequest defines model for runs.ClaimRequest.
-type RunsClaimRequest struct {
-	// GraphIds GraphIDs limits the claim to runs of these graphs (empty: any).
-	GraphIds *[]string `json:"graph_ids,omitempty"`
-
-	// Limit Limit is how many runs to claim at most (1..32, default 1).
-	Limit *int `json:"limit,omitempty"`
-
-	// WaitMs WaitMS long-polls up to this long for work (0..30000, default 0).
-	WaitMs *int `json:"wait_ms,omitempty"`
-
-	// WorkerId WorkerID names the worker in the dispatch audit (required).
-	//
-	// Example: js-worker-1
-	WorkerId *string `json:"worker_id,omitempty"`
-}
-
-// RunsClaimedRun defines model for runs.ClaimedRun.
-type RunsClaimedRun struct {
-	// ClaimToken ClaimToken is the fence to present with every later operation.
-	ClaimToken *string           `json:"claim_token,omitempty"`
-	Dispatch   *DispatchDispatch `json:"dispatch,omitempty"`
-	Run        *RunsRun          `json:"run,omitempty"`
-
-	// ThreadEmpty ThreadEmpty is true when the run's thread had no checkpoint when it
-	// was claimed (a new thread): the worker may skip reading one.
-	ThreadEmpty *bool `json:"thread_empty,omitempty"`
-}
 
 // RunsCommand defines model for runs.Command.
 type RunsCommand struct {
@@ -1059,34 +1048,6 @@ type RunsCommandUpdate1 = [][]interface{}
 // RunsCommand_Update defines model for RunsCommand.Update.
 type RunsCommand_Update struct {
 	union json.RawMessage
-}
-
-// RunsCommitRequest defines model for runs.CommitRequest.
-type RunsCommitRequest struct {
-	Checkpoints *[]RunsCheckpointPut `json:"checkpoints,omitempty"`
-	ClaimToken  *string              `json:"claim_token,omitempty"`
-
-	// CommitId CommitID makes the commit idempotent; it defaults to the id of the
-	// last checkpoint. A commit whose key was applied already returns the
-	// first result and writes nothing.
-	CommitId *string           `json:"commit_id,omitempty"`
-	End      *RunsEnd          `json:"end,omitempty"`
-	Events   *[]RunsEvent      `json:"events,omitempty"`
-	Writes   *[]RunsWriteBatch `json:"writes,omitempty"`
-}
-
-// RunsCommitResult defines model for runs.CommitResult.
-type RunsCommitResult struct {
-	// Cancel Cancel is the cancellation requested for the run ("interrupt",
-	// "rollback") that the worker must honour, "" when none.
-	Cancel        *string   `json:"cancel,omitempty"`
-	CheckpointIds *[]string `json:"checkpoint_ids,omitempty"`
-
-	// LastSeq LastSeq is the sequence number of the run's last event.
-	LastSeq *int `json:"last_seq,omitempty"`
-
-	// Replayed Replayed is true when the commit key had been applied already.
-	Replayed *bool `json:"replayed,omitempty"`
 }
 
 // RunsCreateRequest defines model for runs.CreateRequest.
@@ -1158,162 +1119,6 @@ type RunsDispatchHistory struct {
 	UpdatedAt      *time.Time         `json:"updated_at,omitempty"`
 }
 
-// RunsEnd defines model for runs.End.
-type RunsEnd struct {
-	// Error Error is {"error": class, "message": text} for an error.
-	Error *map[string]interface{} `json:"error,omitempty"`
-
-	// Result Result is what wait/join return: the final values (with
-	// "__interrupt__" when the run paused on an interrupt).
-	Result *map[string]interface{} `json:"result,omitempty"`
-
-	// Status Status is success, error or interrupted (a requested cancellation
-	// turns success into interrupted, and rollback deletes the run).
-	Status *RunsStatus `json:"status,omitempty"`
-}
-
-// RunsEvent defines model for runs.Event.
-type RunsEvent struct {
-	Data *map[string]interface{} `json:"data,omitempty"`
-
-	// Event Example: values
-	Event *string `json:"event,omitempty"`
-}
-
-// RunsFenceRequest defines model for runs.FenceRequest.
-type RunsFenceRequest struct {
-	ClaimToken *openapi_types.UUID `json:"claim_token,omitempty"`
-
-	// Error Error is the failure, for nack.
-	Error *string `json:"error,omitempty"`
-}
-
-// RunsGraphRegistered defines model for runs.GraphRegistered.
-type RunsGraphRegistered struct {
-	// AssistantId AssistantID is the graph's system assistant (created when missing).
-	AssistantId *string `json:"assistant_id,omitempty"`
-	GraphId     *string `json:"graph_id,omitempty"`
-
-	// Nodes Nodes are the graph's node names, as run creation checks them
-	// (interrupt_before, interrupt_after, command.goto).
-	Nodes *[]string `json:"nodes,omitempty"`
-}
-
-// RunsGraphRegistration defines model for runs.GraphRegistration.
-type RunsGraphRegistration struct {
-	ConfigSchema  *map[string]interface{} `json:"config_schema,omitempty"`
-	ContextSchema *map[string]interface{} `json:"context_schema,omitempty"`
-
-	// Drawable Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
-	// data?}], edges: [{source, target, conditional?}]}, as LangGraph's
-	// drawable graph serialises; its node ids (other than __start__ and
-	// __end__) are the graph's nodes.
-	Drawable *map[string]interface{} `json:"drawable,omitempty"`
-
-	// GraphId GraphID is the graph's id (the key of langgraph.json's "graphs").
-	//
-	// Example: agent
-	GraphId      *string                 `json:"graph_id,omitempty"`
-	InputSchema  *map[string]interface{} `json:"input_schema,omitempty"`
-	OutputSchema *map[string]interface{} `json:"output_schema,omitempty"`
-	StateSchema  *map[string]interface{} `json:"state_schema,omitempty"`
-
-	// Subgraphs Subgraphs maps subgraph namespaces to their schemas.
-	Subgraphs *map[string]AssistantsSubgraphSchemas `json:"subgraphs,omitempty"`
-
-	// WorkerId WorkerID names the registering worker (for the log).
-	//
-	// Example: js-worker-1
-	WorkerId *string `json:"worker_id,omitempty"`
-
-	// XrayDrawables XrayDrawables are the drawings with subgraphs expanded, element i to
-	// depth i + 1 (empty without subgraphs).
-	XrayDrawables *[]map[string]interface{} `json:"xray_drawables,omitempty"`
-}
-
-// RunsHeartbeatResponse defines model for runs.HeartbeatResponse.
-type RunsHeartbeatResponse struct {
-	// Cancel Cancel is "interrupt" or "rollback" when the run must stop, "" otherwise.
-	Cancel         *string    `json:"cancel,omitempty"`
-	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
-}
-
-// RunsNackResponse defines model for runs.NackResponse.
-type RunsNackResponse struct {
-	State *RunsNackResponseState `json:"state,omitempty"`
-}
-
-// RunsNackResponseState defines model for RunsNackResponse.State.
-type RunsNackResponseState string
-
-// RunsProtocolCommand defines model for runs.ProtocolCommand.
-type RunsProtocolCommand struct {
-	Id int `json:"id"`
-
-	// Method Example: run.start
-	Method string                  `json:"method"`
-	Params *map[string]interface{} `json:"params,omitempty"`
-}
-
-// RunsProtocolMeta defines model for runs.ProtocolMeta.
-type RunsProtocolMeta struct {
-	AppliedThroughSeq *int                `json:"applied_through_seq,omitempty"`
-	ThreadId          *openapi_types.UUID `json:"thread_id,omitempty"`
-}
-
-// RunsProtocolResponse defines model for runs.ProtocolResponse.
-type RunsProtocolResponse struct {
-	Error   *string                  `json:"error,omitempty"`
-	Id      *int                     `json:"id"`
-	Message *string                  `json:"message,omitempty"`
-	Meta    *RunsProtocolMeta        `json:"meta,omitempty"`
-	Result  *map[string]interface{}  `json:"result,omitempty"`
-	Type    RunsProtocolResponseType `json:"type"`
-}
-
-// RunsProtocolResponseType defines model for RunsProtocolResponse.Type.
-type RunsProtocolResponseType string
-
-// RunsProtocolStreamRequest defines model for runs.ProtocolStreamRequest.
-type RunsProtocolStreamRequest struct {
-	// Channels Channels to send: values, updates, messages, tools, lifecycle, input,
-	// tasks, custom, checkpoints, or custom:<name>.
-	Channels []string `json:"channels"`
-
-	// Depth Depth is how many levels below a prefix to send (none: any).
-	Depth *int `json:"depth,omitempty"`
-
-	// Namespaces Namespaces are prefixes of the namespaces to send (none: all).
-	Namespaces *[][]string `json:"namespaces,omitempty"`
-
-	// Since Since resumes after this seq (Last-Event-ID wins when both are given).
-	Since *int `json:"since,omitempty"`
-}
-
-// RunsRawTuple defines model for runs.RawTuple.
-type RunsRawTuple struct {
-	// ChannelValues ChannelValues are the blobs named by the checkpoint's
-	// channel_versions: [channel, type, base64 blob or null].
-	ChannelValues *[]string `json:"channel_values,omitempty"`
-
-	// Checkpoint Checkpoint is the checkpoints.checkpoint column (without
-	// channel_values).
-	Checkpoint *map[string]interface{} `json:"checkpoint,omitempty"`
-	Config     *struct {
-		CheckpointId *string `json:"checkpoint_id,omitempty"`
-		CheckpointNs *string `json:"checkpoint_ns,omitempty"`
-		ThreadId     *string `json:"thread_id,omitempty"`
-	} `json:"config,omitempty"`
-
-	// Metadata Metadata is the checkpoints.metadata column.
-	Metadata           *map[string]interface{} `json:"metadata,omitempty"`
-	ParentCheckpointId *string                 `json:"parent_checkpoint_id,omitempty"`
-
-	// PendingWrites PendingWrites are the writes recorded under the checkpoint, ordered
-	// by task path, task id, idx: [task_id, channel, type, base64 blob].
-	PendingWrites *[]string `json:"pending_writes,omitempty"`
-}
-
 // RunsRun defines model for runs.Run.
 type RunsRun struct {
 	AssistantId openapi_types.UUID `json:"assistant_id"`
@@ -1353,13 +1158,6 @@ type RunsRunWebhookState string
 
 // RunsStatus defines model for runs.Status.
 type RunsStatus string
-
-// RunsWriteBatch defines model for runs.WriteBatch.
-type RunsWriteBatch struct {
-	CheckpointId *string             `json:"checkpoint_id,omitempty"`
-	CheckpointNs *string             `json:"checkpoint_ns,omitempty"`
-	Writes       *[]CheckpointsWrite `json:"writes,omitempty"`
-}
 
 // StateCheckpointInput defines model for state.CheckpointInput.
 type StateCheckpointInput struct {
@@ -1609,6 +1407,50 @@ type StoreSearchResponse struct {
 	Items *[]StoreSearchItem `json:"items,omitempty"`
 }
 
+// StreamProtocolCommand defines model for stream.ProtocolCommand.
+type StreamProtocolCommand struct {
+	Id int `json:"id"`
+
+	// Method Example: run.start
+	Method string                  `json:"method"`
+	Params *map[string]interface{} `json:"params,omitempty"`
+}
+
+// StreamProtocolMeta defines model for stream.ProtocolMeta.
+type StreamProtocolMeta struct {
+	AppliedThroughSeq *int                `json:"applied_through_seq,omitempty"`
+	ThreadId          *openapi_types.UUID `json:"thread_id,omitempty"`
+}
+
+// StreamProtocolResponse defines model for stream.ProtocolResponse.
+type StreamProtocolResponse struct {
+	Error   *string                    `json:"error,omitempty"`
+	Id      *int                       `json:"id"`
+	Message *string                    `json:"message,omitempty"`
+	Meta    *StreamProtocolMeta        `json:"meta,omitempty"`
+	Result  *map[string]interface{}    `json:"result,omitempty"`
+	Type    StreamProtocolResponseType `json:"type"`
+}
+
+// StreamProtocolResponseType defines model for StreamProtocolResponse.Type.
+type StreamProtocolResponseType string
+
+// StreamProtocolStreamRequest defines model for stream.ProtocolStreamRequest.
+type StreamProtocolStreamRequest struct {
+	// Channels Channels to send: values, updates, messages, tools, lifecycle, input,
+	// tasks, custom, checkpoints, or custom:<name>.
+	Channels []string `json:"channels"`
+
+	// Depth Depth is how many levels below a prefix to send (none: any).
+	Depth *int `json:"depth,omitempty"`
+
+	// Namespaces Namespaces are prefixes of the namespaces to send (none: all).
+	Namespaces *[][]string `json:"namespaces,omitempty"`
+
+	// Since Since resumes after this seq (Last-Event-ID wins when both are given).
+	Since *int `json:"since,omitempty"`
+}
+
 // ThreadsCreateRequest defines model for threads.CreateRequest.
 type ThreadsCreateRequest struct {
 	IfExists       *ThreadsCreateRequestIfExists `json:"if_exists,omitempty"`
@@ -1755,6 +1597,164 @@ type ThreadsThread struct {
 	Ttl       *ThreadsTTL             `json:"ttl,omitempty"`
 	UpdatedAt time.Time               `json:"updated_at"`
 	Values    *map[string]interface{} `json:"values"`
+}
+
+// WorkerapiAckRequest defines model for workerapi.AckRequest.
+type WorkerapiAckRequest struct {
+	ClaimToken *string `json:"claim_token,omitempty"`
+
+	// Error Error is {"error": class, "message": text} for an error.
+	Error *map[string]interface{} `json:"error,omitempty"`
+
+	// Result Result is what wait/join return: the final values (with
+	// "__interrupt__" when the run paused on an interrupt).
+	Result *map[string]interface{} `json:"result,omitempty"`
+
+	// Status Status is success, error or interrupted (a requested cancellation
+	// turns success into interrupted, and rollback deletes the run).
+	Status *RunsStatus `json:"status,omitempty"`
+}
+
+// WorkerapiCheckpointReadRequest defines model for workerapi.CheckpointReadRequest.
+type WorkerapiCheckpointReadRequest struct {
+	// Before Before lists checkpoints older than this id (list).
+	Before *string `json:"before,omitempty"`
+
+	// CheckpointId CheckpointID reads that checkpoint (get) or only it (list); empty:
+	// the latest (get) or all (list).
+	CheckpointId *string `json:"checkpoint_id,omitempty"`
+
+	// CheckpointNs CheckpointNS selects a namespace ("" is the root graph); absent or
+	// null: every namespace (list only; get reads the root).
+	CheckpointNs *string `json:"checkpoint_ns,omitempty"`
+
+	// Filter Filter lists checkpoints whose metadata contains it (list).
+	Filter *map[string]interface{} `json:"filter,omitempty"`
+
+	// Limit Limit caps the list (1..1000, default 100).
+	Limit *int `json:"limit,omitempty"`
+
+	// ThreadId Example: 5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11
+	ThreadId *string `json:"thread_id,omitempty"`
+}
+
+// WorkerapiClaimRequest defines model for workerapi.ClaimRequest.
+type WorkerapiClaimRequest struct {
+	// GraphIds GraphIDs limits the claim to runs of these graphs (empty: any).
+	GraphIds *[]string `json:"graph_ids,omitempty"`
+
+	// Limit Limit is how many runs to claim at most (1..32, default 1).
+	Limit *int `json:"limit,omitempty"`
+
+	// WaitMs WaitMS long-polls up to this long for work (0..30000, default 0).
+	WaitMs *int `json:"wait_ms,omitempty"`
+
+	// WorkerId WorkerID names the worker in the dispatch audit (required).
+	//
+	// Example: js-worker-1
+	WorkerId *string `json:"worker_id,omitempty"`
+}
+
+// WorkerapiClaimedRun defines model for workerapi.ClaimedRun.
+type WorkerapiClaimedRun struct {
+	// ClaimToken ClaimToken is the fence to present with every later operation.
+	ClaimToken *string           `json:"claim_token,omitempty"`
+	Dispatch   *DispatchDispatch `json:"dispatch,omitempty"`
+	Run        *RunsRun          `json:"run,omitempty"`
+
+	// ThreadEmpty ThreadEmpty is true when the run's thread had no checkpoint when it
+	// was claimed (a new thread): the worker may skip reading one.
+	ThreadEmpty *bool `json:"thread_empty,omitempty"`
+}
+
+// WorkerapiFenceRequest defines model for workerapi.FenceRequest.
+type WorkerapiFenceRequest struct {
+	ClaimToken *openapi_types.UUID `json:"claim_token,omitempty"`
+
+	// Error Error is the failure, for nack.
+	Error *string `json:"error,omitempty"`
+}
+
+// WorkerapiGraphRegistered defines model for workerapi.GraphRegistered.
+type WorkerapiGraphRegistered struct {
+	// AssistantId AssistantID is the graph's system assistant (created when missing).
+	AssistantId *string `json:"assistant_id,omitempty"`
+	GraphId     *string `json:"graph_id,omitempty"`
+
+	// Nodes Nodes are the graph's node names, as run creation checks them
+	// (interrupt_before, interrupt_after, command.goto).
+	Nodes *[]string `json:"nodes,omitempty"`
+}
+
+// WorkerapiGraphRegistration defines model for workerapi.GraphRegistration.
+type WorkerapiGraphRegistration struct {
+	ConfigSchema  *map[string]interface{} `json:"config_schema,omitempty"`
+	ContextSchema *map[string]interface{} `json:"context_schema,omitempty"`
+
+	// Drawable Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
+	// data?}], edges: [{source, target, conditional?}]}, as LangGraph's
+	// drawable graph serialises; its node ids (other than __start__ and
+	// __end__) are the graph's nodes.
+	Drawable *map[string]interface{} `json:"drawable,omitempty"`
+
+	// GraphId GraphID is the graph's id (the key of langgraph.json's "graphs").
+	//
+	// Example: agent
+	GraphId      *string                 `json:"graph_id,omitempty"`
+	InputSchema  *map[string]interface{} `json:"input_schema,omitempty"`
+	OutputSchema *map[string]interface{} `json:"output_schema,omitempty"`
+	StateSchema  *map[string]interface{} `json:"state_schema,omitempty"`
+
+	// Subgraphs Subgraphs maps subgraph namespaces to their schemas.
+	Subgraphs *map[string]AssistantsSubgraphSchemas `json:"subgraphs,omitempty"`
+
+	// WorkerId WorkerID names the registering worker (for the log).
+	//
+	// Example: js-worker-1
+	WorkerId *string `json:"worker_id,omitempty"`
+
+	// XrayDrawables XrayDrawables are the drawings with subgraphs expanded, element i to
+	// depth i + 1 (empty without subgraphs).
+	XrayDrawables *[]map[string]interface{} `json:"xray_drawables,omitempty"`
+}
+
+// WorkerapiHeartbeatResponse defines model for workerapi.HeartbeatResponse.
+type WorkerapiHeartbeatResponse struct {
+	// Cancel Cancel is "interrupt" or "rollback" when the run must stop, "" otherwise.
+	Cancel         *string    `json:"cancel,omitempty"`
+	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+}
+
+// WorkerapiNackResponse defines model for workerapi.NackResponse.
+type WorkerapiNackResponse struct {
+	State *WorkerapiNackResponseState `json:"state,omitempty"`
+}
+
+// WorkerapiNackResponseState defines model for WorkerapiNackResponse.State.
+type WorkerapiNackResponseState string
+
+// WorkerapiRawTuple defines model for workerapi.RawTuple.
+type WorkerapiRawTuple struct {
+	// ChannelValues ChannelValues are the blobs named by the checkpoint's
+	// channel_versions: [channel, type, base64 blob or null].
+	ChannelValues *[]string `json:"channel_values,omitempty"`
+
+	// Checkpoint Checkpoint is the checkpoints.checkpoint column (without
+	// channel_values).
+	Checkpoint *map[string]interface{} `json:"checkpoint,omitempty"`
+	Config     *struct {
+		CheckpointId *string `json:"checkpoint_id,omitempty"`
+		CheckpointNs *string `json:"checkpoint_ns,omitempty"`
+		ThreadId     *string `json:"thread_id,omitempty"`
+	} `json:"config,omitempty"`
+
+	// Metadata Metadata is the checkpoints.metadata column.
+	Metadata           *map[string]interface{} `json:"metadata,omitempty"`
+	ParentCheckpointId *string                 `json:"parent_checkpoint_id,omitempty"`
+
+	// PendingWrites PendingWrites are the writes recorded under the checkpoint, ordered
+	// by task path, task id, idx: [task_id, channel, type, base64 blob].
+	PendingWrites *[]string `json:"pending_writes,omitempty"`
 }
 
 // DeleteAssistantsAssistantIdParams defines parameters for DeleteAssistantsAssistantId.
@@ -1974,28 +1974,28 @@ type PostAssistantsAssistantIdLatestJSONRequestBody = AssistantsLatestRequest
 type PostAssistantsAssistantIdVersionsJSONRequestBody = AssistantsVersionsRequest
 
 // PostDispatchCheckpointsGetJSONRequestBody defines body for PostDispatchCheckpointsGet for application/json ContentType.
-type PostDispatchCheckpointsGetJSONRequestBody = RunsCheckpointReadRequest
+type PostDispatchCheckpointsGetJSONRequestBody = WorkerapiCheckpointReadRequest
 
 // PostDispatchCheckpointsListJSONRequestBody defines body for PostDispatchCheckpointsList for application/json ContentType.
-type PostDispatchCheckpointsListJSONRequestBody = RunsCheckpointReadRequest
+type PostDispatchCheckpointsListJSONRequestBody = WorkerapiCheckpointReadRequest
 
 // PostDispatchClaimJSONRequestBody defines body for PostDispatchClaim for application/json ContentType.
-type PostDispatchClaimJSONRequestBody = RunsClaimRequest
+type PostDispatchClaimJSONRequestBody = WorkerapiClaimRequest
 
 // PostDispatchGraphsJSONRequestBody defines body for PostDispatchGraphs for application/json ContentType.
-type PostDispatchGraphsJSONRequestBody = RunsGraphRegistration
+type PostDispatchGraphsJSONRequestBody = WorkerapiGraphRegistration
 
 // PostDispatchDispatchIdAckJSONRequestBody defines body for PostDispatchDispatchIdAck for application/json ContentType.
-type PostDispatchDispatchIdAckJSONRequestBody = RunsAckRequest
+type PostDispatchDispatchIdAckJSONRequestBody = WorkerapiAckRequest
 
 // PostDispatchDispatchIdCommitJSONRequestBody defines body for PostDispatchDispatchIdCommit for application/json ContentType.
-type PostDispatchDispatchIdCommitJSONRequestBody = RunsCommitRequest
+type PostDispatchDispatchIdCommitJSONRequestBody = CoordinatorCommitRequest
 
 // PostDispatchDispatchIdHeartbeatJSONRequestBody defines body for PostDispatchDispatchIdHeartbeat for application/json ContentType.
-type PostDispatchDispatchIdHeartbeatJSONRequestBody = RunsFenceRequest
+type PostDispatchDispatchIdHeartbeatJSONRequestBody = WorkerapiFenceRequest
 
 // PostDispatchDispatchIdNackJSONRequestBody defines body for PostDispatchDispatchIdNack for application/json ContentType.
-type PostDispatchDispatchIdNackJSONRequestBody = RunsFenceRequest
+type PostDispatchDispatchIdNackJSONRequestBody = WorkerapiFenceRequest
 
 // PostRunsJSONRequestBody defines body for PostRuns for application/json ContentType.
 type PostRunsJSONRequestBody = RunsCreateRequest
@@ -2040,7 +2040,7 @@ type PostThreadsSearchJSONRequestBody = ThreadsSearchRequest
 type PatchThreadsThreadIdJSONRequestBody = ThreadsPatchRequest
 
 // PostThreadsThreadIdCommandsJSONRequestBody defines body for PostThreadsThreadIdCommands for application/json ContentType.
-type PostThreadsThreadIdCommandsJSONRequestBody = RunsProtocolCommand
+type PostThreadsThreadIdCommandsJSONRequestBody = StreamProtocolCommand
 
 // PostThreadsThreadIdHistoryJSONRequestBody defines body for PostThreadsThreadIdHistory for application/json ContentType.
 type PostThreadsThreadIdHistoryJSONRequestBody = StateHistoryRequest
@@ -2064,7 +2064,7 @@ type PostThreadsThreadIdStateJSONRequestBody = StateUpdateRequest
 type PostThreadsThreadIdStateCheckpointJSONRequestBody = StateStateCheckpointRequest
 
 // PostThreadsThreadIdStreamEventsJSONRequestBody defines body for PostThreadsThreadIdStreamEvents for application/json ContentType.
-type PostThreadsThreadIdStreamEventsJSONRequestBody = RunsProtocolStreamRequest
+type PostThreadsThreadIdStreamEventsJSONRequestBody = StreamProtocolStreamRequest
 
 // AsAssistantsDrawableEdgeData0 returns the union data inside the AssistantsDrawableEdge_Data as a AssistantsDrawableEdgeData0
 func (t AssistantsDrawableEdge_Data) AsAssistantsDrawableEdgeData0() (AssistantsDrawableEdgeData0, error) {
@@ -10556,7 +10556,7 @@ type PostDispatchCheckpointsGetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RunsRawTuple
+	JSON200 *WorkerapiRawTuple
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -10564,7 +10564,7 @@ type PostDispatchCheckpointsGetResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostDispatchCheckpointsGetResponse) GetJSON200() *RunsRawTuple {
+func (r PostDispatchCheckpointsGetResponse) GetJSON200() *WorkerapiRawTuple {
 	return r.JSON200
 }
 
@@ -10611,13 +10611,13 @@ type PostDispatchCheckpointsListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *[]RunsRawTuple
+	JSON200 *[]WorkerapiRawTuple
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostDispatchCheckpointsListResponse) GetJSON200() *[]RunsRawTuple {
+func (r PostDispatchCheckpointsListResponse) GetJSON200() *[]WorkerapiRawTuple {
 	return r.JSON200
 }
 
@@ -10659,13 +10659,13 @@ type PostDispatchClaimResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *[]RunsClaimedRun
+	JSON200 *[]WorkerapiClaimedRun
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostDispatchClaimResponse) GetJSON200() *[]RunsClaimedRun {
+func (r PostDispatchClaimResponse) GetJSON200() *[]WorkerapiClaimedRun {
 	return r.JSON200
 }
 
@@ -10707,7 +10707,7 @@ type PostDispatchGraphsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RunsGraphRegistered
+	JSON200 *WorkerapiGraphRegistered
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -10715,7 +10715,7 @@ type PostDispatchGraphsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostDispatchGraphsResponse) GetJSON200() *RunsGraphRegistered {
+func (r PostDispatchGraphsResponse) GetJSON200() *WorkerapiGraphRegistered {
 	return r.JSON200
 }
 
@@ -10762,7 +10762,7 @@ type PostDispatchDispatchIdAckResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RunsCommitResult
+	JSON200 *CoordinatorCommitResult
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -10770,7 +10770,7 @@ type PostDispatchDispatchIdAckResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostDispatchDispatchIdAckResponse) GetJSON200() *RunsCommitResult {
+func (r PostDispatchDispatchIdAckResponse) GetJSON200() *CoordinatorCommitResult {
 	return r.JSON200
 }
 
@@ -10817,7 +10817,7 @@ type PostDispatchDispatchIdCommitResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RunsCommitResult
+	JSON200 *CoordinatorCommitResult
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -10825,7 +10825,7 @@ type PostDispatchDispatchIdCommitResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostDispatchDispatchIdCommitResponse) GetJSON200() *RunsCommitResult {
+func (r PostDispatchDispatchIdCommitResponse) GetJSON200() *CoordinatorCommitResult {
 	return r.JSON200
 }
 
@@ -10872,7 +10872,7 @@ type PostDispatchDispatchIdHeartbeatResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RunsHeartbeatResponse
+	JSON200 *WorkerapiHeartbeatResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -10880,7 +10880,7 @@ type PostDispatchDispatchIdHeartbeatResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostDispatchDispatchIdHeartbeatResponse) GetJSON200() *RunsHeartbeatResponse {
+func (r PostDispatchDispatchIdHeartbeatResponse) GetJSON200() *WorkerapiHeartbeatResponse {
 	return r.JSON200
 }
 
@@ -10927,7 +10927,7 @@ type PostDispatchDispatchIdNackResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RunsNackResponse
+	JSON200 *WorkerapiNackResponse
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -10935,7 +10935,7 @@ type PostDispatchDispatchIdNackResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostDispatchDispatchIdNackResponse) GetJSON200() *RunsNackResponse {
+func (r PostDispatchDispatchIdNackResponse) GetJSON200() *WorkerapiNackResponse {
 	return r.JSON200
 }
 
@@ -12281,13 +12281,13 @@ type PostThreadsThreadIdCommandsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RunsProtocolResponse
+	JSON200 *StreamProtocolResponse
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PostThreadsThreadIdCommandsResponse) GetJSON200() *RunsProtocolResponse {
+func (r PostThreadsThreadIdCommandsResponse) GetJSON200() *StreamProtocolResponse {
 	return r.JSON200
 }
 
@@ -15430,7 +15430,7 @@ func ParsePostDispatchCheckpointsGetResponse(rsp *http.Response) (*PostDispatchC
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RunsRawTuple
+		var dest WorkerapiRawTuple
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15470,7 +15470,7 @@ func ParsePostDispatchCheckpointsListResponse(rsp *http.Response) (*PostDispatch
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest []RunsRawTuple
+		var dest []WorkerapiRawTuple
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15503,7 +15503,7 @@ func ParsePostDispatchClaimResponse(rsp *http.Response) (*PostDispatchClaimRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest []RunsClaimedRun
+		var dest []WorkerapiClaimedRun
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15536,7 +15536,7 @@ func ParsePostDispatchGraphsResponse(rsp *http.Response) (*PostDispatchGraphsRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RunsGraphRegistered
+		var dest WorkerapiGraphRegistered
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15576,7 +15576,7 @@ func ParsePostDispatchDispatchIdAckResponse(rsp *http.Response) (*PostDispatchDi
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RunsCommitResult
+		var dest CoordinatorCommitResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15616,7 +15616,7 @@ func ParsePostDispatchDispatchIdCommitResponse(rsp *http.Response) (*PostDispatc
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RunsCommitResult
+		var dest CoordinatorCommitResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15656,7 +15656,7 @@ func ParsePostDispatchDispatchIdHeartbeatResponse(rsp *http.Response) (*PostDisp
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RunsHeartbeatResponse
+		var dest WorkerapiHeartbeatResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -15696,7 +15696,7 @@ func ParsePostDispatchDispatchIdNackResponse(rsp *http.Response) (*PostDispatchD
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RunsNackResponse
+		var dest WorkerapiNackResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -16675,7 +16675,7 @@ func ParsePostThreadsThreadIdCommandsResponse(rsp *http.Response) (*PostThreadsT
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RunsProtocolResponse
+		var dest StreamProtocolResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -1,8 +1,8 @@
 // Package dispatch is the RunDispatch queue: the durable delivery of runs to
 // workers, with leases, fences, retries and an audit of every attempt. It
 // owns the run_dispatches and run_dispatch_attempts tables and knows nothing
-// of runs, threads or graphs beyond their ids; package runs composes these
-// operations with its own writes in one transaction.
+// of runs, threads or graphs beyond their ids; packages runs and coordinator
+// compose these operations with their own writes in one transaction.
 //
 // # States
 //

@@ -20,7 +20,9 @@ import (
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/store"
+	"github.com/weftdev/weft/internal/stream"
 	"github.com/weftdev/weft/internal/threads"
+	"github.com/weftdev/weft/internal/workerapi"
 	"github.com/weftdev/weft/web"
 )
 
@@ -36,6 +38,10 @@ type Deps struct {
 	Threads *threads.Handlers
 	State   *state.Handlers
 	Runs    *runs.Handlers
+	// Streams serves run and thread streams and protocol v2.
+	Streams *stream.Handlers
+	// Workers serves the worker API (/dispatch/…).
+	Workers *workerapi.Handlers
 	// Security is the CORS and Host policy (the zero value: loopback
 	// origins and hosts only).
 	Security   Security
@@ -83,9 +89,9 @@ func NewRouter(d Deps) http.Handler {
 	r.Delete("/threads/{thread_id}", h(d.Threads.Delete))
 	r.Get("/threads/{thread_id}/children", h(d.Threads.Children))
 	r.Post("/threads/{thread_id}/copy", h(d.State.Copy))
-	r.Get("/threads/{thread_id}/stream", h(d.Runs.ThreadStream))
-	r.Post("/threads/{thread_id}/stream/events", h(d.Runs.ProtocolEvents))
-	r.Post("/threads/{thread_id}/commands", h(d.Runs.ProtocolCommands))
+	r.Get("/threads/{thread_id}/stream", h(d.Streams.ThreadStream))
+	r.Post("/threads/{thread_id}/stream/events", h(d.Streams.ProtocolEvents))
+	r.Post("/threads/{thread_id}/commands", h(d.Streams.ProtocolCommands))
 
 	r.Get("/threads/{thread_id}/state", h(d.State.GetState))
 	r.Post("/threads/{thread_id}/state", h(d.State.UpdateState))
@@ -111,31 +117,31 @@ func NewRouter(d Deps) http.Handler {
 	r.Post("/threads/{thread_id}/runs", h(d.Runs.CreateStateful))
 	r.Get("/threads/{thread_id}/runs", h(d.Runs.List))
 	r.Post("/threads/{thread_id}/runs/wait", h(d.Runs.WaitStateful))
-	r.Post("/threads/{thread_id}/runs/stream", h(d.Runs.StreamStateful))
+	r.Post("/threads/{thread_id}/runs/stream", h(d.Streams.StreamStateful))
 	r.Get("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Get))
 	r.Delete("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Delete))
 	r.Get("/threads/{thread_id}/runs/{run_id}/join", h(d.Runs.Join))
-	r.Get("/threads/{thread_id}/runs/{run_id}/stream", h(d.Runs.JoinStream))
+	r.Get("/threads/{thread_id}/runs/{run_id}/stream", h(d.Streams.JoinStream))
 	r.Post("/threads/{thread_id}/runs/{run_id}/cancel", h(d.Runs.Cancel))
 	r.Get("/threads/{thread_id}/runs/{run_id}/dispatches", h(d.Runs.RunDispatches))
 	r.Post("/runs", h(d.Runs.CreateStateless))
 	r.Post("/runs/wait", h(d.Runs.WaitStateless))
-	r.Post("/runs/stream", h(d.Runs.StreamStateless))
+	r.Post("/runs/stream", h(d.Streams.StreamStateless))
 	r.Get("/runs/{run_id}", h(d.Runs.GetStateless))
-	r.Get("/runs/{run_id}/stream", h(d.Runs.JoinStreamStateless))
+	r.Get("/runs/{run_id}/stream", h(d.Streams.JoinStreamStateless))
 	r.Post("/runs/batch", h(d.Runs.Batch))
 	r.Post("/runs/cancel", h(d.Runs.CancelMany))
 
 	r.Get("/dispatches", h(d.Runs.ListDispatches))
 	r.Post("/dispatches/{dispatch_id}/retry", h(d.Runs.RetryDispatch))
-	r.Post("/dispatch/claim", h(d.Runs.Claim))
-	r.Post("/dispatch/{dispatch_id}/heartbeat", h(d.Runs.Heartbeat))
-	r.Post("/dispatch/{dispatch_id}/ack", h(d.Runs.Ack))
-	r.Post("/dispatch/{dispatch_id}/nack", h(d.Runs.Nack))
-	r.Post("/dispatch/{dispatch_id}/commit", h(d.Runs.Commit))
-	r.Post("/dispatch/graphs", h(d.Runs.RegisterGraph))
-	r.Post("/dispatch/checkpoints/get", h(d.Runs.GetCheckpointRaw))
-	r.Post("/dispatch/checkpoints/list", h(d.Runs.ListCheckpointsRaw))
+	r.Post("/dispatch/claim", h(d.Workers.Claim))
+	r.Post("/dispatch/{dispatch_id}/heartbeat", h(d.Workers.Heartbeat))
+	r.Post("/dispatch/{dispatch_id}/ack", h(d.Workers.Ack))
+	r.Post("/dispatch/{dispatch_id}/nack", h(d.Workers.Nack))
+	r.Post("/dispatch/{dispatch_id}/commit", h(d.Workers.Commit))
+	r.Post("/dispatch/graphs", h(d.Workers.RegisterGraph))
+	r.Post("/dispatch/checkpoints/get", h(d.Workers.GetCheckpointRaw))
+	r.Post("/dispatch/checkpoints/list", h(d.Workers.ListCheckpointsRaw))
 
 	r.Put("/store/items", h(d.Store.Put))
 	r.Get("/store/items", h(d.Store.Get))

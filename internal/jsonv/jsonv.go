@@ -184,3 +184,19 @@ func scan(b []byte) (maxDepth int, huge string) {
 	}
 	return maxDepth, huge
 }
+
+// Present reports whether a raw JSON field was given and is not null.
+func Present(r json.RawMessage) bool {
+	t := bytes.TrimSpace(r)
+	return len(t) > 0 && string(t) != "null"
+}
+
+// Must marshals v, which the caller built from JSON-safe values; a failure
+// is a programming error and panics.
+func Must(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("jsonv: marshal %T: %v", v, err))
+	}
+	return b
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/threads"
+	"github.com/weftdev/weft/internal/webhook"
 )
 
 // CreateRequest is the body of every run-creating route (RunCreateStateful
@@ -33,13 +34,13 @@ type CreateRequest struct {
 		CheckpointID string `json:"checkpoint_id"`
 		NS           string `json:"checkpoint_ns"`
 	} `json:"checkpoint"`
-	InterruptBefore   stringList `json:"interrupt_before" swaggertype:"array,string"`
-	InterruptAfter    stringList `json:"interrupt_after" swaggertype:"array,string"`
+	InterruptBefore   StringList `json:"interrupt_before" swaggertype:"array,string"`
+	InterruptAfter    StringList `json:"interrupt_after" swaggertype:"array,string"`
 	MultitaskStrategy string     `json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
 	IfNotExists       string     `json:"if_not_exists" enums:"create,reject"`
 	OnCompletion      string     `json:"on_completion" enums:"delete,keep"`
 	AfterSeconds      *float64   `json:"after_seconds"`
-	StreamMode        stringList `json:"stream_mode" swaggertype:"array,string"`
+	StreamMode        StringList `json:"stream_mode" swaggertype:"array,string"`
 	StreamSubgraphs   bool       `json:"stream_subgraphs"`
 	StreamResumable   bool       `json:"stream_resumable"`
 	OnDisconnect      string     `json:"on_disconnect" enums:"cancel,continue"`
@@ -98,7 +99,7 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 		return nil, apperr.Errorf(apperr.Invalid, "Invalid durability %q: must be sync, async or exit", k.Durability)
 	}
 	if k.Webhook != nil {
-		if err := validWebhook(*k.Webhook); err != nil {
+		if err := webhook.Validate(*k.Webhook); err != nil {
 			return nil, err
 		}
 	}
@@ -132,27 +133,27 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 		}
 	}
 	if rl, ok := k.Config["recursion_limit"]; ok {
-		if n, err := recursionLimit(k.Config); err != nil || n < 1 {
+		if n, err := RecursionLimit(k.Config); err != nil || n < 1 {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid config.recursion_limit %v: must be a positive integer", rl)
 		}
 	}
 	if k.Command != nil {
-		if stateless && rawPresent(k.Command.Resume) {
+		if stateless && jsonv.Present(k.Command.Resume) {
 			return nil, apperr.Errorf(apperr.BadRequest, "You must provide a thread_id when resuming.")
 		}
-		if rawPresent(k.Command.Update) {
-			if _, err := commandUpdates(g, k.Command.Update); err != nil {
+		if jsonv.Present(k.Command.Update) {
+			if _, err := CommandUpdates(g, k.Command.Update); err != nil {
 				return nil, err
 			}
 		}
-		if _, err := commandGoto(g, k.Command.Goto); err != nil {
+		if _, err := CommandGoto(g, k.Command.Goto); err != nil {
 			return nil, err
 		}
 		k.Input = nil // a command replaces the input (agent-chat-ui sends both)
 	}
-	if rawPresent(k.Input) {
+	if jsonv.Present(k.Input) {
 		var in map[string]any
-		if err := decodeJSON(k.Input, &in); err != nil || in == nil {
+		if err := jsonv.Decode(k.Input, &in); err != nil || in == nil {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid input: must be an object or null")
 		}
 		if _, err := g.Apply(graph.State{}, in); err != nil {
@@ -202,8 +203,8 @@ func checkNodes(g *graph.Graph, field string, nodes []string) error {
 	return nil
 }
 
-// recursionLimit reads config.recursion_limit (default 25).
-func recursionLimit(cfg map[string]any) (int, error) {
+// RecursionLimit reads config.recursion_limit (default 25).
+func RecursionLimit(cfg map[string]any) (int, error) {
 	v, ok := cfg["recursion_limit"]
 	if !ok || v == nil {
 		return 25, nil
@@ -224,13 +225,13 @@ func recursionLimit(cfg map[string]any) (int, error) {
 	return 0, fmt.Errorf("not a number: %v", v)
 }
 
-// commandUpdates reads command.update: an object, or a list of [key, value]
+// CommandUpdates reads command.update: an object, or a list of [key, value]
 // pairs, each key a channel of g.
-func commandUpdates(g *graph.Graph, raw json.RawMessage) (graph.State, error) {
+func CommandUpdates(g *graph.Graph, raw json.RawMessage) (graph.State, error) {
 	var obj map[string]any
-	if err := decodeJSON(raw, &obj); err != nil || obj == nil {
+	if err := jsonv.Decode(raw, &obj); err != nil || obj == nil {
 		var pairs [][]json.RawMessage
-		if err := decodeJSON(raw, &pairs); err != nil {
+		if err := jsonv.Decode(raw, &pairs); err != nil {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid command.update: must be an object or a list of [key, value] pairs")
 		}
 		obj = map[string]any{}
@@ -240,7 +241,7 @@ func commandUpdates(g *graph.Graph, raw json.RawMessage) (graph.State, error) {
 				return nil, apperr.Errorf(apperr.Invalid, "Invalid command.update: each pair must be [key, value]")
 			}
 			var val any
-			if err := decodeJSON(p[1], &val); err != nil {
+			if err := jsonv.Decode(p[1], &val); err != nil {
 				return nil, apperr.Errorf(apperr.Invalid, "Invalid command.update value for %q", k)
 			}
 			obj[k] = val
@@ -252,14 +253,14 @@ func commandUpdates(g *graph.Graph, raw json.RawMessage) (graph.State, error) {
 	return obj, nil
 }
 
-// commandGoto reads command.goto: a node name, {node, input}, or a list of
+// CommandGoto reads command.goto: a node name, {node, input}, or a list of
 // either; it returns the node names (Send inputs are not supported).
-func commandGoto(g *graph.Graph, raw json.RawMessage) ([]string, error) {
-	if !rawPresent(raw) {
+func CommandGoto(g *graph.Graph, raw json.RawMessage) ([]string, error) {
+	if !jsonv.Present(raw) {
 		return nil, nil
 	}
 	var items []json.RawMessage
-	if err := decodeJSON(raw, &items); err != nil {
+	if err := jsonv.Decode(raw, &items); err != nil {
 		items = []json.RawMessage{raw}
 	}
 	var out []string
@@ -392,8 +393,8 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at)
 		SELECT $1, $2, a.assistant_id, a.graph_id, $5, `+runAssistantKwargs+`, $7, $8, clock_timestamp() + $9::interval, clock_timestamp()
 		FROM assistants a WHERE a.assistant_id = $3 AND a.graph_id = $4
-		RETURNING `+runColumns,
-		runID, threadID, v.assistantID, v.graph.ID, v.strategy, mustJSON(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay).
+		RETURNING `+Columns,
+		runID, threadID, v.assistantID, v.graph.ID, v.strategy, jsonv.Must(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay).
 		Query(func(rows pgx.Rows) error {
 			r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -409,7 +410,7 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 	// The thread's config becomes the run's (its assistant's merged under
 	// it), and a new run is activity that restarts the thread's ttl clock.
 	p.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
-		active_run_id = `+nextActiveRun+`, updated_at = now(),
+		active_run_id = `+NextActiveRun+`, updated_at = now(),
 		config = coalesce((SELECT kwargs -> 'config' FROM runs WHERE run_id = $3), config),
 		expires_at = `+threads.ExpiresAtSQL+` WHERE thread_id = $1`, threadID, v.threadMetadata(), runID)
 	return run, nil
@@ -516,11 +517,11 @@ func (s *Service) endQueuedRuns(ctx context.Context, tx pgx.Tx, runIDs []uuid.UU
 		_, err = tx.Exec(ctx, `DELETE FROM runs WHERE run_id = ANY($1)`, runIDs)
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE runs SET status = 'interrupted', finished_at = now(), updated_at = now(),
-			`+webhookPendingSet+`
+			`+webhook.PendingSet+`
 			WHERE run_id = ANY($1)`, runIDs)
 	}
 	if err == nil {
-		_, err = tx.Exec(ctx, `SELECT pg_notify('`+channelRunEnd+`', id::text) FROM unnest($1::uuid[]) id`, runIDs)
+		_, err = tx.Exec(ctx, `SELECT pg_notify('`+ChannelRunEnd+`', id::text) FROM unnest($1::uuid[]) id`, runIDs)
 	}
 	return err
 }
@@ -535,6 +536,3 @@ func collectRun(rows pgx.Rows, err error) (*Run, error) {
 	}
 	return &r, nil
 }
-
-// decodeJSON decodes JSON keeping numbers exact (jsonv.Decode).
-func decodeJSON(raw []byte, v any) error { return jsonv.Decode(raw, v) }

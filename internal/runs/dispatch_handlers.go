@@ -27,7 +27,7 @@ type DispatchHistory struct {
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/runs/{run_id}/dispatches [get]
 func (h *Handlers) RunDispatches(w http.ResponseWriter, r *http.Request) error {
-	tid, rid, err := threadRun(r)
+	tid, rid, err := PathIDs(r)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -16,27 +15,32 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/jsonv"
 )
 
-// Handlers serves the run routes, the dispatch routes and the worker API.
+// Handlers serves the run routes and the dispatch history of runs.
 type Handlers struct{ svc *Service }
 
 // NewHandlers returns the run handlers.
 func NewHandlers(svc *Service) *Handlers { return &Handlers{svc: svc} }
 
-func runPath(threadID, runID uuid.UUID, temporary bool) string {
+// Path is the URL path of a run: under its thread, or under /runs for a
+// stateless run (temporary).
+func Path(threadID, runID uuid.UUID, temporary bool) string {
 	if temporary {
 		return "/runs/" + runID.String()
 	}
 	return "/threads/" + threadID.String() + "/runs/" + runID.String()
 }
 
-func (h *Handlers) create(w http.ResponseWriter, r *http.Request, threadID uuid.UUID) (*Run, error) {
+// CreateFromRequest decodes a run-creating request's body and creates the
+// run on threadID (uuid.Nil: a stateless run).
+func (s *Service) CreateFromRequest(r *http.Request, threadID uuid.UUID) (*Run, error) {
 	var req CreateRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return nil, err
 	}
-	return h.svc.Create(r.Context(), threadID, &req)
+	return s.Create(r.Context(), threadID, &req)
 }
 
 // CreateStateful godoc
@@ -59,11 +63,11 @@ func (h *Handlers) CreateStateful(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	run, err := h.create(w, r, tid)
+	run, err := h.svc.CreateFromRequest(r, tid)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Location", runPath(run.ThreadID, run.RunID, false))
+	w.Header().Set("Content-Location", Path(run.ThreadID, run.RunID, false))
 	httpx.WriteJSON(w, http.StatusOK, run)
 	return nil
 }
@@ -82,11 +86,11 @@ func (h *Handlers) CreateStateful(w http.ResponseWriter, r *http.Request) error 
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/runs [post]
 func (h *Handlers) CreateStateless(w http.ResponseWriter, r *http.Request) error {
-	run, err := h.create(w, r, uuid.Nil)
+	run, err := h.svc.CreateFromRequest(r, uuid.Nil)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Location", runPath(run.ThreadID, run.RunID, true))
+	w.Header().Set("Content-Location", Path(run.ThreadID, run.RunID, true))
 	httpx.WriteJSON(w, http.StatusOK, run)
 	return nil
 }
@@ -125,20 +129,20 @@ func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run)
 	var body json.RawMessage
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound:
-		body = mustJSON(map[string]any{"__error__": map[string]any{"error": "RunDeleted", "message": "The run was rolled back"}})
+		body = jsonv.Must(map[string]any{"__error__": map[string]any{"error": "RunDeleted", "message": "The run was rolled back"}})
 	case err != nil:
 		if r.Context().Err() != nil {
 			return nil
 		}
 		h.svc.log.Error("wait for run", "run_id", run.RunID, "error", err)
-		body = mustJSON(map[string]any{"__error__": map[string]any{"error": "InternalError", "message": "waiting for the run failed"}})
+		body = jsonv.Must(map[string]any{"__error__": map[string]any{"error": "InternalError", "message": "waiting for the run failed"}})
 	default:
 		if body, err = h.svc.Result(r.Context(), final); err != nil {
 			h.svc.log.Error("run result", "run_id", run.RunID, "error", err)
-			body = mustJSON(map[string]any{"__error__": map[string]any{"error": "InternalError", "message": "reading the result failed"}})
+			body = jsonv.Must(map[string]any{"__error__": map[string]any{"error": "InternalError", "message": "reading the result failed"}})
 		}
 		if final.Temporary {
-			h.deleteTemporary(r, final)
+			h.svc.DeleteTemporary(r.Context(), final)
 		}
 	}
 	var compact bytes.Buffer
@@ -153,31 +157,16 @@ func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run)
 // URL) and writes its result when it ends; with cancel, the run is
 // cancelled if the client goes away first (on_disconnect: cancel).
 func (h *Handlers) respondWhenDone(w http.ResponseWriter, r *http.Request, run *Run, cancel bool) error {
-	p := runPath(run.ThreadID, run.RunID, false)
+	p := Path(run.ThreadID, run.RunID, false)
 	w.Header().Set("Content-Location", p)
 	w.Header().Set("Location", p+"/join")
-	defer h.cancelOnDisconnect(r, run, cancel)()
+	defer h.svc.CancelOnDisconnect(r.Context(), run, cancel)()
 	return h.writeResult(w, r, run)
-}
-
-// cancelOnDisconnect cancels run when the client goes away before it ends.
-func (h *Handlers) cancelOnDisconnect(r *http.Request, run *Run, enabled bool) func() {
-	if !enabled {
-		return func() {}
-	}
-	stop := context.AfterFunc(r.Context(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := h.svc.Cancel(ctx, run.ThreadID, run.RunID, ActionInterrupt); err != nil && apperr.CodeOf(err) != apperr.NotFound {
-			h.svc.log.Warn("cancel on disconnect", "run_id", run.RunID, "error", err)
-		}
-	})
-	return func() { stop() }
 }
 
 func onDisconnectCancel(run *Run) bool {
 	var k Kwargs
-	_ = decodeJSON(run.Kwargs, &k)
+	_ = jsonv.Decode(run.Kwargs, &k)
 	return k.OnDisconnect == "cancel"
 }
 
@@ -201,7 +190,7 @@ func (h *Handlers) WaitStateful(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	run, err := h.create(w, r, tid)
+	run, err := h.svc.CreateFromRequest(r, tid)
 	if err != nil {
 		return err
 	}
@@ -221,7 +210,7 @@ func (h *Handlers) WaitStateful(w http.ResponseWriter, r *http.Request) error {
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/runs/wait [post]
 func (h *Handlers) WaitStateless(w http.ResponseWriter, r *http.Request) error {
-	run, err := h.create(w, r, uuid.Nil)
+	run, err := h.svc.CreateFromRequest(r, uuid.Nil)
 	if err != nil {
 		return err
 	}
@@ -266,7 +255,8 @@ func (h *Handlers) Batch(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func threadRun(r *http.Request) (uuid.UUID, uuid.UUID, error) {
+// PathIDs reads the thread_id and run_id path parameters.
+func PathIDs(r *http.Request) (uuid.UUID, uuid.UUID, error) {
 	tid, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err != nil {
 		return tid, uuid.Nil, err
@@ -385,7 +375,7 @@ const MaxRunsPageBytes = 4 << 20
 //	@Failure	422			{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/runs/{run_id} [get]
 func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
-	tid, rid, err := threadRun(r)
+	tid, rid, err := PathIDs(r)
 	if err != nil {
 		return err
 	}
@@ -434,7 +424,7 @@ func (h *Handlers) GetStateless(w http.ResponseWriter, r *http.Request) error {
 //	@Failure		422	{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/runs/{run_id} [delete]
 func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
-	tid, rid, err := threadRun(r)
+	tid, rid, err := PathIDs(r)
 	if err != nil {
 		return err
 	}
@@ -459,7 +449,7 @@ func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
 //	@Failure		422						{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/runs/{run_id}/join [get]
 func (h *Handlers) Join(w http.ResponseWriter, r *http.Request) error {
-	tid, rid, err := threadRun(r)
+	tid, rid, err := PathIDs(r)
 	if err != nil {
 		return err
 	}
@@ -498,7 +488,7 @@ func cancelAction(r *http.Request) string {
 //	@Failure		422	{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/runs/{run_id}/cancel [post]
 func (h *Handlers) Cancel(w http.ResponseWriter, r *http.Request) error {
-	tid, rid, err := threadRun(r)
+	tid, rid, err := PathIDs(r)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package runs
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"reflect"
 
 	"github.com/google/uuid"
@@ -76,12 +75,14 @@ type Run struct {
 	Temporary bool            `db:"temporary" json:"-"`
 }
 
-const runColumns = `run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
+// Columns are the columns of a Run, in the order RowToStructByName reads
+// them.
+const Columns = `run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
 	multitask_strategy, attempt, webhook_state, webhook_attempts, webhook_last_status, webhook_last_error,
 	graph_id, error, result, temporary`
 
-// finished reports whether the run has ended.
-func (r *Run) finished() bool { return r.Status != StatusPending && r.Status != StatusRunning }
+// Finished reports whether the run has ended.
+func (r *Run) Finished() bool { return r.Status != StatusPending && r.Status != StatusRunning }
 
 // Command is a run's command (reference §6.2): resume an interrupt, update
 // the state, jump to nodes.
@@ -110,12 +111,12 @@ type Kwargs struct {
 	Durability      string          `json:"durability,omitempty"`
 }
 
-// stringList is a field that takes a string or a list of strings ("*" or
+// StringList is a field that takes a string or a list of strings ("*" or
 // ["a","b"]).
-type stringList []string
+type StringList []string
 
 // UnmarshalJSON accepts a string, a list of strings or null.
-func (l *stringList) UnmarshalJSON(b []byte) error {
+func (l *StringList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if string(b) == "null" {
 		*l = nil
@@ -123,7 +124,7 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if json.Unmarshal(b, &s) == nil {
-		*l = stringList{s}
+		*l = StringList{s}
 		return nil
 	}
 	var list []string
@@ -132,18 +133,4 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 	}
 	*l = list
 	return nil
-}
-
-// rawPresent reports whether a raw JSON field was given and is not null.
-func rawPresent(r json.RawMessage) bool {
-	t := bytes.TrimSpace(r)
-	return len(t) > 0 && string(t) != "null"
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("runs: marshal %T: %v", v, err))
-	}
-	return b
 }

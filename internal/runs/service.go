@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,78 +15,42 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/threads"
 )
 
-// Config tunes runs and their dispatch.
+// NOTIFY channels of runs, sent inside the transactions that change what
+// they announce.
+const (
+	// ChannelRunEnd announces that a run ended or was deleted (payload:
+	// the run id): waits and joins re-read it.
+	ChannelRunEnd = "weft_run_end"
+	// ChannelRunEvent announces that a run's event log grew (payload:
+	// "<run id> <thread id>"): streams of the run and of its thread read on.
+	ChannelRunEvent = "weft_run_event"
+)
+
+// Config tunes run records.
 type Config struct {
-	// Workers is the size of the in-process worker pool (0: none; runs
-	// then wait for external workers).
-	Workers int
-	// Lease is how long a claim lasts without a heartbeat or commit.
-	Lease time.Duration
-	// ReapInterval is how often this replica looks for expired leases.
-	ReapInterval time.Duration
-	// PollInterval is the fallback claim poll when no notification came.
-	PollInterval time.Duration
 	// MaxAttempts is how many claims a run gets before it is dead-lettered.
 	MaxAttempts int
-	// TempRetention is how long a stateless run's temporary thread is kept
-	// after the run ended when nobody waited for it.
-	TempRetention time.Duration
-	// WorkerID names this process's workers in claims ("" → generated).
-	WorkerID string
-	// StreamHeartbeat is how often an idle stream sends a comment line
-	// (default 5 s, the Agent Server's cadence).
-	StreamHeartbeat time.Duration
-	// SelfURL is this server's own base URL ("http://127.0.0.1:8123"): a
-	// webhook that is a path ("/hooks/done") is POSTed there.
-	SelfURL string
-	// WebhookAllowPrivate lets webhooks reach loopback, private,
-	// link-local, unspecified and multicast addresses (default false: such
-	// a delivery fails at once; a path on this server is always allowed).
-	WebhookAllowPrivate bool
-	// WebhookBackoff is the delay after a webhook's first failed attempt,
-	// doubled after each further one (with jitter, capped at 5 min);
-	// default 1 s.
-	WebhookBackoff time.Duration
-	// WebhookTimeout limits one webhook POST (default 10 s).
-	WebhookTimeout time.Duration
+	// PollInterval is how often a wait re-reads its run when no
+	// notification came (the fallback of the run-end notification).
+	PollInterval time.Duration
 }
 
 func (c *Config) defaults() {
-	if c.Lease <= 0 {
-		c.Lease = 30 * time.Second
-	}
-	if c.ReapInterval <= 0 {
-		c.ReapInterval = min(c.Lease/2, 5*time.Second)
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = dispatch.DefaultMaxAttempts
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = time.Second
 	}
-	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = dispatch.DefaultMaxAttempts
-	}
-	if c.StreamHeartbeat <= 0 {
-		c.StreamHeartbeat = 5 * time.Second
-	}
-	if c.WebhookBackoff <= 0 {
-		c.WebhookBackoff = time.Second
-	}
-	if c.WebhookTimeout <= 0 {
-		c.WebhookTimeout = 10 * time.Second
-	}
-	if c.TempRetention <= 0 {
-		c.TempRetention = time.Minute
-	}
-	if c.WorkerID == "" {
-		c.WorkerID = "weft-" + uuid.NewString()[:8]
-	}
 }
 
-// Service runs graphs: run records and their lifecycle, the commit
-// coordinator, the reaper and the in-process worker pool.
+// Service keeps run records: creation (validation, multitask strategies),
+// cancellation, reads, deletion, waiting for a run's end.
 type Service struct {
 	db         *pgxpool.Pool
 	graphs     *graph.Registry
@@ -97,103 +59,32 @@ type Service struct {
 	log        *slog.Logger
 	cfg        Config
 
-	ends   *hub // run id → waiters of its end
-	events *hub // run id → streams waiting for its next events
-	// draining is closed when the server shuts down: streams end.
-	draining     chan struct{}
-	drainingOnce sync.Once
-	wake         chan struct{}
-	cancels      sync.Map // dispatch id → context.CancelCauseFunc of its in-process execution
-	// claims remembers the run, thread and graph of dispatches claimed
-	// through the worker API, for their commits' one-round-trip path.
-	claims claimCache
-	// outage logs a database outage once for all background loops (not
-	// once per worker and tick); they keep polling at their usual pace and
-	// resume by themselves when it ends.
-	outage *postgres.Outage
+	ends *postgres.Hub // run id → waiters of its end
 }
 
-// NewService returns a Service; Start runs its background work.
+// NewService returns a Service; Start subscribes it to run ends.
 func NewService(db *pgxpool.Pool, graphs *graph.Registry, as *assistants.Store, ts *threads.Store, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
-	return &Service{db: db, graphs: graphs, assistants: as, threads: ts, log: log, cfg: cfg,
-		ends: newHub(), events: newHub(), draining: make(chan struct{}), wake: make(chan struct{}, max(cfg.Workers, 1)),
-		outage: &postgres.Outage{Log: log, What: "run workers, reaper and webhook delivery"}}
+	return &Service{db: db, graphs: graphs, assistants: as, threads: ts, log: log, cfg: cfg, ends: postgres.NewHub()}
 }
 
-// Start subscribes to l (which the caller runs) and starts the reaper and
-// the in-process workers; they stop when ctx is cancelled, and Start's
-// returned wait function blocks until they have.
-func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func()) {
-	l.Subscribe(dispatch.ChannelDispatch, func(string) { s.wakeWorkers(1) })
-	l.Subscribe(dispatch.ChannelCancel, func(p string) {
+// Start wakes waits on the run-end notifications of l (which the caller
+// runs), and all of them when l reconnects.
+func (s *Service) Start(l *postgres.Listener) {
+	l.Subscribe(ChannelRunEnd, func(p string) {
 		if id, err := uuid.Parse(p); err == nil {
-			if c, ok := s.cancels.Load(id); ok {
-				c.(context.CancelCauseFunc)(errCancelRequested)
-			}
+			s.ends.Fire(id)
 		}
 	})
-	l.Subscribe(channelRunEnd, func(p string) {
-		if id, err := uuid.Parse(p); err == nil {
-			s.ends.fire(id)
-			s.events.fire(id)
-		}
-	})
-	l.Subscribe(channelRunEvent, func(p string) {
-		for _, f := range strings.Fields(p) { // the run's streams and the thread's
-			if id, err := uuid.Parse(f); err == nil {
-				s.events.fire(id)
-			}
-		}
-	})
-	l.OnConnect(func() { s.wakeWorkers(s.cfg.Workers); s.ends.fireAll(); s.events.fireAll() })
-	var wg sync.WaitGroup
-	wg.Go(func() { s.reapLoop(ctx) })
-	wg.Go(func() { s.webhookLoop(ctx) })
-	for i := range s.cfg.Workers {
-		wg.Go(func() { s.workerLoop(ctx, i) })
-	}
-	return wg.Wait
+	l.OnConnect(s.ends.FireAll)
 }
 
-func (s *Service) wakeWorkers(n int) {
-	s.events.fire(queueGrew) // long-polling external workers (ClaimWait)
-	for range max(n, 1) {
-		select {
-		case s.wake <- struct{}{}:
-		default:
-			return
-		}
-	}
-}
-
-func (s *Service) reapLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.ReapInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := s.Reap(ctx)
-		switch {
-		case err == nil:
-			s.outage.Succeeded()
-		case ctx.Err() != nil, s.outage.Failed(err):
-		default:
-			s.log.Warn("reaper", "error", err)
-		}
-		if n > 0 {
-			s.log.Info("reaper requeued expired claims", "count", n)
-			s.wakeWorkers(n)
-		}
-	}
-}
+// Log is the service's logger, for the packages that serve runs over HTTP.
+func (s *Service) Log() *slog.Logger { return s.log }
 
 // Get returns run runID of thread threadID (uuid.Nil: any thread).
 func (s *Service) Get(ctx context.Context, threadID, runID uuid.UUID) (*Run, error) {
-	run, err := collectRun(s.db.Query(ctx, `SELECT `+runColumns+` FROM runs WHERE run_id = $1
+	run, err := collectRun(s.db.Query(ctx, `SELECT `+Columns+` FROM runs WHERE run_id = $1
 		AND ($2::uuid IS NULL OR thread_id = $2)`, runID, nilUUID(threadID)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apperr.Errorf(apperr.NotFound, "Run %s not found", runID)
@@ -218,7 +109,7 @@ func (s *Service) List(ctx context.Context, threadID uuid.UUID, status string, l
 	if !exists {
 		return apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+runColumns+` FROM runs WHERE thread_id = $1 AND ($2 = '' OR status = $2)
+	rows, err := s.db.Query(ctx, `SELECT `+Columns+` FROM runs WHERE thread_id = $1 AND ($2 = '' OR status = $2)
 		ORDER BY created_at DESC, run_id DESC LIMIT $3 OFFSET $4`, threadID, status, limit, offset)
 	if err != nil {
 		return err
@@ -292,7 +183,7 @@ func (s *Service) Cancel(ctx context.Context, threadID, runID uuid.UUID, action 
 			if err := s.endQueuedRuns(ctx, tx, ids, action); err != nil {
 				return err
 			}
-			return s.projectThread(ctx, tx, threadID, graphID, nil)
+			return ProjectThread(ctx, tx, s.graphs, threadID, graphID, nil)
 		case StatusRunning:
 			running, err = dispatch.DispatchRequestCancel(ctx, tx, runID, action)
 			return err
@@ -334,13 +225,13 @@ func (s *Service) CancelMany(ctx context.Context, threadID uuid.UUID, runIDs []u
 // waiting client has its 200 already and would otherwise get an error for
 // a run that still finishes.
 func (s *Service) Join(ctx context.Context, threadID, runID uuid.UUID) (*Run, error) {
-	ch := s.ends.subscribe(runID)
-	defer s.ends.unsubscribe(runID, ch)
+	ch := s.ends.Subscribe(runID)
+	defer s.ends.Unsubscribe(runID, ch)
 	poll := time.NewTicker(s.cfg.PollInterval)
 	defer poll.Stop()
 	for {
 		run, err := s.Get(ctx, threadID, runID)
-		if err != nil && !postgres.IsUnavailable(err) || err == nil && run.finished() {
+		if err != nil && !postgres.IsUnavailable(err) || err == nil && run.Finished() {
 			return run, err
 		}
 		select {
@@ -370,63 +261,12 @@ func (s *Service) Result(ctx context.Context, run *Run) (json.RawMessage, error)
 		return nil, err
 	}
 	if status == "error" && len(thErr) > 0 {
-		return mustJSON(map[string]any{"__error__": thErr}), nil
+		return jsonv.Must(map[string]any{"__error__": thErr}), nil
 	}
 	if len(values) == 0 || string(values) == "null" {
 		return json.RawMessage(`{}`), nil
 	}
 	return values, nil
-}
-
-// hub lets goroutines wait for a run's end notification.
-type hub struct {
-	mu   sync.Mutex
-	subs map[uuid.UUID]map[chan struct{}]bool
-}
-
-func newHub() *hub { return &hub{subs: map[uuid.UUID]map[chan struct{}]bool{}} }
-
-func (h *hub) subscribe(id uuid.UUID) chan struct{} {
-	ch := make(chan struct{}, 1)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.subs[id] == nil {
-		h.subs[id] = map[chan struct{}]bool{}
-	}
-	h.subs[id][ch] = true
-	return ch
-}
-
-func (h *hub) unsubscribe(id uuid.UUID, ch chan struct{}) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.subs[id], ch)
-	if len(h.subs[id]) == 0 {
-		delete(h.subs, id)
-	}
-}
-
-func (h *hub) fire(id uuid.UUID) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs[id] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (h *hub) fireAll() {
-	h.mu.Lock()
-	ids := make([]uuid.UUID, 0, len(h.subs))
-	for id := range h.subs {
-		ids = append(ids, id)
-	}
-	h.mu.Unlock()
-	for _, id := range ids {
-		h.fire(id)
-	}
 }
 
 // Retry requeues a dead-lettered dispatch; its run becomes pending and its
@@ -448,11 +288,6 @@ func (s *Service) Retry(ctx context.Context, id uuid.UUID) (*dispatch.Dispatch, 
 	return d, err
 }
 
-// NotifyChannels are the channels a Listener must hold for Start.
-func NotifyChannels() []string {
-	return []string{dispatch.ChannelDispatch, dispatch.ChannelCancel, channelRunEnd, channelRunEvent}
-}
-
 // StopThreads tells the workers of the runs executing on threads that are
 // being deleted to stop (their dispatches go with the thread, so any later
 // commit of theirs is fenced). It runs in the deleting transaction.
@@ -462,7 +297,33 @@ func StopThreads(ctx context.Context, tx pgx.Tx, threadIDs []uuid.UUID) error {
 	return err
 }
 
-// BeginShutdown ends every open stream of this process (their clients
-// resume on another replica, or this one once it is back, with
-// Last-Event-ID); runs and waits are not affected.
-func (s *Service) BeginShutdown() { s.drainingOnce.Do(func() { close(s.draining) }) }
+// DeleteTemporary deletes a finished stateless run's thread once its
+// result was delivered, unless the run still has a webhook to deliver (the
+// reaper's sweep deletes it later). Failures are logged: the sweep retries.
+func (s *Service) DeleteTemporary(ctx context.Context, run *Run) {
+	ctx = context.WithoutCancel(ctx)
+	cur, err := s.Get(ctx, uuid.Nil, run.RunID)
+	if err != nil || !cur.Finished() || cur.WebhookState != nil && *cur.WebhookState == "pending" {
+		return
+	}
+	if _, err := s.threads.Delete(ctx, run.ThreadID, threads.DeleteDetach); err != nil && apperr.CodeOf(err) != apperr.NotFound {
+		s.log.Warn("delete temporary thread", "thread_id", run.ThreadID, "error", err)
+	}
+}
+
+// CancelOnDisconnect cancels run (interrupt) when ctx, a client's request,
+// is done before the returned stop function is called; a no-op unless
+// enabled (on_disconnect: cancel).
+func (s *Service) CancelOnDisconnect(ctx context.Context, run *Run, enabled bool) (stop func()) {
+	if !enabled {
+		return func() {}
+	}
+	after := context.AfterFunc(ctx, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := s.Cancel(ctx, run.ThreadID, run.RunID, ActionInterrupt); err != nil && apperr.CodeOf(err) != apperr.NotFound {
+			s.log.Warn("cancel on disconnect", "run_id", run.RunID, "error", err)
+		}
+	})
+	return func() { after() }
+}

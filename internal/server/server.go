@@ -20,12 +20,17 @@ import (
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/coordinator"
+	"github.com/weftdev/weft/internal/executor"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/store"
+	"github.com/weftdev/weft/internal/stream"
 	"github.com/weftdev/weft/internal/threads"
+	"github.com/weftdev/weft/internal/webhook"
+	"github.com/weftdev/weft/internal/workerapi"
 )
 
 // Version is the server version reported by /info (set with -ldflags).
@@ -122,16 +127,24 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{
-		Workers: cfg.Workers, Lease: cfg.Lease, MaxAttempts: cfg.MaxAttempts, WorkerID: cfg.WorkerID,
-		StreamHeartbeat: cfg.StreamHeartbeat, SelfURL: selfURL(s.ln.Addr()),
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate, WebhookBackoff: cfg.WebhookBackoff})
-	stateSvc.SetExternalUpdater(runSvc) // update_state of graphs external workers serve
+	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{MaxAttempts: cfg.MaxAttempts})
+	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease})
+	pool := executor.NewService(s.pool, graphs, coord, log, executor.Config{Workers: cfg.Workers, WorkerID: cfg.WorkerID})
+	streams := stream.NewService(s.pool, runSvc, log, stream.Config{StreamHeartbeat: cfg.StreamHeartbeat})
+	hooks := webhook.NewService(s.pool, log, webhook.Config{SelfURL: selfURL(s.ln.Addr()),
+		AllowPrivate: cfg.WebhookAllowPrivate, Backoff: cfg.WebhookBackoff})
+	workers := workerapi.NewHandlers(s.pool, graphs, assistantStore, coord, runSvc, log)
+	stateSvc.SetExternalUpdater(workers) // update_state of graphs external workers serve
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-	listener := postgres.NewListener(s.pool.Config().ConnString(), log, runs.NotifyChannels()...)
+	listener := postgres.NewListener(s.pool.Config().ConnString(), log, coordinator.NotifyChannels()...)
+	runSvc.Start(listener)
+	streams.Start(listener)
+	waitCoord := coord.Start(bg, listener)
+	waitPool := pool.Start(bg, listener)
+	waitHooks := hooks.Start(bg)
+	waitRuns := func() { waitPool(); waitCoord(); waitHooks() }
 	var background sync.WaitGroup
 	background.Go(func() { listener.Run(bg) })
-	waitRuns := runSvc.Start(bg, listener)
 	ttlSweep := cfg.TTLSweepInterval
 	if ttlSweep <= 0 {
 		ttlSweep = time.Minute
@@ -150,6 +163,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Threads:    threadHandlers,
 		State:      state.NewHandlers(stateSvc),
 		Runs:       runs.NewHandlers(runSvc),
+		Streams:    stream.NewHandlers(streams),
+		Workers:    workers,
 		Assistants: assistants.NewHandlers(assistantStore, threadStore),
 		Store:      store.NewHandlers(storeItems),
 		Security:   cfg.Security(),
@@ -157,7 +172,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	// Streams end at shutdown (their clients resume elsewhere with
 	// Last-Event-ID) instead of holding the drain open.
-	s.http.RegisterOnShutdown(runSvc.BeginShutdown)
+	s.http.RegisterOnShutdown(streams.BeginShutdown)
 	go func() { s.done <- s.http.Serve(s.ln) }()
 	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
 	return s, nil

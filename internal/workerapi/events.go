@@ -1,13 +1,16 @@
-package runs
+package workerapi
 
-import "github.com/weftdev/weft/internal/checkpoints"
+import (
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/coordinator"
+)
 
 // normalizeWorkerEvents rewrites the LangChain serialization envelopes in
 // the events and the result an external worker commits (a JS worker sends
 // values as LangGraph's serializer writes them) into the plain message
 // dicts state reads return, so streams, wait and join show one shape for
 // messages whatever ran the graph.
-func normalizeWorkerEvents(req *CommitRequest) {
+func normalizeWorkerEvents(req *coordinator.CommitRequest) {
 	for i := range req.Events {
 		req.Events[i].Data = checkpoints.NormalizeLC(req.Events[i].Data)
 	}

@@ -1,11 +1,10 @@
-package runs
+package coordinator
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -14,15 +13,10 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
-	"github.com/weftdev/weft/internal/pregel"
-	"github.com/weftdev/weft/internal/threads"
-)
-
-// NOTIFY channels of runs.
-const (
-	channelRunEnd   = "weft_run_end"   // payload: run id
-	channelRunEvent = "weft_run_event" // payload: "<run id> <thread id>" of a log that grew
+	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/webhook"
 )
 
 // CheckpointPut is one checkpoint a commit writes: the saver's put.
@@ -48,9 +42,10 @@ type WriteBatch struct {
 	CheckpointID string              `json:"checkpoint_id"`
 	Writes       []checkpoints.Write `json:"writes"`
 
-	// own says the checkpoint is one this run wrote (its writes go with it
-	// on a rollback, so they need no bookkeeping); set by the executor.
-	own bool
+	// Own says the checkpoint is one this run wrote (its writes go with it
+	// on a rollback, so they need no bookkeeping); set by the in-process
+	// executor, never taken from a request.
+	Own bool `json:"-"`
 }
 
 // Event is one entry of a run's event log.
@@ -63,14 +58,17 @@ type Event struct {
 type End struct {
 	// Status is success, error or interrupted (a requested cancellation
 	// turns success into interrupted, and rollback deletes the run).
-	Status Status `json:"status" enums:"success,error,interrupted"`
+	Status runs.Status `json:"status" enums:"success,error,interrupted"`
 	// Error is {"error": class, "message": text} for an error.
 	Error map[string]any `json:"error,omitempty"`
 	// Result is what wait/join return: the final values (with
 	// "__interrupt__" when the run paused on an interrupt).
 	Result any `json:"result,omitempty" swaggertype:"object"`
 
-	projection *projection
+	// Projection is what the thread shows of the run's last checkpoint,
+	// when the committer knows it (set by the in-process executor, never
+	// taken from a request).
+	Projection *Projection `json:"-"`
 }
 
 // CommitRequest is one atomic write of a run's progress. Everything in it
@@ -86,12 +84,13 @@ type CommitRequest struct {
 	Events      []Event         `json:"events"`
 	End         *End            `json:"end,omitempty"`
 
-	// inProcess commits come from this process's executor, which never
+	// InProcess commits come from this process's executor, which never
 	// re-sends a commit whose outcome it did not learn (it gives the run
 	// back instead), so they record no replay key; it names the run and
-	// thread, so the commit can go in one round trip.
-	inProcess       bool
-	runID, threadID uuid.UUID
+	// thread (RunID, ThreadID), so the commit can go in one round trip.
+	// Never taken from a request.
+	InProcess       bool      `json:"-"`
+	RunID, ThreadID uuid.UUID `json:"-"`
 }
 
 // CommitResult is what a commit returns.
@@ -119,7 +118,7 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 	if key == "" && len(req.Checkpoints) > 0 {
 		key = req.Checkpoints[len(req.Checkpoints)-1].Checkpoint.ID
 	}
-	if req.inProcess {
+	if req.InProcess {
 		key = ""
 	}
 	for _, c := range req.Checkpoints {
@@ -127,7 +126,7 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 			return nil, apperr.Errorf(apperr.Invalid, "Every checkpoint needs an id")
 		}
 	}
-	if req.inProcess {
+	if req.InProcess {
 		res, err := s.commitOneShot(ctx, dispatchID, req)
 		if postgres.SQLState(err) != postgres.CodeCancelPending {
 			return res, err
@@ -155,18 +154,18 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 // projection given) or meets a pending cancellation (SQLSTATE WF499) is
 // left to commitTx.
 func (s *Service) commitOneShot(ctx context.Context, dispatchID uuid.UUID, req *CommitRequest) (*CommitResult, error) {
-	if req.End != nil && req.End.projection == nil {
+	if req.End != nil && req.End.Projection == nil {
 		return nil, &pgconn.PgError{Code: postgres.CodeCancelPending}
 	}
 	res := &CommitResult{CheckpointIDs: []string{}}
 	p := &postgres.Pipeline{}
 	if req.End != nil {
-		p.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, req.threadID)
+		p.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, req.ThreadID)
 	}
 	p.Queue(`SELECT weft_fence($1, $2, $3)`, dispatchID, req.ClaimToken, req.End != nil).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&res.Cancel)
 	})
-	d := &dispatch.Dispatch{DispatchID: dispatchID, RunID: req.runID, ThreadID: req.threadID}
+	d := &dispatch.Dispatch{DispatchID: dispatchID, RunID: req.RunID, ThreadID: req.ThreadID}
 	if err := s.queueCommit(ctx, p, d, "", req, res); err != nil {
 		return nil, err
 	}
@@ -235,7 +234,7 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 	if err := p.Send(ctx, tx); err != nil {
 		return nil, err
 	}
-	if req.End != nil && (d.CancelAction != nil || req.End.projection == nil) {
+	if req.End != nil && (d.CancelAction != nil || req.End.Projection == nil) {
 		if err := s.finish(ctx, tx, d, *req.End); err != nil {
 			return nil, err
 		}
@@ -258,7 +257,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		res.CheckpointIDs = append(res.CheckpointIDs, out.CheckpointID)
 	}
 	for _, b := range req.Writes {
-		if err := putWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes, b.own); err != nil {
+		if err := putWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes, b.Own); err != nil {
 			return err
 		}
 	}
@@ -266,7 +265,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		if err := appendEvents(p, d.RunID, d.ThreadID, req.Events, &res.LastSeq); err != nil {
 			return err
 		}
-	} else if !req.inProcess {
+	} else if !req.InProcess {
 		p.Queue(`SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1`, d.RunID).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&res.LastSeq)
 		})
@@ -278,7 +277,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 			VALUES ($1, $2, jsonb_build_object('checkpoint_ids', $3::jsonb,
 				'last_seq', (SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1),
 				'cancel', (SELECT coalesce(cancel_action, '') FROM run_dispatches WHERE dispatch_id = $4)))`,
-			d.RunID, key, mustJSON(res.CheckpointIDs), d.DispatchID)
+			d.RunID, key, jsonv.Must(res.CheckpointIDs), d.DispatchID)
 	}
 	switch {
 	case req.End == nil:
@@ -286,7 +285,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		// the rest), sparing the queue an update per step.
 		p.Exec(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $2::interval, updated_at = now()
 			WHERE dispatch_id = $1 AND lease_expires_at < clock_timestamp() + $2::interval / 2`, d.DispatchID, s.cfg.Lease)
-	case d.CancelAction == nil && req.End.projection != nil:
+	case d.CancelAction == nil && req.End.Projection != nil:
 		return s.endRunFast(ctx, p, d, *req.End)
 	}
 	return nil
@@ -336,19 +335,20 @@ func appendEvents(p *postgres.Pipeline, runID, threadID uuid.UUID, events []Even
 			FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(name, data, ord)
 			RETURNING seq
 		)
-		SELECT max(seq), pg_notify('`+channelRunEvent+`', $1::text || ' ' || $2::text) FROM ins`,
+		SELECT max(seq), pg_notify('`+runs.ChannelRunEvent+`', $1::text || ' ' || $2::text) FROM ins`,
 		runID, threadID, names, datas).QueryRow(func(row pgx.Row) error {
 		return row.Scan(last, nil)
 	})
 	return nil
 }
 
-// projection is what the thread shows of its latest checkpoint, when the
+// Projection is what the thread shows of its latest checkpoint, when the
 // committer knows it (the in-process executor does; it saves reading the
-// checkpoint back).
-type projection struct {
-	values, interrupts []byte
-	pending            bool
+// checkpoint back): its values and interrupts as JSON, and whether tasks
+// are pending (the thread is then interrupted).
+type Projection struct {
+	Values, Interrupts []byte
+	Pending            bool
 }
 
 // endRunFast queues the end of run d (no cancellation requested) with a
@@ -357,29 +357,29 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 	runErr, result := endDocs(end)
 	p.Exec(ctx, `WITH r AS (
 			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now(),
-				`+webhookPendingSet+`
+				`+webhook.PendingSet+`
 			WHERE run_id = $1 RETURNING run_id
 		)
-		SELECT pg_notify('`+channelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result)
+		SELECT pg_notify('`+runs.ChannelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result)
 	if err := dispatch.DispatchEnd(ctx, p, d.DispatchID, dispatch.Acked, string(end.Status), ""); err != nil {
 		return err
 	}
-	pr := end.projection
-	p.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, error = $4, active_run_id = `+nextActiveRun+`,
+	pr := end.Projection
+	p.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, error = $4, active_run_id = `+runs.NextActiveRun+`,
 		status = CASE WHEN EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')) THEN 'busy'
 		              WHEN $4::jsonb IS NOT NULL THEN 'error' WHEN $5 THEN 'interrupted' ELSE 'idle' END,
 		state_updated_at = now(), updated_at = now()
-		WHERE thread_id = $1`, d.ThreadID, pr.values, pr.interrupts, runErr, pr.pending)
+		WHERE thread_id = $1`, d.ThreadID, pr.Values, pr.Interrupts, runErr, pr.Pending)
 	return nil
 }
 
 // endDocs renders an end's error and result documents.
 func endDocs(end End) (runErr, result []byte) {
 	if end.Error != nil {
-		return mustJSON(end.Error), mustJSON(map[string]any{"__error__": end.Error})
+		return jsonv.Must(end.Error), jsonv.Must(map[string]any{"__error__": end.Error})
 	}
 	if end.Result != nil {
-		return nil, mustJSON(end.Result)
+		return nil, jsonv.Must(end.Result)
 	}
 	return nil, nil
 }
@@ -402,29 +402,29 @@ func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 
 // endRun records the end of run d.RunID and of its dispatch's attempt.
 func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End, action string, dstate dispatch.State, outcome, errText string) error {
-	if action == ActionRollback {
+	if action == runs.ActionRollback {
 		if err := s.rollbackRun(ctx, tx, d.ThreadID, d.RunID); err != nil {
 			return err
 		}
-		return s.projectThread(ctx, tx, d.ThreadID, d.GraphID, nil)
+		return runs.ProjectThread(ctx, tx, s.graphs, d.ThreadID, d.GraphID, nil)
 	}
-	if action == ActionInterrupt && end.Status != StatusError {
-		end.Status = StatusInterrupted
+	if action == runs.ActionInterrupt && end.Status != runs.StatusError {
+		end.Status = runs.StatusInterrupted
 	}
 	runErr, result := endDocs(end)
 	if _, err := tx.Exec(ctx, `
 		WITH r AS (
 			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now(),
-				`+webhookPendingSet+`
+				`+webhook.PendingSet+`
 			WHERE run_id = $1 RETURNING run_id
 		)
-		SELECT pg_notify('`+channelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result); err != nil {
+		SELECT pg_notify('`+runs.ChannelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result); err != nil {
 		return err
 	}
 	if err := dispatch.DispatchEnd(ctx, tx, d.DispatchID, dstate, outcome, errText); err != nil {
 		return err
 	}
-	return s.projectThread(ctx, tx, d.ThreadID, d.GraphID, runErr)
+	return runs.ProjectThread(ctx, tx, s.graphs, d.ThreadID, d.GraphID, runErr)
 }
 
 // rollbackRun deletes a run and every checkpoint and pending write it
@@ -454,163 +454,6 @@ func (s *Service) rollbackRun(ctx context.Context, tx pgx.Tx, threadID, runID uu
 		return fmt.Errorf("rollback run %s: blobs: %w", runID, err)
 	}
 	_, err := tx.Exec(ctx, `WITH r AS (DELETE FROM runs WHERE run_id = $1 RETURNING run_id)
-		SELECT pg_notify('`+channelRunEnd+`', run_id::text) FROM r`, runID)
+		SELECT pg_notify('`+runs.ChannelRunEnd+`', run_id::text) FROM r`, runID)
 	return err
-}
-
-// nextActiveRun is the thread's current run once one ended: the oldest run
-// still pending or running ($1 is the thread id).
-const nextActiveRun = `(SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')
-	ORDER BY created_at LIMIT 1)`
-
-// projectThread recomputes the thread's projection after a run ended or
-// was cancelled: values and interrupts of the latest root checkpoint, and
-// the status: busy while another run is pending or running, else error
-// when the run failed (runErr), interrupted when tasks are pending, idle.
-func (s *Service) projectThread(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, graphID string, runErr []byte) error {
-	var busy bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running'))`,
-		threadID).Scan(&busy); err != nil {
-		return err
-	}
-	g, _ := s.graphs.Lookup(graphID)
-	values, interrupts := []byte("null"), []byte("{}")
-	pendingTasks := 0
-	t, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String()})
-	switch {
-	case apperr.CodeOf(err) == apperr.NotFound:
-	case err != nil:
-		return err
-	default:
-		tasks := pregel.Tasks(t, g)
-		pendingTasks = len(tasks)
-		values = mustJSON(pregel.StateValues(t.Checkpoint.ChannelValues, g))
-		interrupts = mustJSON(pregel.InterruptsByTask(tasks))
-	}
-	status := "idle"
-	switch {
-	case busy:
-		status = "busy"
-	case runErr != nil:
-		status = "error"
-	case pendingTasks > 0:
-		status = "interrupted"
-	}
-	_, err = tx.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, status = $4, error = $5,
-		active_run_id = `+nextActiveRun+`, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`,
-		threadID, values, interrupts, status, runErr)
-	return err
-}
-
-// Heartbeat renews a claim's lease and returns the new expiry and the
-// cancellation requested for its run.
-func (s *Service) Heartbeat(ctx context.Context, dispatchID, token uuid.UUID) (time.Time, string, error) {
-	return dispatch.DispatchRenewLease(ctx, s.db, dispatchID, token, s.cfg.Lease)
-}
-
-// Nack gives a claimed dispatch back after a failure that a retry may cure:
-// it is queued again after a backoff (its run pending again), or
-// dead-lettered at its last attempt (its run error).
-func (s *Service) Nack(ctx context.Context, dispatchID, token uuid.UUID, errText string) (dispatch.State, error) {
-	var state dispatch.State
-	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
-		var threadID uuid.UUID
-		err := tx.QueryRow(ctx, `SELECT thread_id FROM run_dispatches WHERE dispatch_id = $1`, dispatchID).Scan(&threadID)
-		if err == nil {
-			_, err = tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID)
-		}
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		d, err := dispatch.DispatchFence(ctx, tx, dispatchID, token)
-		if err != nil {
-			return err
-		}
-		state, err = s.requeue(ctx, tx, d, "nacked", errText)
-		return err
-	})
-	return state, err
-}
-
-// requeue ends the attempt of claimed dispatch d (locked; thread locked)
-// and queues it again, or dead-letters it (run error) at its last attempt.
-// A dispatch whose run was asked to stop ends as cancelled instead.
-func (s *Service) requeue(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, outcome, errText string) (dispatch.State, error) {
-	if d.CancelAction != nil {
-		return dispatch.Cancelled, s.endRun(ctx, tx, d, End{Status: StatusInterrupted}, *d.CancelAction,
-			dispatch.Cancelled, outcome, errText)
-	}
-	if d.Attempt >= d.MaxAttempts {
-		msg := fmt.Sprintf("Run dead-lettered after %d attempts: %s", d.Attempt, errText)
-		end := End{Status: StatusError, Error: map[string]any{"error": "DeadLetter", "message": msg}}
-		return dispatch.DeadLetter, s.endRun(ctx, tx, d, end, "", dispatch.DeadLetter, outcome, errText)
-	}
-	state, err := dispatch.DispatchRequeue(ctx, tx, d, outcome, errText)
-	if err != nil {
-		return "", err
-	}
-	_, err = tx.Exec(ctx, `UPDATE runs SET status = 'pending', updated_at = now() WHERE run_id = $1`, d.RunID)
-	return state, err
-}
-
-// Reap handles claims whose lease expired (their worker died or hung):
-// each is requeued with backoff, dead-lettered at its last attempt, or, when
-// its run was being cancelled, ended as cancelled. Safe on every replica at
-// once (SKIP LOCKED). It also deletes the temporary threads of stateless
-// runs that ended more than TempRetention ago. It returns how many claims
-// it handled.
-func (s *Service) Reap(ctx context.Context) (int, error) {
-	n := 0
-	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
-		n = 0
-		expired, err := dispatch.DispatchExpired(ctx, tx, 100)
-		if err != nil {
-			return err
-		}
-		for i := range expired {
-			d := &expired[i]
-			if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, d.ThreadID); err != nil {
-				return err
-			}
-			if _, err := s.requeue(ctx, tx, d, "lease_expired", "lease expired (worker "+deref(d.ClaimedBy)+" stopped renewing it)"); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		return n, err
-	}
-	return n, s.sweepTemporary(ctx, s.cfg.TempRetention)
-}
-
-// sweepTemporary deletes the temporary threads (with their checkpoints) of
-// stateless runs that ended more than olderThan ago.
-func (s *Service) sweepTemporary(ctx context.Context, olderThan time.Duration) error {
-	// A thread whose run still has a webhook to deliver waits for it.
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT r.thread_id FROM runs r
-		WHERE r.temporary AND r.finished_at < now() - $1::interval
-		  AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.webhook_state = 'pending')
-		LIMIT 100`, olderThan)
-	if err != nil {
-		return err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if _, err := s.threads.Delete(ctx, id, threads.DeleteDetach); err != nil && apperr.CodeOf(err) != apperr.NotFound {
-			return err
-		}
-	}
-	return nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

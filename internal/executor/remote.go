@@ -1,4 +1,4 @@
-package runs
+package executor
 
 import (
 	"bytes"
@@ -22,7 +22,10 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/workerapi"
 )
 
 // RemoteConfig configures RunRemote: a Go program's graphs executed as an
@@ -107,8 +110,8 @@ func RunRemote(ctx context.Context, cfg RemoteConfig) error {
 			}
 			break
 		}
-		var got []Claimed
-		err := c.post(ctx, "/dispatch/claim", ClaimRequest{WorkerID: cfg.WorkerID, GraphIDs: ids, Limit: n,
+		var got []coordinator.Claimed
+		err := c.post(ctx, "/dispatch/claim", workerapi.ClaimRequest{WorkerID: cfg.WorkerID, GraphIDs: ids, Limit: n,
 			WaitMS: int(cfg.Wait / time.Millisecond)}, &got, cfg.Wait+30*time.Second, nil)
 		for range n - len(got) {
 			<-slots
@@ -140,12 +143,12 @@ func registerGraphs(ctx context.Context, c *workerClient, cfg RemoteConfig) erro
 	for _, id := range cfg.Graphs.IDs() {
 		g, _ := cfg.Graphs.Lookup(id)
 		info := assistants.InfoOf(g)
-		reg := GraphRegistration{GraphID: id, WorkerID: cfg.WorkerID, Drawable: g.Drawable(), XrayDrawables: info.XrayDrawables,
+		reg := workerapi.GraphRegistration{GraphID: id, WorkerID: cfg.WorkerID, Drawable: g.Drawable(), XrayDrawables: info.XrayDrawables,
 			Subgraphs: info.Subgraphs, InputSchema: info.Schemas.InputSchema, OutputSchema: info.Schemas.OutputSchema,
 			StateSchema: info.Schemas.StateSchema, ConfigSchema: info.Schemas.ConfigSchema, ContextSchema: info.Schemas.ContextSchema}
 		backoff := 200 * time.Millisecond
 		for {
-			var out GraphRegistered
+			var out workerapi.GraphRegistered
 			err := c.post(ctx, "/dispatch/graphs", reg, &out, 30*time.Second, nil)
 			if err == nil {
 				cfg.Log.Info("graph registered", "graph_id", id, "assistant_id", out.AssistantID)
@@ -168,7 +171,7 @@ func registerGraphs(ctx context.Context, c *workerClient, cfg RemoteConfig) erro
 
 // executeRemote runs one claimed dispatch with the in-process executor
 // over remoteIO.
-func executeRemote(ctx context.Context, c *workerClient, cfg RemoteConfig, cl Claimed) {
+func executeRemote(ctx context.Context, c *workerClient, cfg RemoteConfig, cl coordinator.Claimed) {
 	d := cl.Dispatch
 	cl.Run.GraphID = d.GraphID // not part of the run's JSON
 	g, _ := cfg.Graphs.Lookup(d.GraphID)
@@ -194,7 +197,7 @@ func sleep(ctx context.Context, d time.Duration) {
 type remoteIO struct {
 	c     *workerClient
 	d     dispatch.Dispatch
-	run   Run
+	run   runs.Run
 	token uuid.UUID
 	seq   atomic.Int64 // numbers this attempt's commits for their keys
 }
@@ -261,7 +264,7 @@ func (t *rawTuple) decode() (*checkpoints.Tuple, error) {
 func (r *remoteIO) tuple(ctx context.Context, id string) (*checkpoints.Tuple, error) {
 	root := ""
 	var t rawTuple
-	err := r.c.post(ctx, "/dispatch/checkpoints/get", CheckpointReadRequest{ThreadID: r.run.ThreadID.String(),
+	err := r.c.post(ctx, "/dispatch/checkpoints/get", workerapi.CheckpointReadRequest{ThreadID: r.run.ThreadID.String(),
 		CheckpointNS: &root, CheckpointID: id}, &t, 30*time.Second, retryable)
 	var he *httpError
 	if errors.As(err, &he) && he.status == http.StatusNotFound {
@@ -284,7 +287,7 @@ func (r *remoteIO) span(ctx context.Context) (runSpan, bool, error) {
 			} `json:"config"`
 			Metadata checkpoints.Metadata `json:"metadata"`
 		}
-		err := r.c.post(ctx, "/dispatch/checkpoints/list", CheckpointReadRequest{ThreadID: r.run.ThreadID.String(),
+		err := r.c.post(ctx, "/dispatch/checkpoints/list", workerapi.CheckpointReadRequest{ThreadID: r.run.ThreadID.String(),
 			CheckpointNS: &root, Before: before, Filter: map[string]any{"run_id": r.run.RunID.String()}, Limit: 1000},
 			&page, 30*time.Second, retryable)
 		if err != nil {
@@ -311,7 +314,7 @@ func (r *remoteIO) span(ctx context.Context) (runSpan, bool, error) {
 // mints above its base checkpoint's versions only (as the JS saver does).
 func (r *remoteIO) maxIntVersion(context.Context) (int64, error) { return 0, nil }
 
-func (r *remoteIO) commit(ctx context.Context, req *CommitRequest) (*CommitResult, error) {
+func (r *remoteIO) commit(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResult, error) {
 	// Every commit gets a key of this attempt (a dispatch's attempts share
 	// its id), so a retried request is applied once, and a stale attempt's
 	// commit never passes for a later one's.
@@ -330,7 +333,7 @@ func (r *remoteIO) commit(ctx context.Context, req *CommitRequest) (*CommitResul
 		}
 		req.Checkpoints[i].Checkpoint.ChannelValues = vals
 	}
-	var res CommitResult
+	var res coordinator.CommitResult
 	if err := r.c.post(ctx, "/dispatch/"+r.d.DispatchID.String()+"/commit", req, &res, 30*time.Second, retryable); err != nil {
 		return nil, r.fenced(err)
 	}
@@ -338,8 +341,8 @@ func (r *remoteIO) commit(ctx context.Context, req *CommitRequest) (*CommitResul
 }
 
 func (r *remoteIO) heartbeat(ctx context.Context) (string, error) {
-	var res HeartbeatResponse
-	err := r.c.post(ctx, "/dispatch/"+r.d.DispatchID.String()+"/heartbeat", FenceRequest{ClaimToken: r.token.String()},
+	var res workerapi.HeartbeatResponse
+	err := r.c.post(ctx, "/dispatch/"+r.d.DispatchID.String()+"/heartbeat", workerapi.FenceRequest{ClaimToken: r.token.String()},
 		&res, 10*time.Second, nil)
 	if err != nil {
 		return "", r.fenced(err)
@@ -348,8 +351,8 @@ func (r *remoteIO) heartbeat(ctx context.Context) (string, error) {
 }
 
 func (r *remoteIO) nack(ctx context.Context, reason string) (dispatch.State, error) {
-	var res NackResponse
-	err := r.c.post(ctx, "/dispatch/"+r.d.DispatchID.String()+"/nack", FenceRequest{ClaimToken: r.token.String(), Error: reason},
+	var res workerapi.NackResponse
+	err := r.c.post(ctx, "/dispatch/"+r.d.DispatchID.String()+"/nack", workerapi.FenceRequest{ClaimToken: r.token.String(), Error: reason},
 		&res, 10*time.Second, retryable)
 	if err != nil {
 		return "", r.fenced(err)

@@ -1,4 +1,4 @@
-package runs
+package executor
 
 import (
 	"context"
@@ -16,19 +16,22 @@ import (
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/pregel"
+	"github.com/weftdev/weft/internal/runs"
 )
 
 // execute runs one claimed dispatch in this process: a heartbeat keeps the
 // lease (and learns of cancellation), the Pregel loop commits through the
 // coordinator, and a failure that is not the graph's (a database error, a
 // shutdown) gives the dispatch back for a retry.
-func (s *Service) execute(parent context.Context, c Claimed) {
+func (s *Service) execute(parent context.Context, c coordinator.Claimed) {
 	g, _ := s.graphs.Lookup(c.Run.GraphID)
 	x := &execution{io: &localIO{s: s, d: c.Dispatch, run: c.Run, token: c.ClaimToken}, log: s.log,
 		d: c.Dispatch, run: c.Run, token: c.ClaimToken, g: g}
-	x.attempt(parent, s.cfg.Lease/3, func(cancel context.CancelCauseFunc) func() {
+	x.attempt(parent, s.coord.Lease()/3, func(cancel context.CancelCauseFunc) func() {
 		s.cancels.Store(c.Dispatch.DispatchID, cancel)
 		return func() { s.cancels.Delete(c.Dispatch.DispatchID) }
 	})
@@ -49,7 +52,7 @@ type runIO interface {
 	maxIntVersion(ctx context.Context) (int64, error)
 	// commit sends one commit (claim token and key set) behind the fence;
 	// a lost claim is a dispatch.ErrFenced error.
-	commit(ctx context.Context, req *CommitRequest) (*CommitResult, error)
+	commit(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResult, error)
 	// heartbeat renews the lease and returns the cancellation requested
 	// for the run ("" when none); a lost claim is a dispatch.ErrFenced
 	// error, and a nil error with "" means nothing to do (an outage the
@@ -139,7 +142,7 @@ func (x *execution) heartbeat(ctx context.Context, beat time.Duration, cancel co
 type localIO struct {
 	s     *Service
 	d     dispatch.Dispatch
-	run   Run
+	run   runs.Run
 	token uuid.UUID
 }
 
@@ -166,13 +169,13 @@ func (l *localIO) maxIntVersion(ctx context.Context) (int64, error) {
 	return checkpoints.CheckpointBlobMaxIntVersion(ctx, l.s.db, checkpoints.Config{ThreadID: l.run.ThreadID.String()})
 }
 
-func (l *localIO) commit(ctx context.Context, req *CommitRequest) (*CommitResult, error) {
-	req.inProcess, req.runID, req.threadID = true, l.run.RunID, l.run.ThreadID
-	return l.s.Commit(ctx, l.d.DispatchID, req)
+func (l *localIO) commit(ctx context.Context, req *coordinator.CommitRequest) (*coordinator.CommitResult, error) {
+	req.InProcess, req.RunID, req.ThreadID = true, l.run.RunID, l.run.ThreadID
+	return l.s.coord.Commit(ctx, l.d.DispatchID, req)
 }
 
 func (l *localIO) heartbeat(ctx context.Context) (string, error) {
-	_, action, err := l.s.Heartbeat(ctx, l.d.DispatchID, l.token)
+	_, action, err := l.s.coord.Heartbeat(ctx, l.d.DispatchID, l.token)
 	if err != nil && !errors.Is(err, dispatch.ErrFenced) && l.s.outage.Failed(err) {
 		// Logged once per outage; the lease may run out meanwhile, and
 		// then the reaper requeues the run once the database is back.
@@ -182,7 +185,7 @@ func (l *localIO) heartbeat(ctx context.Context) (string, error) {
 }
 
 func (l *localIO) nack(ctx context.Context, reason string) (dispatch.State, error) {
-	return l.s.Nack(ctx, l.d.DispatchID, l.token, reason)
+	return l.s.coord.Nack(ctx, l.d.DispatchID, l.token, reason)
 }
 
 // execution is one attempt of one run.
@@ -191,13 +194,13 @@ type execution struct {
 	log    *slog.Logger
 	cancel context.CancelCauseFunc // stops the attempt (set by attempt)
 	d      dispatch.Dispatch
-	run    Run
+	run    runs.Run
 	token  uuid.UUID
 	g      *graph.Graph
-	k      Kwargs
+	k      runs.Kwargs
 
 	mu      sync.Mutex
-	pending CommitRequest // writes and events not committed yet
+	pending coordinator.CommitRequest // writes and events not committed yet
 
 	// Commits go out one at a time, in order (commitMu is held while one
 	// is in flight); with async durability a step's commit runs while the
@@ -206,7 +209,7 @@ type execution struct {
 	inflight bool // an async commit is running (under mu)
 	// With "exit" durability: the checkpoint that will be written at the
 	// end, and the ids of those it replaced (under mu).
-	exitPut *CheckpointPut
+	exitPut *coordinator.CheckpointPut
 	dropped map[string]bool
 	// streamed are the ids of messages sent chunk by chunk (under mu).
 	streamed  map[string]bool
@@ -224,14 +227,14 @@ type execution struct {
 func (x *execution) emit(event string, data any) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.pending.Events = append(x.pending.Events, Event{Event: event, Data: data})
+	x.pending.Events = append(x.pending.Events, coordinator.Event{Event: event, Data: data})
 }
 
 // commit sends the pending writes and events, plus cps and end, as one
 // commit, after any commit in flight. It uses a context that a
 // cancellation does not interrupt, so a cancelled run can still record how
 // it ended. A cancellation the commit reports stops the execution.
-func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut, end *End) (*CommitResult, error) {
+func (x *execution) commit(ctx context.Context, key string, cps []coordinator.CheckpointPut, end *coordinator.End) (*coordinator.CommitResult, error) {
 	x.commitMu.Lock()
 	defer x.commitMu.Unlock()
 	x.mu.Lock()
@@ -246,24 +249,24 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 		// Nothing to send: a background commit that lost the race with
 		// the end (which took what it had), or one with nothing pending.
 		x.mu.Unlock()
-		return &CommitResult{}, nil
+		return &coordinator.CommitResult{}, nil
 	}
 	for _, c := range cps {
 		x.addCheckpoint(c)
 	}
 	req := x.pending
-	x.pending = CommitRequest{}
+	x.pending = coordinator.CommitRequest{}
 	if end != nil {
 		// The end marker goes only with the commit that ends the run, so a
 		// stream never sees it before the run's status has changed.
-		req.Events = append(req.Events, Event{Event: "end", Data: map[string]any{"status": end.Status}})
+		req.Events = append(req.Events, coordinator.Event{Event: "end", Data: map[string]any{"status": end.Status}})
 	}
 	if x.exitPut != nil && end != nil {
 		req.Checkpoints = append(req.Checkpoints, *x.exitPut)
 		x.exitPut = nil
 	}
 	if len(x.dropped) > 0 {
-		req.Writes = slices.DeleteFunc(req.Writes, func(b WriteBatch) bool { return x.dropped[b.CheckpointID] })
+		req.Writes = slices.DeleteFunc(req.Writes, func(b coordinator.WriteBatch) bool { return x.dropped[b.CheckpointID] })
 	}
 	x.mu.Unlock()
 	req.ClaimToken, req.CommitID, req.End = x.token, key, end
@@ -296,7 +299,7 @@ func (x *execution) commit(ctx context.Context, key string, cps []CheckpointPut,
 // "sync" waits for it, "exit" keeps it for the end, "async" (the default,
 // as in LangGraph) commits it in the background while the next step runs,
 // unless a commit is in flight already (then it goes with the next one).
-func (x *execution) checkpoint(ctx context.Context, put CheckpointPut) error {
+func (x *execution) checkpoint(ctx context.Context, put coordinator.CheckpointPut) error {
 	x.mu.Lock()
 	x.addCheckpoint(put)
 	if err := x.commitErr; err != nil {
@@ -367,7 +370,7 @@ const flushLinger = 20 * time.Millisecond
 // parent (the last checkpoint written before the run) and the channel
 // versions it changed (their blobs are written with it), and the pending
 // writes under the one it replaces are dropped with it.
-func (x *execution) addCheckpoint(put CheckpointPut) {
+func (x *execution) addCheckpoint(put coordinator.CheckpointPut) {
 	if x.k.Durability != "exit" {
 		x.pending.Checkpoints = append(x.pending.Checkpoints, put)
 		return
@@ -394,19 +397,19 @@ func (x *execution) settle() error {
 }
 
 func (x *execution) exec(ctx context.Context) error {
-	if err := decodeJSON(x.run.Kwargs, &x.k); err != nil {
+	if err := jsonv.Decode(x.run.Kwargs, &x.k); err != nil {
 		return x.fail(ctx, fmt.Errorf("run kwargs: %w", err))
 	}
 	if x.g == nil {
 		return x.fail(ctx, fmt.Errorf("graph %q is not registered on this worker", x.run.GraphID))
 	}
 	var err error
-	if x.limit, err = recursionLimit(x.k.Config); err != nil {
+	if x.limit, err = runs.RecursionLimit(x.k.Config); err != nil {
 		return x.fail(ctx, err)
 	}
 	x.md = checkpoints.Metadata{}
 	var runMD map[string]any
-	_ = decodeJSON(x.run.Metadata, &runMD)
+	_ = jsonv.Decode(x.run.Metadata, &runMD)
 	maps.Copy(x.md, runMD)
 	maps.Copy(x.md, checkpoints.Metadata{"run_id": x.run.RunID.String(), "thread_id": x.run.ThreadID.String(),
 		"graph_id": x.g.ID, "assistant_id": x.run.AssistantID.String(), "parents": map[string]any{}})
@@ -432,7 +435,7 @@ func (x *execution) exec(ctx context.Context) error {
 func (x *execution) fail(ctx context.Context, err error) error {
 	e := map[string]any{"error": pregel.ErrorClass(err), "message": err.Error()}
 	x.emit("error", e)
-	_, cerr := x.commit(ctx, "end", nil, &End{Status: StatusError, Error: e})
+	_, cerr := x.commit(ctx, "end", nil, &coordinator.End{Status: runs.StatusError, Error: e})
 	return cerr
 }
 
@@ -481,8 +484,8 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 	if c := x.k.Command; c != nil {
 		var tw pregel.TaskWrites
 		tw.Name = pregel.InputTask
-		if rawPresent(c.Update) {
-			upd, err := commandUpdates(x.g, c.Update)
+		if jsonv.Present(c.Update) {
+			upd, err := runs.CommandUpdates(x.g, c.Update)
 			if err != nil {
 				return nil, err
 			}
@@ -490,7 +493,7 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 				tw.Writes = append(tw.Writes, checkpoints.Write{Channel: k, Value: upd[k]})
 			}
 		}
-		nodes, err := commandGoto(x.g, c.Goto)
+		nodes, err := runs.CommandGoto(x.g, c.Goto)
 		if err != nil {
 			return nil, err
 		}
@@ -500,14 +503,14 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 		if len(tw.Writes) > 0 {
 			writes = []pregel.TaskWrites{tw}
 		}
-		if rawPresent(c.Resume) && base != nil {
+		if jsonv.Present(c.Resume) && base != nil {
 			x.takeResume()
-			x.pending.Writes = append(x.pending.Writes, WriteBatch{CheckpointID: base.Config.CheckpointID,
+			x.pending.Writes = append(x.pending.Writes, coordinator.WriteBatch{CheckpointID: base.Config.CheckpointID,
 				Writes: []checkpoints.Write{{TaskID: pregel.NullTaskID, Channel: checkpoints.ChannelResume, Value: x.resume}}})
 		}
-	} else if rawPresent(x.k.Input) {
+	} else if jsonv.Present(x.k.Input) {
 		var in map[string]any
-		if err := decodeJSON(x.k.Input, &in); err != nil {
+		if err := jsonv.Decode(x.k.Input, &in); err != nil {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid input: %v", err)
 		}
 		var pending []pregel.Task
@@ -547,7 +550,7 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 	x.stop = step + 1 + x.limit
 	cp.ID, cp.TS = checkpoints.NewCheckpointID(step), now()
 	md := x.metadata("input", step)
-	put := CheckpointPut{Checkpoint: cp, Metadata: md, NewVersions: changed}
+	put := coordinator.CheckpointPut{Checkpoint: cp, Metadata: md, NewVersions: changed}
 	if parent != nil {
 		put.Parent = parent.CheckpointID
 	}
@@ -563,8 +566,8 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 // takeResume reads the run's command.resume, if any, as the answer for the
 // interrupted tasks of the run's first step.
 func (x *execution) takeResume() {
-	if x.k.Command != nil && rawPresent(x.k.Command.Resume) {
-		_ = decodeJSON(x.k.Command.Resume, &x.resume)
+	if x.k.Command != nil && jsonv.Present(x.k.Command.Resume) {
+		_ = jsonv.Decode(x.k.Command.Resume, &x.resume)
 		x.resumed = true
 	}
 }
@@ -626,7 +629,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 	tid := x.run.ThreadID.String()
 	for {
 		if base == nil {
-			return x.end(ctx, &End{Status: StatusSuccess, Result: map[string]any{}}, nil)
+			return x.end(ctx, &coordinator.End{Status: runs.StatusSuccess, Result: map[string]any{}}, nil)
 		}
 		tasks := pregel.Tasks(base, x.g)
 		values, err := pregel.Values(&base.Checkpoint, x.g)
@@ -634,10 +637,10 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 			return err
 		}
 		if len(tasks) == 0 {
-			return x.end(ctx, &End{Status: StatusSuccess, Result: values}, base)
+			return x.end(ctx, &coordinator.End{Status: runs.StatusSuccess, Result: values}, base)
 		}
 		if errors.Is(context.Cause(ctx), errCancelRequested) {
-			return x.end(ctx, &End{Status: StatusInterrupted, Result: values}, base)
+			return x.end(ctx, &coordinator.End{Status: runs.StatusInterrupted, Result: values}, base)
 		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -650,7 +653,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		}
 		if stopAt := pregel.ShouldInterrupt(&base.Checkpoint, x.k.InterruptBefore, tasks); len(stopAt) > 0 {
 			x.emit("updates", map[string]any{"__interrupt__": []any{}})
-			return x.end(ctx, &End{Status: StatusSuccess, Result: values}, base)
+			return x.end(ctx, &coordinator.End{Status: runs.StatusSuccess, Result: values}, base)
 		}
 
 		for _, task := range tasks {
@@ -684,7 +687,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 				failure = o.Err
 			}
 		}
-		batch := WriteBatch{CheckpointID: base.Config.CheckpointID, own: x.owns(base)}
+		batch := coordinator.WriteBatch{CheckpointID: base.Config.CheckpointID, Own: x.owns(base)}
 		for _, o := range outcomes {
 			if !o.committed {
 				batch.Writes = append(batch.Writes, o.Writes.Writes...)
@@ -695,20 +698,20 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		case failure != nil:
 			e := map[string]any{"error": pregel.ErrorClass(failure), "message": failure.Error()}
 			x.emit("error", e)
-			return x.end(ctx, &End{Status: StatusError, Error: e}, base)
+			return x.end(ctx, &coordinator.End{Status: runs.StatusError, Error: e}, base)
 		case cancelled && errors.Is(cause, errShutdown):
 			if _, err := x.commit(ctx, "", nil, nil); err != nil {
 				return err
 			}
 			return cause
 		case cancelled:
-			return x.end(ctx, &End{Status: StatusInterrupted, Result: values}, base)
+			return x.end(ctx, &coordinator.End{Status: runs.StatusInterrupted, Result: values}, base)
 		case len(interrupts) > 0:
 			x.emit("updates", map[string]any{"__interrupt__": interrupts})
 			res := maps.Clone(values)
 			res["__interrupt__"] = interrupts
 			x.emit("values", res)
-			return x.end(ctx, &End{Status: StatusSuccess, Result: res}, base)
+			return x.end(ctx, &coordinator.End{Status: runs.StatusSuccess, Result: res}, base)
 		}
 
 		writes := make([]pregel.TaskWrites, len(outcomes))
@@ -723,7 +726,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		if err != nil {
 			e := map[string]any{"error": pregel.ErrorClass(err), "message": err.Error()}
 			x.emit("error", e)
-			return x.end(ctx, &End{Status: StatusError, Error: e}, base)
+			return x.end(ctx, &coordinator.End{Status: runs.StatusError, Error: e}, base)
 		}
 		cp.ID, cp.TS = checkpoints.NewCheckpointID(step), now()
 		md := x.metadata("loop", step)
@@ -740,16 +743,16 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		}
 		x.emit("values", newValues)
 		x.recordCheckpoint(next, step)
-		var end *End
+		var end *coordinator.End
 		ran := make([]pregel.Task, len(tasks))
 		copy(ran, tasks)
 		if len(pregel.Tasks(next, x.g)) == 0 || len(pregel.ShouldInterrupt(&cp, x.k.InterruptAfter, ran)) > 0 {
-			end = &End{Status: StatusSuccess, Result: newValues}
-			end.projection = x.project(next)
+			end = &coordinator.End{Status: runs.StatusSuccess, Result: newValues}
+			end.Projection = x.project(next)
 		}
-		put := CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed}
+		put := coordinator.CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed}
 		if end != nil {
-			_, err := x.commit(ctx, "", []CheckpointPut{put}, end)
+			_, err := x.commit(ctx, "", []coordinator.CheckpointPut{put}, end)
 			return err
 		}
 		if err := x.checkpoint(ctx, put); err != nil {
@@ -835,7 +838,7 @@ func (x *execution) owns(t *checkpoints.Tuple) bool {
 	return t.Metadata["run_id"] == x.run.RunID.String()
 }
 
-func (x *execution) addWrites(b WriteBatch) {
+func (x *execution) addWrites(b coordinator.WriteBatch) {
 	if len(b.Writes) == 0 {
 		return
 	}
@@ -847,15 +850,15 @@ func (x *execution) addWrites(b WriteBatch) {
 // end commits the end of the run with whatever is pending; t is the
 // thread's latest checkpoint (nil: unknown), from which the commit
 // projects the thread without reading it back.
-func (x *execution) end(ctx context.Context, end *End, t *checkpoints.Tuple) error {
-	end.projection = x.project(t)
+func (x *execution) end(ctx context.Context, end *coordinator.End, t *checkpoints.Tuple) error {
+	end.Projection = x.project(t)
 	_, err := x.commit(ctx, "end", nil, end)
 	return err
 }
 
 // project is the thread's projection of checkpoint t with the writes
 // pending in this execution.
-func (x *execution) project(t *checkpoints.Tuple) *projection {
+func (x *execution) project(t *checkpoints.Tuple) *coordinator.Projection {
 	if t == nil || !x.io.local() {
 		return nil
 	}
@@ -869,8 +872,8 @@ func (x *execution) project(t *checkpoints.Tuple) *projection {
 	}
 	x.mu.Unlock()
 	tasks := pregel.Tasks(&tt, x.g)
-	return &projection{values: mustJSON(pregel.StateValues(tt.Checkpoint.ChannelValues, x.g)),
-		interrupts: mustJSON(pregel.InterruptsByTask(tasks)), pending: len(tasks) > 0}
+	return &coordinator.Projection{Values: jsonv.Must(pregel.StateValues(tt.Checkpoint.ChannelValues, x.g)),
+		Interrupts: jsonv.Must(pregel.InterruptsByTask(tasks)), Pending: len(tasks) > 0}
 }
 
 // outcome is a task's result in this attempt.
@@ -912,7 +915,7 @@ func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks
 			mu.Unlock()
 			out[i] = outcome{TaskOutcome: o}
 			if early {
-				x.addWrites(WriteBatch{CheckpointID: base.Config.CheckpointID, Writes: o.Writes.Writes, own: x.owns(base)})
+				x.addWrites(coordinator.WriteBatch{CheckpointID: base.Config.CheckpointID, Writes: o.Writes.Writes, Own: x.owns(base)})
 				if _, err := x.commit(ctx, "writes:"+base.Config.CheckpointID+":"+tasks[i].ID, nil, nil); err != nil {
 					out[i].commitErr = err
 				} else {

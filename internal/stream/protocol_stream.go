@@ -1,4 +1,4 @@
-package runs
+package stream
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -131,8 +132,8 @@ func (h *Handlers) ProtocolEvents(w http.ResponseWriter, r *http.Request) error 
 // since that pass f, live, until the client leaves or the server drains.
 func (h *Handlers) protocolStream(w http.ResponseWriter, r *http.Request, tid uuid.UUID, since int64, f *protocolFilter) error {
 	ctx := r.Context()
-	sub := h.svc.events.subscribe(tid)
-	defer h.svc.events.unsubscribe(tid, sub)
+	sub := h.svc.events.Subscribe(tid)
+	defer h.svc.events.Unsubscribe(tid, sub)
 	out := startSSE(w)
 	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
 	defer beat.Stop()
@@ -195,6 +196,6 @@ func (h *Handlers) protocolStreamError(out *sse, ctx context.Context, err error)
 	} else {
 		h.svc.log.Error("protocol stream", "error", err)
 	}
-	_ = out.send("error", mustJSON(map[string]any{"type": "error", "id": nil, "error": code, "message": msg}), 0)
+	_ = out.send("error", jsonv.Must(map[string]any{"type": "error", "id": nil, "error": code, "message": msg}), 0)
 	return nil
 }

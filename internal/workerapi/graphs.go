@@ -1,4 +1,4 @@
-package runs
+package workerapi
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/httpx"
@@ -68,7 +67,7 @@ func (h *Handlers) RegisterGraph(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	out, err := h.svc.RegisterGraph(r.Context(), &req)
+	out, err := h.registerGraph(r.Context(), &req)
 	if err != nil {
 		return err
 	}
@@ -76,16 +75,16 @@ func (h *Handlers) RegisterGraph(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// RegisterGraph validates a worker's graph and stores it in the catalog
+// registerGraph validates a worker's graph and stores it in the catalog
 // with its system assistant.
-func (s *Service) RegisterGraph(ctx context.Context, req *GraphRegistration) (*GraphRegistered, error) {
+func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*GraphRegistered, error) {
 	if !graphIDPattern.MatchString(req.GraphID) {
 		return nil, apperr.Errorf(apperr.Invalid, "Invalid graph_id %q: 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", req.GraphID)
 	}
 	if _, err := uuid.Parse(req.GraphID); err == nil {
 		return nil, apperr.Errorf(apperr.Invalid, "Invalid graph_id %q: a UUID would read as an assistant id", req.GraphID)
 	}
-	if _, builtin := s.graphs.Lookup(req.GraphID); builtin {
+	if _, builtin := h.graphs.Lookup(req.GraphID); builtin {
 		return nil, apperr.Errorf(apperr.Conflict, "Graph %q is compiled into this server; a worker cannot register it", req.GraphID)
 	}
 	nodes, err := assistants.DrawableNodes(req.Drawable)
@@ -96,32 +95,12 @@ func (s *Service) RegisterGraph(ctx context.Context, req *GraphRegistration) (*G
 		Subgraphs: req.Subgraphs, Source: assistants.SourceWorker,
 		Schemas: assistants.SubgraphSchemas{InputSchema: req.InputSchema, OutputSchema: req.OutputSchema,
 			StateSchema: req.StateSchema, ConfigSchema: req.ConfigSchema, ContextSchema: req.ContextSchema}}
-	if err := assistants.GraphUpsert(ctx, s.db, info); err != nil {
+	if err := assistants.GraphUpsert(ctx, h.db, info); err != nil {
 		return nil, err
 	}
-	if err := s.assistants.EnsureSystem(ctx, []string{req.GraphID}); err != nil {
+	if err := h.assistants.EnsureSystem(ctx, []string{req.GraphID}); err != nil {
 		return nil, err
 	}
-	s.log.Info("worker graph registered", "graph_id", req.GraphID, "worker", req.WorkerID, "nodes", len(nodes))
+	h.log.Info("worker graph registered", "graph_id", req.GraphID, "worker", req.WorkerID, "nodes", len(nodes))
 	return &GraphRegistered{GraphID: req.GraphID, AssistantID: assistants.SystemID(req.GraphID), Nodes: nodes}, nil
 }
-
-// runnableGraph is the graph a run of graphID executes: a graph compiled
-// into the binary, or the stand-in of one a worker registered
-// (assistants.WorkerGraph: names enough to check interrupt_before/after,
-// command.goto and input keys; only the worker runs its nodes).
-func (s *Service) runnableGraph(ctx context.Context, graphID string, assistantID uuid.UUID) (*graph.Graph, error) {
-	if g, ok := s.graphs.Lookup(graphID); ok {
-		return g, nil
-	}
-	g, ok, err := assistants.WorkerGraph(ctx, s.db, graphID)
-	if err == nil && !ok {
-		return nil, apperr.Errorf(apperr.BadRequest, "Graph %q of assistant %s is not registered on this server", graphID, assistantID)
-	}
-	return g, err
-}
-
-// queueGrew is the events hub key fired whenever work may have been queued
-// (a dispatch notification, a requeue): it wakes long-polling claims of
-// external workers (ClaimWait) at once instead of at their next poll.
-var queueGrew = uuid.Nil

@@ -1,4 +1,4 @@
-package runs
+package stream
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/runs"
 )
 
 // Protocol v2 ("thread-centric streaming", reference §12) shows a thread's
@@ -183,7 +185,7 @@ func (v *runView) translate(e logEvent) []protocolEvent {
 	}
 	root := len(ns) == 0
 	var data any
-	if err := decodeJSON(e.Data, &data); err != nil {
+	if err := jsonv.Decode(e.Data, &data); err != nil {
 		return nil
 	}
 	switch base {
@@ -235,15 +237,15 @@ func (v *runView) translate(e logEvent) []protocolEvent {
 		v.finishMessages(m, func(o *openMessage) bool { return true })
 		end, _ := data.(map[string]any)
 		s, _ := end["status"].(string)
-		status := Status(s)
+		status := runs.Status(s)
 		event := "completed"
 		switch {
-		case status == StatusError:
+		case status == runs.StatusError:
 			if v.failed {
 				return m.out
 			}
 			event = "failed"
-		case status == StatusInterrupted, status == StatusTimeout, v.paused:
+		case status == runs.StatusInterrupted, status == runs.StatusTimeout, v.paused:
 			event = "interrupted"
 		}
 		m.add("lifecycle", ns, "", map[string]any{"event": event, "graph_name": e.GraphID})

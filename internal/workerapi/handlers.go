@@ -1,4 +1,4 @@
-package runs
+package workerapi
 
 import (
 	"net/http"
@@ -10,7 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/runs"
 )
 
 // ClaimRequest is the body of POST /dispatch/claim.
@@ -58,14 +60,13 @@ func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
 	if len(req.GraphIDs) > 0 {
 		graphs = req.GraphIDs
 	}
-	got, err := h.svc.ClaimWait(r.Context(), req.WorkerID, graphs, req.Limit, time.Duration(req.WaitMS)*time.Millisecond)
+	got, err := h.coord.ClaimWait(r.Context(), req.WorkerID, graphs, req.Limit, time.Duration(req.WaitMS)*time.Millisecond)
 	if err != nil {
 		return err
 	}
 	out := make([]ClaimedRun, len(got))
 	threads := make([]string, len(got))
 	for i := range got {
-		h.svc.claims.put(&got[i].Dispatch)
 		out[i].Claimed = got[i]
 		threads[i] = got[i].Run.ThreadID.String()
 	}
@@ -74,14 +75,14 @@ func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
 		// thread): their worker needs no checkpoint read to start. The run
 		// holds its thread, so this stays true until the run writes. The
 		// runs are claimed already: if this fails, they go out without it.
-		rows, err := h.svc.db.Query(r.Context(), `SELECT t FROM unnest($1::text[]) t
+		rows, err := h.db.Query(r.Context(), `SELECT t FROM unnest($1::text[]) t
 			WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t)`, threads)
 		var empty []string
 		if err == nil {
 			empty, err = pgx.CollectRows(rows, pgx.RowTo[string])
 		}
 		if err != nil {
-			h.svc.log.Warn("claim: checking for empty threads", "error", err)
+			h.log.Warn("claim: checking for empty threads", "error", err)
 		}
 		for i := range out {
 			out[i].ThreadEmpty = slices.Contains(empty, threads[i])
@@ -93,7 +94,7 @@ func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
 
 // ClaimedRun is one claimed run in the answer to POST /dispatch/claim.
 type ClaimedRun struct {
-	Claimed
+	coordinator.Claimed
 	// ThreadEmpty is true when the run's thread had no checkpoint when it
 	// was claimed (a new thread): the worker may skip reading one.
 	ThreadEmpty bool `json:"thread_empty,omitempty"`
@@ -144,7 +145,7 @@ func (h *Handlers) Heartbeat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	exp, cancel, err := h.svc.Heartbeat(r.Context(), id, tok)
+	exp, cancel, err := h.coord.Heartbeat(r.Context(), id, tok)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func (h *Handlers) Nack(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	state, err := h.svc.Nack(r.Context(), id, tok, req.Error)
+	state, err := h.coord.Nack(r.Context(), id, tok, req.Error)
 	if err != nil {
 		return err
 	}
@@ -192,13 +193,13 @@ func (h *Handlers) Nack(w http.ResponseWriter, r *http.Request) error {
 //	@Accept			json
 //	@Produce		json
 //	@Param			dispatch_id	path		string			true	"Dispatch ID"	format(uuid)
-//	@Param			body		body		CommitRequest	true	"What to commit"
-//	@Success		200			{object}	CommitResult
+//	@Param			body		body		coordinator.CommitRequest	true	"What to commit"
+//	@Success		200			{object}	coordinator.CommitResult
 //	@Failure		409			{object}	httpx.ErrorBody	"fenced"
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/dispatch/{dispatch_id}/commit [post]
 func (h *Handlers) Commit(w http.ResponseWriter, r *http.Request) error {
-	var req CommitRequest
+	var req coordinator.CommitRequest
 	id, err := httpx.PathUUID(r, "dispatch_id", "dispatch")
 	if err != nil {
 		return err
@@ -209,13 +210,13 @@ func (h *Handlers) Commit(w http.ResponseWriter, r *http.Request) error {
 	return h.commit(w, r, id, &req)
 }
 
-func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, req *CommitRequest) error {
+func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, req *coordinator.CommitRequest) error {
 	if req.ClaimToken == uuid.Nil {
 		return apperr.Errorf(apperr.Invalid, "claim_token is required")
 	}
 	if req.End != nil {
 		switch req.End.Status {
-		case StatusSuccess, StatusError, StatusInterrupted:
+		case runs.StatusSuccess, runs.StatusError, runs.StatusInterrupted:
 		default:
 			return apperr.Errorf(apperr.Invalid, "Invalid end.status %q: must be success, error or interrupted", req.End.Status)
 		}
@@ -226,7 +227,7 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 		}
 	}
 	normalizeWorkerEvents(req)
-	res, err := h.svc.Commit(r.Context(), id, req)
+	res, err := h.coord.Commit(r.Context(), id, req)
 	if err != nil {
 		return err
 	}
@@ -237,7 +238,7 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 // AckRequest ends a claimed run (worker API).
 type AckRequest struct {
 	ClaimToken uuid.UUID `json:"claim_token"`
-	End
+	coordinator.End
 }
 
 // Ack godoc
@@ -249,7 +250,7 @@ type AckRequest struct {
 //	@Produce		json
 //	@Param			dispatch_id	path		string		true	"Dispatch ID"	format(uuid)
 //	@Param			body		body		AckRequest	true	"Claim and outcome"
-//	@Success		200			{object}	CommitResult
+//	@Success		200			{object}	coordinator.CommitResult
 //	@Failure		409			{object}	httpx.ErrorBody	"fenced"
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/dispatch/{dispatch_id}/ack [post]
@@ -263,5 +264,5 @@ func (h *Handlers) Ack(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	end := req.End
-	return h.commit(w, r, id, &CommitRequest{ClaimToken: req.ClaimToken, CommitID: "end", End: &end})
+	return h.commit(w, r, id, &coordinator.CommitRequest{ClaimToken: req.ClaimToken, CommitID: "end", End: &end})
 }

@@ -1,4 +1,4 @@
-package runs
+package webhook
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -17,29 +18,64 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/postgres"
 )
 
-// Webhook delivery (reference §6.6). The statement that ends a run whose
-// kwargs name a webhook also marks its delivery pending and due now
-// (webhookPendingSet), so a run that ended is never lost to a crash and a
-// run deleted by a rollback sends nothing. Every replica runs webhookLoop:
-//
-//	pending ──claim (attempts+1, next_at = now + lease)──▶ POST
-//	   ▲                                                    │
-//	   └── non-2xx / network error, attempts < max: ────────┤
-//	       next_at = now + backoff                          │
-//	failed ◀── attempts = max, or an address refused ───────┤
-//	delivered ◀── 2xx ──────────────────────────────────────┘
-//
-// A claim pushes webhook_next_at past the send's timeout (the lease), so two
-// replicas never send the same attempt at once; a replica that dies
-// mid-send leaves the delivery to be claimed again when the lease runs out
-// (at least once). The attempt number fences the recording of an attempt: a
-// sender whose lease ran out and whose delivery was claimed again records
-// nothing.
+// Config tunes webhook delivery.
+type Config struct {
+	// SelfURL is this server's own base URL ("http://127.0.0.1:8123"): a
+	// webhook that is a path ("/hooks/done") is POSTed there.
+	SelfURL string
+	// AllowPrivate lets webhooks reach loopback, private, link-local,
+	// unspecified and multicast addresses (default false: such a delivery
+	// fails at once; a path on this server is always allowed).
+	AllowPrivate bool
+	// Backoff is the delay after a webhook's first failed attempt, doubled
+	// after each further one (with jitter, capped at 5 min); default 1 s.
+	Backoff time.Duration
+	// Timeout limits one webhook POST (default 10 s).
+	Timeout time.Duration
+	// PollInterval is how often the delivery loop looks for due deliveries
+	// at least (a run ended on another replica); default 1 s.
+	PollInterval time.Duration
+}
+
+// Service delivers the webhooks of ended runs.
+type Service struct {
+	db  *pgxpool.Pool
+	log *slog.Logger
+	cfg Config
+	// outage logs a database outage once, not once per tick.
+	outage *postgres.Outage
+}
+
+// NewService returns a Service; Start runs its delivery loop.
+func NewService(db *pgxpool.Pool, log *slog.Logger, cfg Config) *Service {
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = time.Second
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = time.Second
+	}
+	return &Service{db: db, log: log, cfg: cfg, outage: &postgres.Outage{Log: log, What: "webhook delivery"}}
+}
+
+// Start runs the delivery loop until ctx is done; the returned function
+// waits for it to stop.
+func (s *Service) Start(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.webhookLoop(ctx) })
+	return wg.Wait
+}
+
 const (
 	// webhookMaxAttempts is how many POSTs a delivery gets before it fails.
 	webhookMaxAttempts = 8
@@ -49,10 +85,10 @@ const (
 	webhookBatch = 16
 )
 
-// webhookPendingSet is the SET clause that marks a run's webhook delivery
+// PendingSet is the SET clause that marks a run's webhook delivery
 // pending and due when its kwargs name a webhook (part of the statements
 // that end a run, so marking costs no round trip).
-const webhookPendingSet = `webhook_state = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN 'pending' ELSE webhook_state END,
+const PendingSet = `webhook_state = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN 'pending' ELSE webhook_state END,
 				webhook_next_at = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN now() ELSE webhook_next_at END,
 				webhook_attempts = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN 0 ELSE webhook_attempts END`
 
@@ -63,9 +99,9 @@ const (
 	WebhookFailed    = "failed"
 )
 
-// validWebhook checks a run's webhook at creation: an absolute http(s) URL
+// Validate checks a run's webhook at creation: an absolute http(s) URL
 // with a host, or a path on this server (starting with "/"). "" is none.
-func validWebhook(w string) error {
+func Validate(w string) error {
 	if w == "" || strings.HasPrefix(w, "/") {
 		return nil
 	}
@@ -85,7 +121,7 @@ type webhookDelivery struct {
 	UpdatedAt         httpx.Time      `db:"updated_at"`
 	StartedAt         httpx.Time      `db:"started_at"`
 	FinishedAt        httpx.Time      `db:"finished_at"`
-	Status            Status          `db:"status"`
+	Status            string          `db:"status"`
 	Metadata          json.RawMessage `db:"metadata"`
 	Kwargs            json.RawMessage `db:"kwargs"`
 	MultitaskStrategy string          `db:"multitask_strategy"`
@@ -125,13 +161,13 @@ func (s *Service) webhookClaim(ctx context.Context, limit int) ([]webhookDeliver
 
 // webhookLease is how long a claimed delivery is this replica's: past the
 // send's timeout, with room for recording the outcome.
-func (s *Service) webhookLease() time.Duration { return 2*s.cfg.WebhookTimeout + 5*time.Second }
+func (s *Service) webhookLease() time.Duration { return 2*s.cfg.Timeout + 5*time.Second }
 
 // webhookLoop delivers due webhooks until ctx is done. It wakes when the
 // earliest pending delivery is due, and at least every PollInterval (a run
 // ended on another replica).
 func (s *Service) webhookLoop(ctx context.Context) {
-	clients := webhookClients{external: s.webhookClient(!s.cfg.WebhookAllowPrivate), self: s.webhookClient(false)}
+	clients := webhookClients{external: s.webhookClient(!s.cfg.AllowPrivate), self: s.webhookClient(false)}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -200,7 +236,7 @@ func (s *Service) deliver(ctx context.Context, clients webhookClients, d *webhoo
 	case final || d.Attempt >= webhookMaxAttempts:
 		state = WebhookFailed
 	default:
-		next = webhookBackoff(s.cfg.WebhookBackoff, d.Attempt)
+		next = webhookBackoff(s.cfg.Backoff, d.Attempt)
 	}
 	var lastStatus *int
 	if status != 0 {
@@ -245,7 +281,7 @@ func webhookBody(d *webhookDelivery, now time.Time) ([]byte, error) {
 		"run_started_at": d.StartedAt, "run_ended_at": d.FinishedAt,
 		"webhook_sent_at": httpx.Time{Time: now}, "values": webhookValues(d),
 	}
-	if rawPresent(d.Error) {
+	if jsonv.Present(d.Error) {
 		var e struct {
 			Error   string `json:"error"`
 			Message string `json:"message"`
@@ -266,16 +302,16 @@ func webhookBody(d *webhookDelivery, now time.Time) ([]byte, error) {
 // (without "__interrupt__"), else the thread's values (a failed or
 // cancelled run), else null.
 func webhookValues(d *webhookDelivery) json.RawMessage {
-	if rawPresent(d.Result) {
+	if jsonv.Present(d.Result) {
 		var vals map[string]json.RawMessage
 		if json.Unmarshal(d.Result, &vals) == nil && vals != nil {
 			if _, failed := vals["__error__"]; !failed {
 				delete(vals, "__interrupt__")
-				return mustJSON(vals)
+				return jsonv.Must(vals)
 			}
 		}
 	}
-	if rawPresent(d.ThreadValues) {
+	if jsonv.Present(d.ThreadValues) {
 		return d.ThreadValues
 	}
 	return json.RawMessage("null")
@@ -296,7 +332,7 @@ func (s *Service) send(ctx context.Context, clients webhookClients, d *webhookDe
 	if err != nil {
 		return 0, "encode body: " + err.Error(), true
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.WebhookTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
@@ -367,7 +403,7 @@ func addrKind(ip net.IP) string {
 // multicast; since the checked address is the one dialled, a DNS answer
 // that changes between check and connect cannot bypass the guard.
 func (s *Service) webhookClient(guard bool) *http.Client {
-	dialer := &net.Dialer{Timeout: s.cfg.WebhookTimeout, KeepAlive: 30 * time.Second}
+	dialer := &net.Dialer{Timeout: s.cfg.Timeout, KeepAlive: 30 * time.Second}
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -406,8 +442,8 @@ func (s *Service) webhookClient(guard bool) *http.Client {
 			ForceAttemptHTTP2:     true,
 			MaxIdleConns:          32,
 			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   s.cfg.WebhookTimeout,
-			ResponseHeaderTimeout: s.cfg.WebhookTimeout,
+			TLSHandshakeTimeout:   s.cfg.Timeout,
+			ResponseHeaderTimeout: s.cfg.Timeout,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

@@ -1,4 +1,4 @@
-package runs
+package stream
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/runs"
 )
 
 // ProtocolCommand is the body of POST /threads/{thread_id}/commands.
@@ -59,14 +61,14 @@ func protoErr(code, format string, args ...any) error {
 type protocolRunStart struct {
 	AssistantID         string          `json:"assistant_id"`
 	Input               json.RawMessage `json:"input"`
-	Command             *Command        `json:"command"`
+	Command             *runs.Command   `json:"command"`
 	Config              map[string]any  `json:"config"`
 	Context             map[string]any  `json:"context"`
 	Metadata            map[string]any  `json:"metadata"`
 	MultitaskStrategy   string          `json:"multitask_strategy"`
 	MultitaskStrategyJS string          `json:"multitaskStrategy"`
-	InterruptBefore     stringList      `json:"interrupt_before"`
-	InterruptAfter      stringList      `json:"interrupt_after"`
+	InterruptBefore     runs.StringList `json:"interrupt_before"`
+	InterruptAfter      runs.StringList `json:"interrupt_after"`
 	Durability          string          `json:"durability"`
 }
 
@@ -178,7 +180,7 @@ func (h *Handlers) protocolCommand(ctx context.Context, tid uuid.UUID, cmd *Prot
 
 // decodeParams decodes a command's params (absent or null: none).
 func decodeParams(cmd *ProtocolCommand, dst any) error {
-	if !rawPresent(cmd.Params) {
+	if !jsonv.Present(cmd.Params) {
 		return nil
 	}
 	if err := json.Unmarshal(cmd.Params, dst); err != nil {
@@ -193,7 +195,7 @@ func (h *Handlers) protocolRunStart(ctx context.Context, tid uuid.UUID, p *proto
 	if p.AssistantID == "" {
 		return nil, protoErr("invalid_argument", "run.start requires an assistant_id")
 	}
-	req := &CreateRequest{AssistantID: p.AssistantID, Input: p.Input, Command: p.Command, Config: p.Config,
+	req := &runs.CreateRequest{AssistantID: p.AssistantID, Input: p.Input, Command: p.Command, Config: p.Config,
 		Context: p.Context, Metadata: p.Metadata, MultitaskStrategy: p.MultitaskStrategy,
 		InterruptBefore: p.InterruptBefore, InterruptAfter: p.InterruptAfter, Durability: p.Durability,
 		IfNotExists: "create", StreamMode: protocolRunModes, StreamSubgraphs: true, StreamResumable: true}
@@ -201,7 +203,7 @@ func (h *Handlers) protocolRunStart(ctx context.Context, tid uuid.UUID, p *proto
 		req.MultitaskStrategy = p.MultitaskStrategyJS
 	}
 	if req.MultitaskStrategy == "" {
-		req.MultitaskStrategy = StrategyEnqueue
+		req.MultitaskStrategy = runs.StrategyEnqueue
 	}
 	// A fork: the SDK puts forkFrom in config.configurable.checkpoint_id.
 	if c, ok := p.Config["configurable"].(map[string]any); ok {
@@ -209,7 +211,7 @@ func (h *Handlers) protocolRunStart(ctx context.Context, tid uuid.UUID, p *proto
 			req.CheckpointID = id
 		}
 	}
-	run, err := h.svc.Create(ctx, tid, req)
+	run, err := h.svc.runs.Create(ctx, tid, req)
 	if err != nil {
 		return nil, err
 	}
@@ -250,9 +252,9 @@ func (h *Handlers) protocolRespond(ctx context.Context, tid uuid.UUID, p *protoc
 		}
 	}
 	resume, _ := json.Marshal(answers)
-	req := &CreateRequest{AssistantID: assistantID.String(), Command: &Command{Resume: resume, Update: p.Update, Goto: p.Goto},
+	req := &runs.CreateRequest{AssistantID: assistantID.String(), Command: &runs.Command{Resume: resume, Update: p.Update, Goto: p.Goto},
 		Config: p.Config, Metadata: p.Metadata, StreamMode: protocolRunModes, StreamSubgraphs: true, StreamResumable: true}
-	run, err := h.svc.Create(ctx, tid, req)
+	run, err := h.svc.runs.Create(ctx, tid, req)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +299,7 @@ func (s *Service) protocolState(ctx context.Context, tid uuid.UUID, keys []strin
 		return nil, err
 	}
 	vals := map[string]any{}
-	_ = decodeJSON(values, &vals)
+	_ = jsonv.Decode(values, &vals)
 	if vals == nil {
 		vals = map[string]any{}
 	}
@@ -319,7 +321,7 @@ func (s *Service) protocolState(ctx context.Context, tid uuid.UUID, keys []strin
 // with the subgraph namespaces its events came from.
 func (s *Service) protocolTree(ctx context.Context, tid uuid.UUID) (any, error) {
 	var graphID string
-	var status Status
+	var status runs.Status
 	var names []string
 	err := s.db.QueryRow(ctx, `SELECT r.graph_id, r.status, coalesce((SELECT array_agg(DISTINCT e.event) FROM run_events e
 			WHERE e.run_id = r.run_id AND e.event LIKE '%|%'), '{}')
@@ -359,13 +361,13 @@ func (s *Service) protocolTree(ctx context.Context, tid uuid.UUID) (any, error) 
 }
 
 // lifecycleOf is the protocol status of a run status.
-func lifecycleOf(s Status) string {
+func lifecycleOf(s runs.Status) string {
 	switch s {
-	case StatusSuccess:
+	case runs.StatusSuccess:
 		return "completed"
-	case StatusError:
+	case runs.StatusError:
 		return "failed"
-	case StatusInterrupted, StatusTimeout:
+	case runs.StatusInterrupted, runs.StatusTimeout:
 		return "interrupted"
 	}
 	return "running"

@@ -1,4 +1,4 @@
-package runs
+package workerapi
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
 )
 
@@ -35,34 +36,34 @@ const UpdateStateTimeout = 30 * time.Second
 
 // Serves reports whether graphID is a graph registered by an external
 // worker (state.ExternalUpdater).
-func (s *Service) Serves(ctx context.Context, graphID string) (bool, error) {
+func (h *Handlers) Serves(ctx context.Context, graphID string) (bool, error) {
 	var ok bool
-	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM graphs WHERE graph_id = $1 AND source = $2)`, graphID, assistants.SourceWorker).Scan(&ok)
+	err := h.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM graphs WHERE graph_id = $1 AND source = $2)`, graphID, assistants.SourceWorker).Scan(&ok)
 	return ok, err
 }
 
-var _ state.ExternalUpdater = (*Service)(nil)
+var _ state.ExternalUpdater = (*Handlers)(nil)
 
 // UpdateState applies update_state p to thread threadID through a worker of
 // graphID (state.ExternalUpdater) and returns the new checkpoint.
-func (s *Service) UpdateState(ctx context.Context, threadID uuid.UUID, graphID string, p state.UpdateParams) (checkpoints.Config, error) {
+func (h *Handlers) UpdateState(ctx context.Context, threadID uuid.UUID, graphID string, p state.UpdateParams) (checkpoints.Config, error) {
 	values := p.Values
 	if len(values) == 0 {
 		values = json.RawMessage("null")
 	}
 	md := map[string]any{UpdateStateKey: map[string]any{"values": values, "as_node": p.AsNode, "checkpoint_id": p.CheckpointID}}
-	run, err := s.Create(ctx, threadID, &CreateRequest{AssistantID: graphID, Metadata: md, MultitaskStrategy: StrategyReject})
+	run, err := h.runs.Create(ctx, threadID, &runs.CreateRequest{AssistantID: graphID, Metadata: md, MultitaskStrategy: runs.StrategyReject})
 	if err != nil {
 		return checkpoints.Config{}, err
 	}
 	bg := context.WithoutCancel(ctx)
 	wctx, cancel := context.WithTimeout(ctx, UpdateStateTimeout)
 	defer cancel()
-	got, err := s.Join(wctx, threadID, run.RunID)
+	got, err := h.runs.Join(wctx, threadID, run.RunID)
 	if err != nil {
 		// No worker took it (or the client left): withdraw the update.
-		if _, cerr := s.Cancel(bg, threadID, run.RunID, ActionRollback); cerr != nil && apperr.CodeOf(cerr) != apperr.NotFound {
-			s.log.Warn("withdraw update_state run", "run_id", run.RunID, "error", cerr)
+		if _, cerr := h.runs.Cancel(bg, threadID, run.RunID, runs.ActionRollback); cerr != nil && apperr.CodeOf(cerr) != apperr.NotFound {
+			h.log.Warn("withdraw update_state run", "run_id", run.RunID, "error", cerr)
 		}
 		if ctx.Err() != nil {
 			return checkpoints.Config{}, ctx.Err()
@@ -71,8 +72,8 @@ func (s *Service) UpdateState(ctx context.Context, threadID uuid.UUID, graphID s
 			"No worker serving graph %q applied the update within %s: start one (weft-worker) and retry", graphID, UpdateStateTimeout)
 	}
 	defer func() {
-		if err := s.Delete(bg, threadID, run.RunID); err != nil && apperr.CodeOf(err) != apperr.NotFound {
-			s.log.Warn("delete update_state run", "run_id", run.RunID, "error", err)
+		if err := h.runs.Delete(bg, threadID, run.RunID); err != nil && apperr.CodeOf(err) != apperr.NotFound {
+			h.log.Warn("delete update_state run", "run_id", run.RunID, "error", err)
 		}
 	}()
 	var res struct {

@@ -1,4 +1,4 @@
-package runs
+package executor
 
 import (
 	"github.com/weftdev/weft/graph"

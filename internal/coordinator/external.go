@@ -1,4 +1,4 @@
-package runs
+package coordinator
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/pregel"
 )
@@ -123,7 +124,7 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 	}
 	newest := ""
 	if req.End != nil {
-		var pr *projection
+		var pr *Projection
 		pr, newest, err = s.projectFromCommit(who, req)
 		if err != nil || pr == nil {
 			if err == nil {
@@ -131,7 +132,7 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 			}
 			return nil, err
 		}
-		req.End.projection = pr
+		req.End.Projection = pr
 	}
 	res := &CommitResult{CheckpointIDs: []string{}}
 	var replay []byte
@@ -184,7 +185,7 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 	switch postgres.SQLState(err) {
 	case postgres.CodeFenced, postgres.CodeCancelPending, "23505":
 		if req.End != nil {
-			req.End.projection = nil
+			req.End.Projection = nil
 		}
 		return nil, errFullPath
 	}
@@ -195,7 +196,7 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 // from the commit alone: its last root checkpoint, when the worker sent it
 // complete, with the writes under it in this commit. It returns nil when
 // the commit does not allow it, and that checkpoint's id.
-func (s *Service) projectFromCommit(who claimedIdentity, req *CommitRequest) (*projection, string, error) {
+func (s *Service) projectFromCommit(who claimedIdentity, req *CommitRequest) (*Projection, string, error) {
 	var last *CheckpointPut
 	for i := range req.Checkpoints {
 		c := &req.Checkpoints[i]
@@ -256,10 +257,10 @@ func (s *Service) projectFromCommit(who claimedIdentity, req *CommitRequest) (*p
 	t.PendingWrites = dedupWrites(t.PendingWrites)
 	g, _ := s.graphs.Lookup(who.graphID)
 	tasks := pregel.Tasks(t, g)
-	return &projection{
-		values:     mustJSON(pregel.StateValues(t.Checkpoint.ChannelValues, g)),
-		interrupts: mustJSON(pregel.InterruptsByTask(tasks)),
-		pending:    len(tasks) > 0,
+	return &Projection{
+		Values:     jsonv.Must(pregel.StateValues(t.Checkpoint.ChannelValues, g)),
+		Interrupts: jsonv.Must(pregel.InterruptsByTask(tasks)),
+		Pending:    len(tasks) > 0,
 	}, cp.ID, nil
 }
 

@@ -1,4 +1,4 @@
-package runs
+package workerapi
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -84,7 +85,7 @@ ORDER BY c.checkpoint_id DESC LIMIT $6`
 func CheckpointRawList(ctx context.Context, db postgres.DBTX, req *CheckpointReadRequest, limit int) ([]json.RawMessage, error) {
 	var filter []byte
 	if req.Filter != nil {
-		filter = mustJSON(req.Filter)
+		filter = jsonv.Must(req.Filter)
 	}
 	rows, err := db.Query(ctx, rawTupleSQL, req.ThreadID, req.CheckpointNS, req.CheckpointID, req.Before, filter, limit)
 	if err != nil {
@@ -131,7 +132,7 @@ func (h *Handlers) GetCheckpointRaw(w http.ResponseWriter, r *http.Request) erro
 		req.CheckpointNS = &root
 	}
 	req.Before, req.Filter = "", nil
-	got, err := CheckpointRawList(r.Context(), h.svc.db, req, 1)
+	got, err := CheckpointRawList(r.Context(), h.db, req, 1)
 	if err != nil {
 		return err
 	}
@@ -164,7 +165,7 @@ func (h *Handlers) ListCheckpointsRaw(w http.ResponseWriter, r *http.Request) er
 	if req.Limit < 1 || req.Limit > 1000 {
 		return apperr.Errorf(apperr.Invalid, "Invalid limit: must be 1..1000")
 	}
-	got, err := CheckpointRawList(r.Context(), h.svc.db, req, req.Limit)
+	got, err := CheckpointRawList(r.Context(), h.db, req, req.Limit)
 	if err != nil {
 		return err
 	}

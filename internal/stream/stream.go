@@ -1,4 +1,4 @@
-package runs
+package stream
 
 import (
 	"bytes"
@@ -15,7 +15,9 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/runs"
 )
 
 // StoredEvent is one entry of a run's event log.
@@ -172,10 +174,10 @@ func (s *sse) write(p []byte) error {
 // process can serve any run, and a reconnect with Last-Event-ID loses
 // nothing); a notification on each commit wakes the stream, with a poll as
 // fallback.
-func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, after int64, m modes) error {
+func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *runs.Run, after int64, m modes) error {
 	ctx := r.Context()
-	sub := h.svc.events.subscribe(run.RunID)
-	defer h.svc.events.unsubscribe(run.RunID, sub)
+	sub := h.svc.events.Subscribe(run.RunID)
+	defer h.svc.events.Unsubscribe(run.RunID, sub)
 	out := startSSE(w)
 	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
 	defer beat.Stop()
@@ -216,11 +218,11 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *Run, a
 			// Nothing new, yet something happened: a run can end without an
 			// "end" event (cancelled while queued, dead-lettered, rolled
 			// back), so look at it.
-			cur, err := h.svc.Get(ctx, run.ThreadID, run.RunID)
+			cur, err := h.svc.runs.Get(ctx, run.ThreadID, run.RunID)
 			if apperr.CodeOf(err) == apperr.NotFound {
 				return h.streamError(out, ctx, err)
 			}
-			if err == nil && cur.finished() {
+			if err == nil && cur.Finished() {
 				if rest, err := h.svc.EventsAfter(ctx, run.RunID, after, 1); err == nil && len(rest) == 0 {
 					return nil
 				}
@@ -245,42 +247,29 @@ func (h *Handlers) streamError(out *sse, ctx context.Context, err error) error {
 	} else {
 		h.svc.log.Error("stream", "error", err)
 	}
-	_ = out.send("error", mustJSON(map[string]any{"error": class, "message": msg}), 0)
+	_ = out.send("error", jsonv.Must(map[string]any{"error": class, "message": msg}), 0)
 	return nil
 }
 
-func streamModes(k Kwargs) modes { return parseModes(k.StreamMode) }
+func streamModes(k runs.Kwargs) modes { return parseModes(k.StreamMode) }
 
 // createAndStream creates a run and streams it from its first event.
 func (h *Handlers) createAndStream(w http.ResponseWriter, r *http.Request, threadID uuid.UUID) error {
-	run, err := h.create(w, r, threadID)
+	run, err := h.svc.runs.CreateFromRequest(r, threadID)
 	if err != nil {
 		return err
 	}
-	p := runPath(run.ThreadID, run.RunID, run.Temporary)
+	p := runs.Path(run.ThreadID, run.RunID, run.Temporary)
 	w.Header().Set("Content-Location", p)
 	w.Header().Set("Location", p+"/stream")
-	var k Kwargs
-	_ = decodeJSON(run.Kwargs, &k)
-	defer h.cancelOnDisconnect(r, run, k.OnDisconnect == "cancel")()
+	var k runs.Kwargs
+	_ = jsonv.Decode(run.Kwargs, &k)
+	defer h.svc.runs.CancelOnDisconnect(r.Context(), run, k.OnDisconnect == "cancel")()
 	err = h.streamRun(w, r, run, 0, streamModes(k))
 	if run.Temporary {
-		h.deleteTemporary(r, run)
+		h.svc.runs.DeleteTemporary(r.Context(), run)
 	}
 	return err
-}
-
-// deleteTemporary deletes a finished stateless run's thread, unless the run
-// still has a webhook to deliver (the sweeper deletes it later).
-func (h *Handlers) deleteTemporary(r *http.Request, run *Run) {
-	ctx := context.WithoutCancel(r.Context())
-	cur, err := h.svc.Get(ctx, uuid.Nil, run.RunID)
-	if err != nil || !cur.finished() || cur.WebhookState != nil && *cur.WebhookState == "pending" {
-		return
-	}
-	if _, err := h.svc.threads.Delete(ctx, run.ThreadID, "detach"); err != nil && apperr.CodeOf(err) != apperr.NotFound {
-		h.svc.log.Warn("delete temporary thread", "thread_id", run.ThreadID, "error", err)
-	}
 }
 
 // StreamStateful godoc
@@ -291,7 +280,7 @@ func (h *Handlers) deleteTemporary(r *http.Request, run *Run) {
 //	@Accept			json
 //	@Produce		text/event-stream
 //	@Param			thread_id	path		string			true	"Thread ID"	format(uuid)
-//	@Param			body		body		CreateRequest	true	"Run"
+//	@Param			body		body		runs.CreateRequest	true	"Run"
 //	@Success		200			{string}	string			"text/event-stream"
 //	@Failure		400			{object}	httpx.ErrorBody
 //	@Failure		404			{object}	httpx.ErrorBody
@@ -313,7 +302,7 @@ func (h *Handlers) StreamStateful(w http.ResponseWriter, r *http.Request) error 
 //	@Tags			runs
 //	@Accept			json
 //	@Produce		text/event-stream
-//	@Param			body	body		CreateRequest	true	"Run"
+//	@Param			body	body		runs.CreateRequest	true	"Run"
 //	@Success		200		{string}	string			"text/event-stream"
 //	@Failure		400		{object}	httpx.ErrorBody
 //	@Failure		404		{object}	httpx.ErrorBody
@@ -334,7 +323,7 @@ func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, 
 	if err != nil {
 		return err
 	}
-	run, err := h.svc.Get(r.Context(), threadID, runID)
+	run, err := h.svc.runs.Get(r.Context(), threadID, runID)
 	if err != nil {
 		return err
 	}
@@ -343,16 +332,16 @@ func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, 
 			return err
 		}
 	}
-	var k Kwargs
-	_ = decodeJSON(run.Kwargs, &k)
+	var k runs.Kwargs
+	_ = jsonv.Decode(run.Kwargs, &k)
 	m := streamModes(k)
 	if q := r.URL.Query()["stream_mode"]; len(q) > 0 {
 		m = parseModes(httpx.QueryList(q))
 	}
-	p := runPath(run.ThreadID, run.RunID, threadID == uuid.Nil)
+	p := runs.Path(run.ThreadID, run.RunID, threadID == uuid.Nil)
 	w.Header().Set("Content-Location", p)
 	w.Header().Set("Location", p+"/stream")
-	defer h.cancelOnDisconnect(r, run, cancelOnDisc)()
+	defer h.svc.runs.CancelOnDisconnect(r.Context(), run, cancelOnDisc)()
 	return h.streamRun(w, r, run, after, m)
 }
 
@@ -372,7 +361,7 @@ func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, 
 //	@Failure		422						{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/runs/{run_id}/stream [get]
 func (h *Handlers) JoinStream(w http.ResponseWriter, r *http.Request) error {
-	tid, rid, err := threadRun(r)
+	tid, rid, err := runs.PathIDs(r)
 	if err != nil {
 		return err
 	}
@@ -497,8 +486,8 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 	if !exists {
 		return apperr.Errorf(apperr.NotFound, "Thread %s not found", tid)
 	}
-	sub := h.svc.events.subscribe(tid)
-	defer h.svc.events.unsubscribe(tid, sub)
+	sub := h.svc.events.Subscribe(tid)
+	defer h.svc.events.Unsubscribe(tid, sub)
 	out := startSSE(w)
 	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
 	defer beat.Stop()
@@ -523,7 +512,7 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 			name, data := e.Event, []byte(e.Data)
 			switch {
 			case e.Event == "end" && lifecycle:
-				name, data = "metadata", mustJSON(map[string]any{"status": "run_done", "run_id": e.RunID.String()})
+				name, data = "metadata", jsonv.Must(map[string]any{"status": "run_done", "run_id": e.RunID.String()})
 			case e.Event == "end", !runModes && e.Event != "metadata":
 				continue
 			}

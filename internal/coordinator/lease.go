@@ -1,0 +1,129 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/threads"
+)
+
+// Heartbeat renews a claim's lease and returns the new expiry and the
+// cancellation requested for its run.
+func (s *Service) Heartbeat(ctx context.Context, dispatchID, token uuid.UUID) (time.Time, string, error) {
+	return dispatch.DispatchRenewLease(ctx, s.db, dispatchID, token, s.cfg.Lease)
+}
+
+// Nack gives a claimed dispatch back after a failure that a retry may cure:
+// it is queued again after a backoff (its run pending again), or
+// dead-lettered at its last attempt (its run error).
+func (s *Service) Nack(ctx context.Context, dispatchID, token uuid.UUID, errText string) (dispatch.State, error) {
+	var state dispatch.State
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		var threadID uuid.UUID
+		err := tx.QueryRow(ctx, `SELECT thread_id FROM run_dispatches WHERE dispatch_id = $1`, dispatchID).Scan(&threadID)
+		if err == nil {
+			_, err = tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID)
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		d, err := dispatch.DispatchFence(ctx, tx, dispatchID, token)
+		if err != nil {
+			return err
+		}
+		state, err = s.requeue(ctx, tx, d, "nacked", errText)
+		return err
+	})
+	return state, err
+}
+
+// requeue ends the attempt of claimed dispatch d (locked; thread locked)
+// and queues it again, or dead-letters it (run error) at its last attempt.
+// A dispatch whose run was asked to stop ends as cancelled instead.
+func (s *Service) requeue(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, outcome, errText string) (dispatch.State, error) {
+	if d.CancelAction != nil {
+		return dispatch.Cancelled, s.endRun(ctx, tx, d, End{Status: runs.StatusInterrupted}, *d.CancelAction,
+			dispatch.Cancelled, outcome, errText)
+	}
+	if d.Attempt >= d.MaxAttempts {
+		msg := fmt.Sprintf("Run dead-lettered after %d attempts: %s", d.Attempt, errText)
+		end := End{Status: runs.StatusError, Error: map[string]any{"error": "DeadLetter", "message": msg}}
+		return dispatch.DeadLetter, s.endRun(ctx, tx, d, end, "", dispatch.DeadLetter, outcome, errText)
+	}
+	state, err := dispatch.DispatchRequeue(ctx, tx, d, outcome, errText)
+	if err != nil {
+		return "", err
+	}
+	_, err = tx.Exec(ctx, `UPDATE runs SET status = 'pending', updated_at = now() WHERE run_id = $1`, d.RunID)
+	return state, err
+}
+
+// Reap handles claims whose lease expired (their worker died or hung):
+// each is requeued with backoff, dead-lettered at its last attempt, or, when
+// its run was being cancelled, ended as cancelled. Safe on every replica at
+// once (SKIP LOCKED). It also deletes the temporary threads of stateless
+// runs that ended more than TempRetention ago. It returns how many claims
+// it handled.
+func (s *Service) Reap(ctx context.Context) (int, error) {
+	n := 0
+	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		n = 0
+		expired, err := dispatch.DispatchExpired(ctx, tx, 100)
+		if err != nil {
+			return err
+		}
+		for i := range expired {
+			d := &expired[i]
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, d.ThreadID); err != nil {
+				return err
+			}
+			if _, err := s.requeue(ctx, tx, d, "lease_expired", "lease expired (worker "+deref(d.ClaimedBy)+" stopped renewing it)"); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, s.sweepTemporary(ctx, s.cfg.TempRetention)
+}
+
+// sweepTemporary deletes the temporary threads (with their checkpoints) of
+// stateless runs that ended more than olderThan ago.
+func (s *Service) sweepTemporary(ctx context.Context, olderThan time.Duration) error {
+	// A thread whose run still has a webhook to deliver waits for it.
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT r.thread_id FROM runs r
+		WHERE r.temporary AND r.finished_at < now() - $1::interval
+		  AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.webhook_state = 'pending')
+		LIMIT 100`, olderThan)
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := s.threads.Delete(ctx, id, threads.DeleteDetach); err != nil && apperr.CodeOf(err) != apperr.NotFound {
+			return err
+		}
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,138 @@
+package coordinator
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/threads"
+)
+
+// Config tunes the coordinator.
+type Config struct {
+	// Lease is how long a claim lasts without a heartbeat or commit.
+	Lease time.Duration
+	// ReapInterval is how often this replica looks for expired leases.
+	ReapInterval time.Duration
+	// TempRetention is how long a stateless run's temporary thread is kept
+	// after the run ended when nobody waited for it.
+	TempRetention time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Lease <= 0 {
+		c.Lease = 30 * time.Second
+	}
+	if c.ReapInterval <= 0 {
+		c.ReapInterval = min(c.Lease/2, 5*time.Second)
+	}
+	if c.TempRetention <= 0 {
+		c.TempRetention = time.Minute
+	}
+}
+
+// Service is the commit coordinator and the lifecycle of claimed runs:
+// claims, commits, heartbeats, nacks and the reaper.
+type Service struct {
+	db      *pgxpool.Pool
+	graphs  *graph.Registry
+	threads *threads.Store
+	log     *slog.Logger
+	cfg     Config
+
+	// queue wakes long-polling claims (ClaimWait) when work may have been
+	// queued; onWork are the in-process pools told the same.
+	queue  *postgres.Hub
+	mu     sync.Mutex
+	onWork []func(n int)
+	// claims remembers the run, thread and graph of dispatches claimed
+	// through the worker API, for their commits' one-round-trip path.
+	claims claimCache
+	// outage logs a database outage of the reaper once, not once a tick.
+	outage *postgres.Outage
+}
+
+// NewService returns a coordinator; Start runs its reaper.
+func NewService(db *pgxpool.Pool, graphs *graph.Registry, ts *threads.Store, log *slog.Logger, cfg Config) *Service {
+	cfg.defaults()
+	return &Service{db: db, graphs: graphs, threads: ts, log: log, cfg: cfg, queue: postgres.NewHub(),
+		outage: &postgres.Outage{Log: log, What: "reaper"}}
+}
+
+// Lease is the lease a claim gets (and a heartbeat renews).
+func (s *Service) Lease() time.Duration { return s.cfg.Lease }
+
+// OnWork registers fn to be called with a hint of how many dispatches may
+// have become claimable (a dispatch notification, a requeue by the
+// reaper, a reconnect of the listener). fn must not block.
+func (s *Service) OnWork(fn func(n int)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onWork = append(s.onWork, fn)
+}
+
+// Wake tells long-polling claims and the registered pools that up to n
+// dispatches may have become claimable (all pools' workers when n < 0).
+func (s *Service) Wake(n int) {
+	s.queue.Fire(queueGrew)
+	s.mu.Lock()
+	fns := s.onWork
+	s.mu.Unlock()
+	for _, fn := range fns {
+		fn(n)
+	}
+}
+
+// queueGrew is the queue hub's key: fired whenever work may have been
+// queued, it wakes long-polling claims of external workers at once instead
+// of at their next poll.
+var queueGrew = uuid.Nil
+
+// NotifyChannels are the channels a Listener must hold for the run
+// packages: the queue's, the cancellation requests and the runs' own.
+func NotifyChannels() []string {
+	return []string{dispatch.ChannelDispatch, dispatch.ChannelCancel, runs.ChannelRunEnd, runs.ChannelRunEvent}
+}
+
+// Start subscribes to the queue's notifications on l (which the caller
+// runs) and starts the reaper; it stops when ctx is cancelled, and the
+// returned wait function blocks until it has.
+func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func()) {
+	l.Subscribe(dispatch.ChannelDispatch, func(string) { s.Wake(1) })
+	l.OnConnect(func() { s.Wake(-1) })
+	var wg sync.WaitGroup
+	wg.Go(func() { s.reapLoop(ctx) })
+	return wg.Wait
+}
+
+func (s *Service) reapLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := s.Reap(ctx)
+		switch {
+		case err == nil:
+			s.outage.Succeeded()
+		case ctx.Err() != nil, s.outage.Failed(err):
+		default:
+			s.log.Warn("reaper", "error", err)
+		}
+		if n > 0 {
+			s.log.Info("reaper requeued expired claims", "count", n)
+			s.Wake(n)
+		}
+	}
+}

@@ -1,0 +1,24 @@
+// Package webhook delivers a run's webhook (reference §6.6): when a run
+// whose kwargs name a webhook ends, the final run is POSTed to it, at least
+// once, from any replica.
+//
+// The statement that ends a run also marks its delivery pending and due
+// (PendingSet, part of the coordinator's and package runs' end
+// statements), so a run that ended is never lost to a crash and a run
+// deleted by a rollback sends nothing. Every replica runs the delivery
+// loop:
+//
+//	pending ──claim (attempts+1, next_at = now + lease)──▶ POST
+//	   ▲                                                    │
+//	   └── non-2xx / network error, attempts < max: ────────┤
+//	       next_at = now + backoff                          │
+//	failed ◀── attempts = max, or an address refused ───────┤
+//	delivered ◀── 2xx ──────────────────────────────────────┘
+//
+// A claim pushes webhook_next_at past the send's timeout (the lease), so two
+// replicas never send the same attempt at once; a replica that dies
+// mid-send leaves the delivery to be claimed again when the lease runs out.
+// The attempt number fences the recording of an attempt. Addresses on
+// loopback, private, link-local and multicast networks are refused unless
+// AllowPrivate; a webhook that is a path goes to this server itself.
+package webhook

@@ -1,0 +1,37 @@
+// Package workerapi is the worker HTTP API (/dispatch/…): how an external
+// worker — the JS worker for LangGraph.js graphs, a Go program running
+// executor.RunRemote, or any other language — registers its graphs, claims
+// runs, keeps them, reads the thread's checkpoints and commits progress.
+// Every call is a thin layer over the coordinator and the checkpoint
+// store; the same fence guards it as the in-process pool.
+//
+//	POST /dispatch/graphs             register a graph: catalog entry (drawing, JSON Schemas,
+//	                                  subgraphs) and its system assistant
+//	POST /dispatch/claim              claim runs of named graphs (long poll), each with a claim
+//	                                  token, a lease, and whether its thread is new
+//	POST /dispatch/{id}/heartbeat     renew the lease; answers a requested cancellation
+//	POST /dispatch/{id}/commit        the coordinator's commit (checkpoints, writes, events, end)
+//	POST /dispatch/{id}/ack           end the run (a commit with only an end)
+//	POST /dispatch/{id}/nack          give the run back for a retry
+//	POST /dispatch/checkpoints/get    a checkpoint as stored (blobs and pending writes as rows)
+//	POST /dispatch/checkpoints/list   checkpoints as stored, newest first
+//
+// A stale worker gets 409 on every call of a dispatch it no longer holds.
+//
+// # Graphs of external workers
+//
+// The server has no definition of such a graph: run creation checks node
+// and state-key names against a stand-in built from the catalog
+// (assistants.WorkerGraph), the in-process pool never claims its runs (it
+// claims only compiled-in graphs), and state reads order next and tasks by
+// the drawing's node order. A graph id compiled into the server cannot be
+// registered (409).
+//
+// # update_state of a worker graph
+//
+// Only the graph's own runtime can apply an update through its reducers
+// and edges, so Handlers (a state.ExternalUpdater) hands it to a worker as
+// a run carrying the update (update.go): the worker applies it with
+// LangGraph's own updateState, the run answers the new checkpoint and is
+// deleted. LangGraph's refusal is a 400, no worker within 30 s a 409.
+package workerapi

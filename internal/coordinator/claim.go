@@ -19,25 +19,38 @@ type Claimed struct {
 	Run      runs.Run          `json:"run"`
 	// ClaimToken is the fence to present with every later operation.
 	ClaimToken uuid.UUID `json:"claim_token"`
+	// ThreadEmpty is true when the run's thread had no checkpoint when it
+	// was claimed (a new thread): the worker may skip reading one. The run
+	// holds its thread, so this stays true until the run writes.
+	ThreadEmpty bool `json:"-"`
+}
+
+// claimedRun is a run as the claim's update returns it.
+type claimedRun struct {
+	runs.Run
+	ThreadEmpty bool `db:"thread_empty"`
 }
 
 // Claim claims up to limit dispatches for worker (of graphIDs; nil: any)
-// and marks their runs running: two statements sent together, in one
-// implicit transaction and one round trip.
+// and marks their runs running (and learns which of their threads are
+// new): two statements sent together, in one implicit transaction and one
+// round trip.
 func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, limit int) ([]Claimed, error) {
 	var ds []dispatch.Dispatch
-	var rs []runs.Run
+	var rs []claimedRun
 	b := &pgx.Batch{}
 	dispatch.QueueClaim(b, dispatch.ClaimParams{Worker: worker, GraphIDs: graphIDs, Limit: limit, Lease: s.cfg.Lease}, &ds)
 	// The rows this transaction claimed are the claimed ones it updated.
 	b.Queue(`UPDATE runs SET status = 'running', attempt = d.attempt, started_at = coalesce(started_at, now()), updated_at = now()
 		FROM run_dispatches d
 		WHERE d.run_id = runs.run_id AND d.state = 'claimed' AND d.updated_at = now() AND d.claimed_by = $1
-		RETURNING `+postgres.Qualify("runs", runs.Columns), worker).Query(func(rows pgx.Rows) error {
-		var err error
-		rs, err = pgx.CollectRows(rows, pgx.RowToStructByName[runs.Run])
-		return err
-	})
+		RETURNING `+postgres.Qualify("runs", runs.Columns)+`,
+			NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = runs.thread_id::text) AS thread_empty`, worker).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			rs, err = pgx.CollectRows(rows, pgx.RowToStructByName[claimedRun])
+			return err
+		})
 	err := s.db.SendBatch(ctx, b).Close()
 	if errors.Is(err, dispatch.ErrClaimRace) {
 		return nil, nil // a concurrent claim won this thread; try again later
@@ -45,7 +58,7 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 	if err != nil {
 		return nil, err
 	}
-	byID := map[uuid.UUID]runs.Run{}
+	byID := map[uuid.UUID]claimedRun{}
 	for _, r := range rs {
 		byID[r.RunID] = r
 	}
@@ -55,7 +68,7 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 		if !ok {
 			return nil, fmt.Errorf("claim: run %s of dispatch %s not updated", d.RunID, d.DispatchID)
 		}
-		out = append(out, Claimed{Dispatch: d, Run: r, ClaimToken: *d.ClaimToken})
+		out = append(out, Claimed{Dispatch: d, Run: r.Run, ClaimToken: *d.ClaimToken, ThreadEmpty: r.ThreadEmpty})
 	}
 	return out, nil
 }

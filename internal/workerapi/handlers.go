@@ -2,12 +2,10 @@ package workerapi
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/coordinator"
@@ -65,28 +63,8 @@ func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := make([]ClaimedRun, len(got))
-	threads := make([]string, len(got))
 	for i := range got {
-		out[i].Claimed = got[i]
-		threads[i] = got[i].Run.ThreadID.String()
-	}
-	if len(got) > 0 {
-		// Which claimed threads have no checkpoint at all (every new
-		// thread): their worker needs no checkpoint read to start. The run
-		// holds its thread, so this stays true until the run writes. The
-		// runs are claimed already: if this fails, they go out without it.
-		rows, err := h.db.Query(r.Context(), `SELECT t FROM unnest($1::text[]) t
-			WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = t)`, threads)
-		var empty []string
-		if err == nil {
-			empty, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		}
-		if err != nil {
-			h.log.Warn("claim: checking for empty threads", "error", err)
-		}
-		for i := range out {
-			out[i].ThreadEmpty = slices.Contains(empty, threads[i])
-		}
+		out[i] = ClaimedRun{Claimed: got[i], ThreadEmpty: got[i].ThreadEmpty}
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil

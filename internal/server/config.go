@@ -84,6 +84,12 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	if fs.NArg() > 0 {
+		// flag stops at the first non-flag: everything after it would be
+		// silently ignored.
+		fs.Usage()
+		return c, fmt.Errorf("unexpected argument %q: weft takes only flags (-help lists them)", fs.Arg(0))
+	}
 	c.CORSOrigins = splitList(corsOrigins)
 	c.AllowedHosts = splitList(allowedHosts)
 	for _, o := range c.CORSOrigins {

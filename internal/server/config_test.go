@@ -3,6 +3,7 @@ package server_test
 import (
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weftdev/weft/internal/server"
@@ -37,6 +38,24 @@ func TestParseConfigSecurity(t *testing.T) {
 		env = map[string]string{}
 		if _, err := server.ParseConfig(bad, getenv, io.Discard); err == nil {
 			t.Errorf("ParseConfig(%v) accepted", bad)
+		}
+	}
+}
+
+// A stray positional argument is an error, never a silent stop of flag
+// parsing (flag stops at the first non-flag: "-workers 0" after it would be
+// ignored).
+func TestParseConfigRejectsStrayArguments(t *testing.T) {
+	t.Parallel()
+	getenv := func(string) string { return "" }
+	for _, args := range [][]string{{"foo"}, {"foo", "-workers", "0"}, {"-workers", "0", "bar"}} {
+		var usage strings.Builder
+		_, err := server.ParseConfig(args, getenv, &usage)
+		if err == nil || !strings.Contains(err.Error(), "unexpected argument") {
+			t.Errorf("ParseConfig(%q) = %v, want an unexpected-argument error", args, err)
+		}
+		if !strings.Contains(usage.String(), "-workers") {
+			t.Errorf("ParseConfig(%q) printed no usage: %q", args, usage.String())
 		}
 	}
 }

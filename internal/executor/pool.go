@@ -74,6 +74,11 @@ func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func())
 	})
 	s.coord.OnWork(s.wakeWorkers)
 	var wg sync.WaitGroup
+	if len(s.graphs.IDs()) == 0 {
+		// Nothing compiled in to run (a claim naming no graph would take
+		// any): every run goes to external workers.
+		return wg.Wait
+	}
 	for i := range s.cfg.Workers {
 		wg.Go(func() { s.workerLoop(ctx, i) })
 	}

@@ -49,8 +49,13 @@ type Config struct {
 	// connections besides the loopback names (DNS-rebinding protection); "*" turns the check off
 	AllowedHosts []string
 
+	// -builtin-graphs, WEFT_BUILTIN_GRAPHS (default true): serve the built-in demo graphs (foo_bar,
+	// echo_chat, hitl, slow) when Graphs is nil. NoBuiltinGraphs leaves them out, so a worker may serve its
+	// own graphs under those ids and no demo assistant is listed.
+	NoBuiltinGraphs bool
+
 	// Graphs are the graphs this server runs (not a flag; nil → the
-	// built-in graphs). Tests register their own.
+	// built-in graphs, unless NoBuiltinGraphs). Tests register their own.
 	Graphs *graph.Registry
 }
 
@@ -65,7 +70,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c Config
-	var level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts string
+	var builtinGraphs, level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts string
 	fs.StringVar(&c.Addr, "addr", env("WEFT_ADDR", "127.0.0.1:8123"), "listen address (WEFT_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty runs a managed local cluster (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("WEFT_DATA_DIR", ".weft"), "directory of the managed local cluster (WEFT_DATA_DIR)")
@@ -80,6 +85,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.WorkerID, "worker-id", env("WEFT_WORKER_ID", ""), "name of this process's workers in dispatch audits (WEFT_WORKER_ID)")
 	fs.StringVar(&allowPrivate, "webhook-allow-private", env("WEFT_WEBHOOK_ALLOW_PRIVATE", "false"), "let run webhooks reach loopback and private addresses (WEFT_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&corsOrigins, "cors-origins", env("WEFT_CORS_ORIGINS", ""), "comma list of web origins allowed besides localhost ones; * = any, without credentials (WEFT_CORS_ORIGINS)")
+	fs.StringVar(&builtinGraphs, "builtin-graphs", env("WEFT_BUILTIN_GRAPHS", "true"), "serve the built-in demo graphs foo_bar, echo_chat, hitl and slow (WEFT_BUILTIN_GRAPHS)")
 	fs.StringVar(&allowedHosts, "allowed-hosts", env("WEFT_ALLOWED_HOSTS", ""), "comma list of Host names accepted on loopback besides localhost ones; * = no check (WEFT_ALLOWED_HOSTS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -102,7 +108,11 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 			return c, fmt.Errorf("allowed hosts: %q must be a host name without scheme or port", h)
 		}
 	}
-	var err error
+	builtin, err := strconv.ParseBool(builtinGraphs)
+	if err != nil {
+		return c, fmt.Errorf("builtin graphs: %q is not a boolean", builtinGraphs)
+	}
+	c.NoBuiltinGraphs = !builtin
 	if c.Migrate, err = strconv.ParseBool(migrate); err != nil {
 		return c, fmt.Errorf("migrate: %q is not a boolean", migrate)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/checkpoints"
@@ -101,7 +102,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	}
 
 	graphs := cfg.Graphs
-	if graphs == nil {
+	switch {
+	case graphs != nil:
+	case cfg.NoBuiltinGraphs:
+		graphs = graph.NewRegistry()
+	default:
 		graphs = builtin.Graphs()
 	}
 	assistantStore := assistants.NewStore(s.pool)

@@ -216,3 +216,22 @@ func TestSecurityConfigApplies(t *testing.T) {
 		t.Fatalf("foreign host on loopback: %d", r.StatusCode)
 	}
 }
+
+// -builtin-graphs (WEFT_BUILTIN_GRAPHS) defaults to true and takes a boolean.
+func TestParseConfigBuiltinGraphs(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if c, err := server.ParseConfig(nil, getenv, io.Discard); err != nil || c.NoBuiltinGraphs {
+		t.Fatalf("default: %v %+v", err, c.NoBuiltinGraphs)
+	}
+	env["WEFT_BUILTIN_GRAPHS"] = "false"
+	if c, err := server.ParseConfig(nil, getenv, io.Discard); err != nil || !c.NoBuiltinGraphs {
+		t.Fatalf("WEFT_BUILTIN_GRAPHS=false: %v %+v", err, c.NoBuiltinGraphs)
+	}
+	if c, err := server.ParseConfig([]string{"-builtin-graphs", "true"}, getenv, io.Discard); err != nil || c.NoBuiltinGraphs {
+		t.Fatalf("the flag wins: %v %+v", err, c.NoBuiltinGraphs)
+	}
+	if _, err := server.ParseConfig([]string{"-builtin-graphs", "sometimes"}, getenv, io.Discard); err == nil {
+		t.Fatal("a non-boolean was accepted")
+	}
+}

@@ -85,7 +85,8 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 		return nil, apperr.Errorf(apperr.Invalid, "Invalid graph_id %q: a UUID would read as an assistant id", req.GraphID)
 	}
 	if _, builtin := h.graphs.Lookup(req.GraphID); builtin {
-		return nil, apperr.Errorf(apperr.Conflict, "Graph %q is compiled into this server; a worker cannot register it", req.GraphID)
+		return nil, apperr.Errorf(apperr.Conflict, "Graph %q is compiled into this server; a worker cannot register it "+
+			"(the built-in demo graphs foo_bar, echo_chat, hitl and slow are left out with -builtin-graphs false or WEFT_BUILTIN_GRAPHS=false)", req.GraphID)
 	}
 	nodes, err := assistants.DrawableNodes(req.Drawable)
 	if err != nil {

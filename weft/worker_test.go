@@ -26,9 +26,8 @@ import (
 
 // chatGraph streams a reply in chunks, then asks for approval (an
 // interrupt) and records the answer. Message ids are deterministic, so two
-// servers running it hold equal states. Its channels have no Default: the
-// server shows a remote graph's unset channels as absent, not as their
-// defaults (it has no Go definition of the graph).
+// servers running it hold equal states. Its channels have no Default
+// (TestWorkerGraphChannelDefaults covers those).
 func chatGraph() *graph.Graph {
 	return &graph.Graph{
 		ID:       "go_chat",
@@ -328,6 +327,121 @@ func TestWorkerCancel(t *testing.T) {
 	if d := time.Since(t0); d > 5*time.Second {
 		t.Fatalf("cancellation took %v", d)
 	}
+}
+
+// A remote graph's channel defaults (registered by the worker) show in
+// state reads exactly as on an embedded server running the same graph:
+// every history item, state at each checkpoint, and the thread's values.
+func TestWorkerGraphChannelDefaults(t *testing.T) {
+	t.Parallel()
+	g := func() *graph.Graph {
+		return &graph.Graph{ID: "go_defaults",
+			Channels: []graph.Channel{{Name: "items", Kind: graph.Append, Default: []any{}}, {Name: "n", Default: 7}, {Name: "x"}},
+			Nodes: []graph.Node{{Name: "add", Func: func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
+				return graph.State{"items": []any{"a"}}, nil
+			}}},
+			Edges: []graph.Edge{{From: graph.START, To: "add"}}}
+	}
+	srv := startServer(t, 0)
+	startWorker(t, srv, registry(t, g()), WorkerOptions{WorkerID: "go-defaults"})
+	emb, err := Start(t.Context(), registry(t, g()), Options{Addr: "127.0.0.1:0", DatabaseURL: pgtest.DSN(t), Workers: 1, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emb.Shutdown(context.Background()) })
+	embc := servertest.Client(t, emb.URL(), nil)
+	session := func(c *servertest.Server) (string, []map[string]any) {
+		tid := c.Must(200, "POST", "/threads", map[string]any{}).Map(t)["thread_id"].(string)
+		c.Must(200, "POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "go_defaults", "input": map[string]any{"x": 1}})
+		var h []map[string]any
+		c.Must(200, "GET", "/threads/"+tid+"/history", nil).JSON(t, &h)
+		return tid, h
+	}
+	tid, remote := session(srv)
+	etid, embedded := session(embc)
+	if g, w := comparable(anySlice(remote)), comparable(anySlice(embedded)); !reflect.DeepEqual(g, w) {
+		t.Fatalf("history differs:\nremote:   %v\nembedded: %v", g, w)
+	}
+	if first := remote[len(remote)-1]["values"]; !reflect.DeepEqual(first, map[string]any{"items": []any{}, "n": json.Number("7")}) &&
+		!reflect.DeepEqual(first, map[string]any{"items": []any{}, "n": float64(7)}) {
+		t.Fatalf("step -1 values = %v, want the defaults items [] and n 7", first)
+	}
+	for i, item := range remote {
+		cid := item["checkpoint"].(map[string]any)["checkpoint_id"].(string)
+		at := srv.Must(200, "GET", "/threads/"+tid+"/state/"+cid, nil).Map(t)
+		if !reflect.DeepEqual(at["values"], item["values"]) {
+			t.Errorf("state at history[%d] = %v, history says %v", i, at["values"], item["values"])
+		}
+	}
+	th, eth := srv.Must(200, "GET", "/threads/"+tid, nil).Map(t), embc.Must(200, "GET", "/threads/"+etid, nil).Map(t)
+	if !reflect.DeepEqual(th["values"], eth["values"]) {
+		t.Fatalf("thread values: remote %v, embedded %v", th["values"], eth["values"])
+	}
+}
+
+func anySlice(ms []map[string]any) []any {
+	out := make([]any, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
+}
+
+// The interrupt strategy on a busy thread reaches a remote worker at once
+// (its cancellation watch), not at its next heartbeat or commit: issued
+// while the first run's second node runs, it stops that node, so the log is
+// first:r1, first:r2, second:r2 — as with in-process runs and LangGraph's
+// server (the heartbeat comes every 10 s here, the node takes 400 ms).
+func TestWorkerCancelArrivesBeforeNextStep(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, 0)
+	var mu sync.Mutex
+	var log []string
+	cancelledAt := map[string]time.Time{}
+	step := func(name string) graph.NodeFunc {
+		return func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
+			tag, _ := in.Values["tag"].(string)
+			select {
+			case <-ctx.Done():
+				mu.Lock()
+				cancelledAt[name+":"+tag] = time.Now()
+				mu.Unlock()
+				return nil, ctx.Err()
+			case <-time.After(400 * time.Millisecond):
+			}
+			mu.Lock()
+			log = append(log, name+":"+tag)
+			mu.Unlock()
+			return graph.State{}, nil
+		}
+	}
+	g := &graph.Graph{ID: "go_two", Channels: []graph.Channel{{Name: "tag"}},
+		Nodes: []graph.Node{{Name: "first", Func: step("first")}, {Name: "second", Func: step("second")}},
+		Edges: []graph.Edge{{From: graph.START, To: "first"}, {From: "first", To: "second"}}}
+	startWorker(t, srv, registry(t, g), WorkerOptions{WorkerID: "go-two"})
+	tid := srv.Must(200, "POST", "/threads", map[string]any{}).Map(t)["thread_id"].(string)
+	r1 := srv.Must(200, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "go_two", "input": map[string]any{"tag": "r1"}}).Map(t)["run_id"].(string)
+	waitFor(t, 10*time.Second, "first:r1", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(log) == 1
+	})
+	time.Sleep(50 * time.Millisecond) // the first node's checkpoint is committed; second runs
+	issued := time.Now()
+	r2 := srv.Must(200, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "go_two", "input": map[string]any{"tag": "r2"},
+		"multitask_strategy": "interrupt"}).Map(t)["run_id"].(string)
+	waitFor(t, 15*time.Second, "r2 ended", func() bool {
+		return srv.Must(200, "GET", "/threads/"+tid+"/runs/"+r2, nil).Map(t)["status"] == "success"
+	})
+	if st := srv.Must(200, "GET", "/threads/"+tid+"/runs/"+r1, nil).Map(t)["status"]; st != "interrupted" {
+		t.Fatalf("r1 status = %v, want interrupted", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(log, ", "); got != "first:r1, first:r2, second:r2" {
+		t.Fatalf("log = %s, want first:r1, first:r2, second:r2", got)
+	}
+	t.Logf("the cancellation reached the worker's node %v after the interrupt was issued", cancelledAt["second:r1"].Sub(issued))
 }
 
 // stallTransport makes a worker lose its lease: while stall is set its

@@ -101,6 +101,24 @@ func (e AssistantsSearchRequestSortOrder) Valid() bool {
 	}
 }
 
+// Defines values for CoordinatorCancellationCancel.
+const (
+	CoordinatorCancellationCancelInterrupt CoordinatorCancellationCancel = "interrupt"
+	CoordinatorCancellationCancelRollback  CoordinatorCancellationCancel = "rollback"
+)
+
+// Valid indicates whether the value is a known member of the CoordinatorCancellationCancel enum.
+func (e CoordinatorCancellationCancel) Valid() bool {
+	switch e {
+	case CoordinatorCancellationCancelInterrupt:
+		return true
+	case CoordinatorCancellationCancelRollback:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DispatchState.
 const (
 	DispatchStateAcked      DispatchState = "acked"
@@ -850,6 +868,15 @@ type CheckpointsWrite struct {
 	TaskPath *string     `json:"task_path,omitempty"`
 	Value    interface{} `json:"value,omitempty"`
 }
+
+// CoordinatorCancellation defines model for coordinator.Cancellation.
+type CoordinatorCancellation struct {
+	Cancel     *CoordinatorCancellationCancel `json:"cancel,omitempty"`
+	DispatchId *openapi_types.UUID            `json:"dispatch_id,omitempty"`
+}
+
+// CoordinatorCancellationCancel defines model for CoordinatorCancellation.Cancel.
+type CoordinatorCancellationCancel string
 
 // CoordinatorCheckpointPut defines model for coordinator.CheckpointPut.
 type CoordinatorCheckpointPut struct {
@@ -1615,6 +1642,23 @@ type WorkerapiAckRequest struct {
 	Status *RunsStatus `json:"status,omitempty"`
 }
 
+// WorkerapiCancellationsRequest defines model for workerapi.CancellationsRequest.
+type WorkerapiCancellationsRequest struct {
+	// Known Known are dispatches whose cancellation the worker already has: they
+	// are left out, so the call waits for a new one.
+	Known *[]string `json:"known,omitempty"`
+
+	// WaitMs WaitMS long-polls up to this long for a cancellation (0..30000,
+	// default 0).
+	WaitMs *int `json:"wait_ms,omitempty"`
+
+	// WorkerId WorkerID is the worker whose claimed runs to watch (the worker_id of
+	// its claims).
+	//
+	// Example: js-worker-1
+	WorkerId *string `json:"worker_id,omitempty"`
+}
+
 // WorkerapiCheckpointReadRequest defines model for workerapi.CheckpointReadRequest.
 type WorkerapiCheckpointReadRequest struct {
 	// Before Before lists checkpoints older than this id (list).
@@ -1688,8 +1732,13 @@ type WorkerapiGraphRegistered struct {
 
 // WorkerapiGraphRegistration defines model for workerapi.GraphRegistration.
 type WorkerapiGraphRegistration struct {
-	ConfigSchema  *map[string]interface{} `json:"config_schema,omitempty"`
-	ContextSchema *map[string]interface{} `json:"context_schema,omitempty"`
+	// ChannelDefaults ChannelDefaults are what state channels read as while unset, as the
+	// graph's runtime defines them (LangGraph.js: a fresh channel's value,
+	// e.g. [] for a list with a reducer and a default); only channels that
+	// have one. State reads of the graph show them, as LangGraph's do.
+	ChannelDefaults *map[string]interface{} `json:"channel_defaults,omitempty"`
+	ConfigSchema    *map[string]interface{} `json:"config_schema,omitempty"`
+	ContextSchema   *map[string]interface{} `json:"context_schema,omitempty"`
 
 	// Drawable Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
 	// data?}], edges: [{source, target, conditional?}]}, as LangGraph's
@@ -1972,6 +2021,9 @@ type PostAssistantsAssistantIdLatestJSONRequestBody = AssistantsLatestRequest
 
 // PostAssistantsAssistantIdVersionsJSONRequestBody defines body for PostAssistantsAssistantIdVersions for application/json ContentType.
 type PostAssistantsAssistantIdVersionsJSONRequestBody = AssistantsVersionsRequest
+
+// PostDispatchCancellationsJSONRequestBody defines body for PostDispatchCancellations for application/json ContentType.
+type PostDispatchCancellationsJSONRequestBody = WorkerapiCancellationsRequest
 
 // PostDispatchCheckpointsGetJSONRequestBody defines body for PostDispatchCheckpointsGet for application/json ContentType.
 type PostDispatchCheckpointsGetJSONRequestBody = WorkerapiCheckpointReadRequest
@@ -2957,6 +3009,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
 	PostAssistantsAssistantIdVersions(ctx context.Context, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchCancellationsWithBody Wait for cancellations of a worker's runs (worker API)
+	//
+	// Answers the cancellations requested (cancel, the interrupt and rollback strategies, on_disconnect=cancel) for runs the worker holds, except those in known. With wait_ms the call waits for one (long poll, woken by the request itself): a worker that keeps one such call open learns of a cancellation within milliseconds instead of at its next heartbeat. An empty list means none came.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
+	PostDispatchCancellationsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchCancellations Wait for cancellations of a worker's runs (worker API)
+	//
+	// Answers the cancellations requested (cancel, the interrupt and rollback strategies, on_disconnect=cancel) for runs the worker holds, except those in known. With wait_ms the call waits for one (long poll, woken by the request itself): a worker that keeps one such call open learns of a cancellation within milliseconds instead of at its next heartbeat. An empty list means none came.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
+	PostDispatchCancellations(ctx context.Context, body PostDispatchCancellationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostDispatchCheckpointsGetWithBody Read a checkpoint as stored (worker API)
 	//
@@ -3967,6 +4037,44 @@ func (c *Client) PostAssistantsAssistantIdVersionsWithBody(ctx context.Context, 
 // Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
 func (c *Client) PostAssistantsAssistantIdVersions(ctx context.Context, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostAssistantsAssistantIdVersionsRequest(c.Server, assistantId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchCancellationsWithBody Wait for cancellations of a worker's runs (worker API)
+//
+// Answers the cancellations requested (cancel, the interrupt and rollback strategies, on_disconnect=cancel) for runs the worker holds, except those in known. With wait_ms the call waits for one (long poll, woken by the request itself): a worker that keeps one such call open learns of a cancellation within milliseconds instead of at its next heartbeat. An empty list means none came.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
+func (c *Client) PostDispatchCancellationsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchCancellationsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchCancellations Wait for cancellations of a worker's runs (worker API)
+//
+// Answers the cancellations requested (cancel, the interrupt and rollback strategies, on_disconnect=cancel) for runs the worker holds, except those in known. With wait_ms the call waits for one (long poll, woken by the request itself): a worker that keeps one such call open learns of a cancellation within milliseconds instead of at its next heartbeat. An empty list means none came.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
+func (c *Client) PostDispatchCancellations(ctx context.Context, body PostDispatchCancellationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchCancellationsRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6117,6 +6225,46 @@ func NewPostAssistantsAssistantIdVersionsRequestWithBody(server string, assistan
 	}
 
 	operationPath := fmt.Sprintf("/assistants/%s/versions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostDispatchCancellationsRequest calls the generic PostDispatchCancellations builder with application/json body
+func NewPostDispatchCancellationsRequest(server string, body PostDispatchCancellationsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDispatchCancellationsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostDispatchCancellationsRequestWithBody constructs an http.Request for the PostDispatchCancellations method, with any body, and a specified content type
+func NewPostDispatchCancellationsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dispatch/cancellations")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9143,6 +9291,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /assistants/{assistant_id}/versions (the `PostAssistantsAssistantIdVersions` operationId).
 	PostAssistantsAssistantIdVersionsWithResponse(ctx context.Context, assistantId string, body PostAssistantsAssistantIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostAssistantsAssistantIdVersionsResponse, error)
 
+	// PostDispatchCancellationsWithBodyWithResponse Wait for cancellations of a worker's runs (worker API)
+	//
+	// Answers the cancellations requested (cancel, the interrupt and rollback strategies, on_disconnect=cancel) for runs the worker holds, except those in known. With wait_ms the call waits for one (long poll, woken by the request itself): a worker that keeps one such call open learns of a cancellation within milliseconds instead of at its next heartbeat. An empty list means none came.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
+	PostDispatchCancellationsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchCancellationsResponse, error)
+
+	// PostDispatchCancellationsWithResponse Wait for cancellations of a worker's runs (worker API)
+	//
+	// Answers the cancellations requested (cancel, the interrupt and rollback strategies, on_disconnect=cancel) for runs the worker holds, except those in known. With wait_ms the call waits for one (long poll, woken by the request itself): a worker that keeps one such call open learns of a cancellation within milliseconds instead of at its next heartbeat. An empty list means none came.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
+	PostDispatchCancellationsWithResponse(ctx context.Context, body PostDispatchCancellationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchCancellationsResponse, error)
+
 	// PostDispatchCheckpointsGetWithBodyWithResponse Read a checkpoint as stored (worker API)
 	//
 	// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
@@ -10546,6 +10712,54 @@ func (r PostAssistantsAssistantIdVersionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostAssistantsAssistantIdVersionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostDispatchCancellationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]CoordinatorCancellation
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostDispatchCancellationsResponse) GetJSON200() *[]CoordinatorCancellation {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostDispatchCancellationsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDispatchCancellationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDispatchCancellationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDispatchCancellationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDispatchCancellationsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13656,6 +13870,36 @@ func (c *ClientWithResponses) PostAssistantsAssistantIdVersionsWithResponse(ctx 
 	return ParsePostAssistantsAssistantIdVersionsResponse(rsp)
 }
 
+// PostDispatchCancellationsWithBodyWithResponse Wait for cancellations of a worker's runs (worker API)
+//
+// Answers the cancellations requested (cancel, the interrupt and rollback strategies, on_disconnect=cancel) for runs the worker holds, except those in known. With wait_ms the call waits for one (long poll, woken by the request itself): a worker that keeps one such call open learns of a cancellation within milliseconds instead of at its next heartbeat. An empty list means none came.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
+func (c *ClientWithResponses) PostDispatchCancellationsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchCancellationsResponse, error) {
+	rsp, err := c.PostDispatchCancellationsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchCancellationsResponse(rsp)
+}
+
+// PostDispatchCancellationsWithResponse Wait for cancellations of a worker's runs (worker API)
+//
+// Answers the cancellations requested (cancel, the interrupt and rollback strategies, on_disconnect=cancel) for runs the worker holds, except those in known. With wait_ms the call waits for one (long poll, woken by the request itself): a worker that keeps one such call open learns of a cancellation within milliseconds instead of at its next heartbeat. An empty list means none came.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
+func (c *ClientWithResponses) PostDispatchCancellationsWithResponse(ctx context.Context, body PostDispatchCancellationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchCancellationsResponse, error) {
+	rsp, err := c.PostDispatchCancellations(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchCancellationsResponse(rsp)
+}
+
 // PostDispatchCheckpointsGetWithBodyWithResponse Read a checkpoint as stored (worker API)
 //
 // A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
@@ -15402,6 +15646,39 @@ func ParsePostAssistantsAssistantIdVersionsResponse(rsp *http.Response) (*PostAs
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostDispatchCancellationsResponse parses an HTTP response from a PostDispatchCancellationsWithResponse call
+func ParsePostDispatchCancellationsResponse(rsp *http.Response) (*PostDispatchCancellationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDispatchCancellationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []CoordinatorCancellation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -53,12 +54,22 @@ type GraphInfo struct {
 	Schemas SubgraphSchemas
 	// Source says who registered the graph (SourceBuiltin).
 	Source string
+	// ChannelDefaults are what state channels read as while unset (only
+	// channels with a default), for graphs the server has no definition
+	// of: a worker's graph shows them in its state reads.
+	ChannelDefaults map[string]any
 }
 
 // InfoOf describes a built-in graph for the catalog.
 func InfoOf(g *graph.Graph) GraphInfo {
 	s := g.Schemas()
-	return GraphInfo{GraphID: g.ID, Drawable: g.Drawable(), Source: SourceBuiltin,
+	defaults := map[string]any{}
+	for _, c := range g.Channels {
+		if c.Default != nil {
+			defaults[c.Name] = c.Default
+		}
+	}
+	return GraphInfo{GraphID: g.ID, Drawable: g.Drawable(), Source: SourceBuiltin, ChannelDefaults: defaults,
 		Schemas: SubgraphSchemas{InputSchema: s.Input, OutputSchema: s.Output, StateSchema: s.State,
 			ConfigSchema: s.Config, ContextSchema: s.Context}}
 }
@@ -79,13 +90,17 @@ func GraphUpsert(ctx context.Context, db postgres.DBTX, g GraphInfo) error {
 	if sub == nil {
 		sub = map[string]SubgraphSchemas{}
 	}
+	defaults := g.ChannelDefaults
+	if defaults == nil {
+		defaults = map[string]any{}
+	}
 	enc := func(v any) (string, error) {
 		b, err := json.Marshal(v)
 		return string(b), err
 	}
 	args := []any{g.GraphID, g.Source}
 	for _, v := range []any{g.Drawable, xray, sub, g.Schemas.InputSchema, g.Schemas.OutputSchema,
-		g.Schemas.StateSchema, g.Schemas.ConfigSchema, g.Schemas.ContextSchema} {
+		g.Schemas.StateSchema, g.Schemas.ConfigSchema, g.Schemas.ContextSchema, defaults} {
 		s, err := enc(v)
 		if err != nil {
 			return fmt.Errorf("graph catalog: encode %s: %w", g.GraphID, err)
@@ -93,13 +108,13 @@ func GraphUpsert(ctx context.Context, db postgres.DBTX, g GraphInfo) error {
 		args = append(args, s)
 	}
 	_, err := db.Exec(ctx, `INSERT INTO graphs (graph_id, source, drawable, xray_drawables, subgraphs,
-			input_schema, output_schema, state_schema, config_schema, context_schema)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			input_schema, output_schema, state_schema, config_schema, context_schema, channel_defaults)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (graph_id) DO UPDATE SET source = EXCLUDED.source, drawable = EXCLUDED.drawable,
 			xray_drawables = EXCLUDED.xray_drawables, subgraphs = EXCLUDED.subgraphs,
 			input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
 			state_schema = EXCLUDED.state_schema, config_schema = EXCLUDED.config_schema,
-			context_schema = EXCLUDED.context_schema, updated_at = now()`, args...)
+			context_schema = EXCLUDED.context_schema, channel_defaults = EXCLUDED.channel_defaults, updated_at = now()`, args...)
 	if err != nil {
 		return fmt.Errorf("graph catalog: upsert %s: %w", g.GraphID, err)
 	}
@@ -222,9 +237,9 @@ func DrawableNodes(d map[string]any) ([]string, error) {
 // channels, the properties of its input and state schemas, each a last
 // value (its own reducers run on the worker).
 func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *graph.Graph, ok bool, err error) {
-	var raw, input, state []byte
-	err = db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null')
-		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state)
+	var raw, input, state, defaultsDoc []byte
+	err = db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null'), channel_defaults
+		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state, &defaultsDoc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -243,6 +258,10 @@ func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *grap
 	for _, n := range names {
 		g.Nodes = append(g.Nodes, graph.Node{Name: n})
 	}
+	var defaults map[string]any
+	if err := jsonv.Decode(defaultsDoc, &defaults); err != nil {
+		return nil, false, fmt.Errorf("graph catalog: channel defaults of %s: %w", graphID, err)
+	}
 	for _, doc := range [][]byte{input, state} {
 		var schema struct {
 			Properties map[string]json.RawMessage `json:"properties"`
@@ -250,8 +269,14 @@ func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *grap
 		_ = json.Unmarshal(doc, &schema)
 		for _, k := range slices.Sorted(maps.Keys(schema.Properties)) {
 			if _, dup := g.Channel(k); !dup {
-				g.Channels = append(g.Channels, graph.Channel{Name: k})
+				g.Channels = append(g.Channels, graph.Channel{Name: k, Default: defaults[k]})
 			}
+		}
+	}
+	// A channel with a default but in neither schema still reads as it.
+	for _, k := range slices.Sorted(maps.Keys(defaults)) {
+		if _, dup := g.Channel(k); !dup {
+			g.Channels = append(g.Channels, graph.Channel{Name: k, Default: defaults[k]})
 		}
 	}
 	return g, true, nil

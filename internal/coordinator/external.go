@@ -8,10 +8,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/dispatch"
@@ -124,8 +127,12 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 	}
 	newest := ""
 	if req.End != nil {
+		g, err := s.graphOf(ctx, who.graphID)
+		if err != nil {
+			return nil, err
+		}
 		var pr *Projection
-		pr, newest, err = s.projectFromCommit(who, req)
+		pr, newest, err = s.projectFromCommit(who, g, req)
 		if err != nil || pr == nil {
 			if err == nil {
 				err = errFullPath
@@ -196,7 +203,7 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 // from the commit alone: its last root checkpoint, when the worker sent it
 // complete, with the writes under it in this commit. It returns nil when
 // the commit does not allow it, and that checkpoint's id.
-func (s *Service) projectFromCommit(who claimedIdentity, req *CommitRequest) (*Projection, string, error) {
+func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *CommitRequest) (*Projection, string, error) {
 	var last *CheckpointPut
 	for i := range req.Checkpoints {
 		c := &req.Checkpoints[i]
@@ -255,7 +262,6 @@ func (s *Service) projectFromCommit(who claimedIdentity, req *CommitRequest) (*P
 		return a.Idx - b.Idx
 	})
 	t.PendingWrites = dedupWrites(t.PendingWrites)
-	g, _ := s.graphs.Lookup(who.graphID)
 	tasks := pregel.Tasks(t, g)
 	return &Projection{
 		Values:     jsonv.Must(pregel.StateValues(t.Checkpoint.ChannelValues, g)),
@@ -305,4 +311,41 @@ func storedForm(v any, raw bool) (any, error) {
 		out = checkpoints.NormalizeLC(out)
 	}
 	return out, nil
+}
+
+// standInTTL is how long a worker graph's stand-in is reused for the
+// projections of its runs' ends: a worker that re-registers its graph with
+// other defaults is seen within it.
+const standInTTL = 5 * time.Second
+
+type standIn struct {
+	g  *graph.Graph
+	at time.Time
+}
+
+// graphOf is the graph the thread of a run of graphID is projected with:
+// the one compiled into the server, or the stand-in of a worker's graph
+// (assistants.WorkerGraph: node order and channel defaults), cached for
+// standInTTL; nil when neither.
+func (s *Service) graphOf(ctx context.Context, graphID string) (*graph.Graph, error) {
+	if g, ok := s.graphs.Lookup(graphID); ok {
+		return g, nil
+	}
+	s.mu.Lock()
+	c, ok := s.standIns[graphID]
+	s.mu.Unlock()
+	if ok && time.Since(c.at) < standInTTL {
+		return c.g, nil
+	}
+	g, _, err := assistants.WorkerGraph(ctx, s.db, graphID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.standIns == nil || len(s.standIns) > 1024 {
+		s.standIns = map[string]standIn{}
+	}
+	s.standIns[graphID] = standIn{g: g, at: time.Now()}
+	s.mu.Unlock()
+	return g, nil
 }

@@ -49,10 +49,13 @@ type Service struct {
 	cfg     Config
 
 	// queue wakes long-polling claims (ClaimWait) when work may have been
-	// queued; onWork are the in-process pools told the same.
+	// queued, and long-polling CancellationsWait on cancellation requests;
+	// onWork are the in-process pools told of new work.
 	queue  *postgres.Hub
 	mu     sync.Mutex
 	onWork []func(n int)
+	// standIns caches the stand-ins of worker graphs (graphOf; under mu).
+	standIns map[string]standIn
 	// claims remembers the run, thread and graph of dispatches claimed
 	// through the worker API, for their commits' one-round-trip path.
 	claims claimCache
@@ -107,7 +110,8 @@ func NotifyChannels() []string {
 // returned wait function blocks until it has.
 func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func()) {
 	l.Subscribe(dispatch.ChannelDispatch, func(string) { s.Wake(1) })
-	l.OnConnect(func() { s.Wake(-1) })
+	l.Subscribe(dispatch.ChannelCancel, func(string) { s.queue.Fire(cancelRequested) })
+	l.OnConnect(func() { s.Wake(-1); s.queue.Fire(cancelRequested) })
 	var wg sync.WaitGroup
 	wg.Go(func() { s.reapLoop(ctx) })
 	return wg.Wait

@@ -90,6 +90,10 @@ func RunRemote(ctx context.Context, cfg RemoteConfig) error {
 		return nil
 	}
 	ids := cfg.Graphs.IDs()
+	w := &cancelWatch{c: c, worker: cfg.WorkerID, log: cfg.Log, started: make(chan struct{}, 1)}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go w.run(watchCtx)
 	cfg.Log.Info("worker started", "worker_id", cfg.WorkerID, "url", c.base, "graphs", ids, "concurrency", cfg.Concurrency)
 	slots := make(chan struct{}, cfg.Concurrency)
 	var wg sync.WaitGroup
@@ -128,7 +132,7 @@ func RunRemote(ctx context.Context, cfg RemoteConfig) error {
 		for _, cl := range got {
 			wg.Go(func() {
 				defer func() { <-slots }()
-				executeRemote(ctx, c, cfg, cl)
+				executeRemote(ctx, c, cfg, cl, w)
 			})
 		}
 	}
@@ -145,7 +149,8 @@ func registerGraphs(ctx context.Context, c *workerClient, cfg RemoteConfig) erro
 		info := assistants.InfoOf(g)
 		reg := workerapi.GraphRegistration{GraphID: id, WorkerID: cfg.WorkerID, Drawable: g.Drawable(), XrayDrawables: info.XrayDrawables,
 			Subgraphs: info.Subgraphs, InputSchema: info.Schemas.InputSchema, OutputSchema: info.Schemas.OutputSchema,
-			StateSchema: info.Schemas.StateSchema, ConfigSchema: info.Schemas.ConfigSchema, ContextSchema: info.Schemas.ContextSchema}
+			StateSchema: info.Schemas.StateSchema, ConfigSchema: info.Schemas.ConfigSchema, ContextSchema: info.Schemas.ContextSchema,
+			ChannelDefaults: info.ChannelDefaults}
 		backoff := 200 * time.Millisecond
 		for {
 			var out workerapi.GraphRegistered
@@ -171,7 +176,7 @@ func registerGraphs(ctx context.Context, c *workerClient, cfg RemoteConfig) erro
 
 // executeRemote runs one claimed dispatch with the in-process executor
 // over remoteIO.
-func executeRemote(ctx context.Context, c *workerClient, cfg RemoteConfig, cl coordinator.Claimed) {
+func executeRemote(ctx context.Context, c *workerClient, cfg RemoteConfig, cl coordinator.Claimed, w *cancelWatch) {
 	d := cl.Dispatch
 	cl.Run.GraphID = d.GraphID // not part of the run's JSON
 	g, _ := cfg.Graphs.Lookup(d.GraphID)
@@ -181,7 +186,80 @@ func executeRemote(ctx context.Context, c *workerClient, cfg RemoteConfig, cl co
 	}
 	rio := &remoteIO{c: c, d: d, run: cl.Run, token: cl.ClaimToken}
 	x := &execution{io: rio, log: cfg.Log, d: d, run: cl.Run, token: cl.ClaimToken, g: g}
-	x.attempt(ctx, max(lease/3, 100*time.Millisecond), nil)
+	x.attempt(ctx, max(lease/3, 100*time.Millisecond), func(cancel context.CancelCauseFunc) func() {
+		return w.track(d.DispatchID, cancel)
+	})
+}
+
+// cancelWatch keeps one long-polling POST /dispatch/cancellations open
+// while the worker runs anything, and stops a run whose cancellation it
+// learns (within milliseconds of the request, as in-process runs; the
+// heartbeat remains the fallback).
+type cancelWatch struct {
+	c       *workerClient
+	worker  string
+	log     *slog.Logger
+	runs    sync.Map      // dispatch id → context.CancelCauseFunc of its attempt
+	started chan struct{} // a run started: the watch wakes if idle
+}
+
+// track registers the attempt of dispatch id until the returned function
+// is called.
+func (w *cancelWatch) track(id uuid.UUID, cancel context.CancelCauseFunc) func() {
+	w.runs.Store(id, cancel)
+	select {
+	case w.started <- struct{}{}:
+	default:
+	}
+	return func() { w.runs.Delete(id) }
+}
+
+func (w *cancelWatch) run(ctx context.Context) {
+	told := map[uuid.UUID]bool{} // cancellations already acted on
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		var known []uuid.UUID
+		active := 0
+		w.runs.Range(func(k, _ any) bool {
+			active++
+			if told[k.(uuid.UUID)] {
+				known = append(known, k.(uuid.UUID))
+			}
+			return true
+		})
+		clear(told) // only the runs still active count
+		for _, id := range known {
+			told[id] = true
+		}
+		if active == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.started:
+			}
+			continue
+		}
+		var got []coordinator.Cancellation
+		err := w.c.post(ctx, "/dispatch/cancellations", workerapi.CancellationsRequest{WorkerID: w.worker, Known: known, WaitMS: 10000},
+			&got, 40*time.Second, nil)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Warn("watching cancellations failed", "worker_id", w.worker, "error", err)
+				sleep(ctx, backoff)
+				backoff = min(backoff*2, 5*time.Second)
+			}
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		for _, c := range got {
+			// A run claimed a moment ago may not be tracked yet: it is
+			// answered again by the next call.
+			if cancel, ok := w.runs.Load(c.DispatchID); ok {
+				told[c.DispatchID] = true
+				cancel.(context.CancelCauseFunc)(errCancelRequested)
+			}
+		}
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -135,6 +135,7 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/dispatches", h(d.Runs.ListDispatches))
 	r.Post("/dispatches/{dispatch_id}/retry", h(d.Runs.RetryDispatch))
 	r.Post("/dispatch/claim", h(d.Workers.Claim))
+	r.Post("/dispatch/cancellations", h(d.Workers.Cancellations))
 	r.Post("/dispatch/{dispatch_id}/heartbeat", h(d.Workers.Heartbeat))
 	r.Post("/dispatch/{dispatch_id}/ack", h(d.Workers.Ack))
 	r.Post("/dispatch/{dispatch_id}/nack", h(d.Workers.Nack))

@@ -82,7 +82,7 @@ func IsStateChannel(name string) bool {
 // every non-internal channel.
 func StateValues(raw map[string]any, g *graph.Graph) map[string]any {
 	out := map[string]any{}
-	if g != nil && len(g.Channels) > 0 {
+	if g != nil && len(g.Channels) > 0 && !StandIn(g) {
 		for _, c := range g.Channels {
 			if v, ok := raw[c.Name]; ok {
 				out[c.Name] = v
@@ -95,7 +95,28 @@ func StateValues(raw map[string]any, g *graph.Graph) map[string]any {
 			out[k] = v
 		}
 	}
+	if g != nil {
+		return g.Values(out) // a stand-in's registered defaults
+	}
 	return out
+}
+
+// StandIn reports whether g stands in for a graph a worker serves
+// (assistants.WorkerGraph): its nodes have no bodies. Its channels, from
+// the worker's schemas and registered defaults, need not name every
+// channel the worker's runtime keeps, so its state values are every stored
+// state channel, plus the default of each declared channel left unset (as
+// LangGraph reads a fresh channel).
+func StandIn(g *graph.Graph) bool {
+	if len(g.Nodes) == 0 {
+		return false
+	}
+	for _, n := range g.Nodes {
+		if n.Func != nil || n.Command != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // triggerOf returns the node a trigger channel schedules ("" if none):

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/pregel"
@@ -29,7 +30,14 @@ func ProjectThread(ctx context.Context, tx pgx.Tx, graphs *graph.Registry, threa
 		threadID).Scan(&busy); err != nil {
 		return err
 	}
-	g, _ := graphs.Lookup(graphID)
+	g, ok := graphs.Lookup(graphID)
+	if !ok && graphID != "" {
+		// A worker's graph: its stand-in (node order, channel defaults).
+		var err error
+		if g, _, err = assistants.WorkerGraph(ctx, tx, graphID); err != nil {
+			return err
+		}
+	}
 	values, interrupts := []byte("null"), []byte("{}")
 	pendingTasks := 0
 	t, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String()})

@@ -41,9 +41,11 @@ func (s *Service) graphOf(ref *threads.StateRef) *graph.Graph {
 }
 
 // readGraph is the graph state reads assemble with: the one compiled into
-// the server, or for a graph a worker registered a stand-in naming only its
+// the server, or for a graph a worker registered a stand-in naming its
 // nodes, in declaration order, which orders next and tasks as the worker's
-// runtime does (its values are shown as stored); nil when neither.
+// runtime does, and its channels' registered defaults (its values are
+// shown as stored, unset channels as their defaults: pregel.StandIn); nil
+// when neither.
 func (s *Service) readGraph(ctx context.Context, ref *threads.StateRef) (*graph.Graph, error) {
 	if g := s.graphOf(ref); g != nil || ref.GraphID() == "" {
 		return g, nil
@@ -52,7 +54,6 @@ func (s *Service) readGraph(ctx context.Context, ref *threads.StateRef) (*graph.
 	if err != nil || !ok {
 		return nil, err
 	}
-	g.Channels = nil // values are shown as stored (pregel.StateValues)
 	return g, nil
 }
 

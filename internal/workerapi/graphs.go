@@ -34,6 +34,11 @@ type GraphRegistration struct {
 	StateSchema   any                                   `json:"state_schema" swaggertype:"object"`
 	ConfigSchema  any                                   `json:"config_schema" swaggertype:"object"`
 	ContextSchema any                                   `json:"context_schema" swaggertype:"object"`
+	// ChannelDefaults are what state channels read as while unset, as the
+	// graph's runtime defines them (LangGraph.js: a fresh channel's value,
+	// e.g. [] for a list with a reducer and a default); only channels that
+	// have one. State reads of the graph show them, as LangGraph's do.
+	ChannelDefaults map[string]any `json:"channel_defaults" swaggertype:"object"`
 }
 
 // GraphRegistered is the answer to a graph registration.
@@ -93,7 +98,7 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 		return nil, err
 	}
 	info := assistants.GraphInfo{GraphID: req.GraphID, Drawable: req.Drawable, XrayDrawables: req.XrayDrawables,
-		Subgraphs: req.Subgraphs, Source: assistants.SourceWorker,
+		Subgraphs: req.Subgraphs, Source: assistants.SourceWorker, ChannelDefaults: req.ChannelDefaults,
 		Schemas: assistants.SubgraphSchemas{InputSchema: req.InputSchema, OutputSchema: req.OutputSchema,
 			StateSchema: req.StateSchema, ConfigSchema: req.ConfigSchema, ContextSchema: req.ContextSchema}}
 	if err := assistants.GraphUpsert(ctx, h.db, info); err != nil {

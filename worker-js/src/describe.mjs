@@ -40,6 +40,32 @@ export function graphSchemas(graph, id) {
   };
 }
 
+/**
+ * What each state channel reads as while unset, as LangGraph.js defines it:
+ * the value of a fresh channel (a reducer's default, e.g. [] for a list);
+ * channels that start empty are left out. Weft shows these in state reads
+ * of the graph, as getState and getStateHistory do.
+ */
+export function channelDefaults(graph) {
+  const out = {};
+  for (const [name, channel] of Object.entries(graph.channels ?? {})) {
+    if (name.startsWith("__") || name.includes(":")) continue;
+    let value;
+    try {
+      value = channel.fromCheckpoint(undefined).get();
+    } catch {
+      continue; // empty until written (EmptyChannelError)
+    }
+    if (value === undefined) continue;
+    try {
+      out[name] = JSON.parse(JSON.stringify(value));
+    } catch {
+      // not JSON: the state read shows the channel as absent
+    }
+  }
+  return out;
+}
+
 /** The registration body of POST /dispatch/graphs for graph id. */
 export async function describeGraph(id, graph) {
   const drawable = (await graph.getGraphAsync()).toJSON();
@@ -52,5 +78,5 @@ export async function describeGraph(id, graph) {
   try {
     for await (const [ns, sub] of graph.getSubgraphsAsync(undefined, true)) subgraphs[ns] = graphSchemas(sub, ns);
   } catch {}
-  return { graph_id: id, drawable, xray_drawables: xray, subgraphs, ...graphSchemas(graph, id) };
+  return { graph_id: id, drawable, xray_drawables: xray, subgraphs, ...graphSchemas(graph, id), channel_defaults: channelDefaults(graph) };
 }

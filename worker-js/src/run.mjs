@@ -165,7 +165,7 @@ const MODE_MAP = {
  * It returns {outcome: "ended" | "stopped", reason?}; "stopped" means the
  * run was not ended here (lease lost, shutdown): the caller gives it back.
  */
-export async function executeRun({ claimed, graph, saver, client, log, heartbeatMs, lingerMs = 0, signal: workerSignal }) {
+export async function executeRun({ claimed, graph, saver, client, log, heartbeatMs, lingerMs = 0, signal: workerSignal, watchCancel }) {
   const { dispatch, run, claim_token: token } = claimed;
   const kwargs = run.kwargs ?? {};
   const controller = new AbortController();
@@ -202,6 +202,11 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     onFail: (err) => stop(isFenced(err) ? "lease" : "commit", `commit failed: ${err.message}`),
   });
   committer.threadEmpty = claimed.thread_empty === true;
+  // The worker's cancellation watch stops the run as soon as it is cancelled.
+  const unwatch = watchCancel?.((action) => {
+    cancelAction = action;
+    stop("cancel", `run cancelled (${action})`);
+  });
   saver.attach(run.thread_id, committer);
 
   // The heartbeat's sleep is cut short when the run ends: no timer (and
@@ -334,6 +339,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     clearTimeout(beatTimer);
     wakeBeat?.();
     workerSignal?.removeEventListener("abort", onWorkerStop);
+    unwatch?.();
     saver.detach(run.thread_id, committer);
     void beatDone;
   }

@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { WeftClient, isFenced } from "./client.mjs";
 import { WeftSaver } from "./saver.mjs";
+import { WeftStore } from "./store.mjs";
 import { executeRun } from "./run.mjs";
 import { describeGraph } from "./describe.mjs";
 
@@ -33,8 +34,14 @@ export class Worker {
     this.waitMs = waitMs;
     this.log = log;
     this.saver = new WeftSaver(this.client);
-    for (const g of graphs.values()) g.checkpointer = this.saver;
+    this.store = new WeftStore(this.client);
+    for (const g of graphs.values()) {
+      g.checkpointer = this.saver;
+      g.store = this.store; // getStore() in a node: Weft's store
+    }
     this.active = new Map(); // dispatch id → promise
+    this.cancellers = new Map(); // dispatch id → stops its run (cancellation)
+    this.runStarted = null; // resolves when a run starts (wakes an idle cancellation watch)
     this.stopping = false;
     this.claimAbort = new AbortController();
     this.runsAbort = new AbortController();
@@ -53,6 +60,7 @@ export class Worker {
   async start() {
     await this.register();
     this.done = this._loop();
+    this.watching = this._watchCancellations();
     this.log("info", "worker started", { worker_id: this.workerId, graphs: [...this.graphs.keys()], concurrency: this.concurrency });
   }
 
@@ -84,6 +92,47 @@ export class Worker {
     }
   }
 
+  /**
+   * Keeps one long-polling POST /dispatch/cancellations open while runs
+   * execute: a cancellation (cancel, the interrupt and rollback strategies,
+   * on_disconnect=cancel) stops its run within milliseconds, as in-process
+   * runs stop, instead of at the next heartbeat (which stays the fallback).
+   */
+  async _watchCancellations() {
+    const told = new Set();
+    let backoff = 100;
+    while (!this.stopping) {
+      if (this.cancellers.size === 0) {
+        told.clear();
+        await new Promise((r) => (this.runStarted = r));
+        continue;
+      }
+      for (const id of told) if (!this.cancellers.has(id)) told.delete(id);
+      let got;
+      try {
+        got = await this.client.post(
+          "/dispatch/cancellations",
+          { worker_id: this.workerId, known: [...told], wait_ms: this.waitMs },
+          { signal: this.claimAbort.signal, timeoutMs: this.waitMs + 30_000 },
+        );
+        backoff = 100;
+      } catch (err) {
+        if (this.stopping) break;
+        this.log("warn", "watching cancellations failed", { error: err.message });
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, 5_000);
+        continue;
+      }
+      for (const { dispatch_id: id, cancel } of got) {
+        const stop = this.cancellers.get(id);
+        // A run claimed a moment ago may not be registered yet: the next call answers it again.
+        if (!stop) continue;
+        told.add(id);
+        stop(cancel);
+      }
+    }
+  }
+
   _start(claimed) {
     const id = claimed.dispatch.dispatch_id;
     const p = this._execute(claimed).finally(() => this.active.delete(id));
@@ -100,7 +149,13 @@ export class Worker {
     let res;
     try {
       if (!graph) throw new Error(`graph ${dispatch.graph_id} is not served by this worker`);
-      res = await executeRun({ claimed, graph, saver: this.saver, client: this.client, log: this.log, heartbeatMs, lingerMs: this.lingerMs, signal: this.runsAbort.signal });
+      const watchCancel = (stop) => {
+        this.cancellers.set(dispatch.dispatch_id, stop);
+        this.runStarted?.();
+        this.runStarted = null;
+        return () => this.cancellers.delete(dispatch.dispatch_id);
+      };
+      res = await executeRun({ claimed, graph, saver: this.saver, client: this.client, log: this.log, heartbeatMs, lingerMs: this.lingerMs, signal: this.runsAbort.signal, watchCancel });
     } catch (err) {
       res = { outcome: "stopped", reason: err };
     }
@@ -126,7 +181,9 @@ export class Worker {
     if (this.stopping) return this.done;
     this.stopping = true;
     this.claimAbort.abort();
+    this.runStarted?.();
     await this.done?.catch(() => {});
+    await this.watching?.catch(() => {});
     const all = Promise.allSettled([...this.active.values()]);
     const timer = setTimeout(() => this.runsAbort.abort(), graceMs);
     await all;

@@ -9,6 +9,8 @@ import pg from "pg";
 import { Client } from "@langchain/langgraph-sdk";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { loadConfig } from "../src/load.mjs";
+import { WeftStore } from "../src/store.mjs";
+import { WeftClient } from "../src/client.mjs";
 import { useWeft, FIXTURES, get, post, sleep, until } from "./helpers.mjs";
 
 const weft = useWeft();
@@ -17,18 +19,18 @@ const client = () => new Client({ apiUrl: weft.url });
 
 const human = (content) => ({ messages: [{ role: "user", content }] });
 
-/** LangGraph's own view of a thread, through PostgresSaver on Weft's database. */
-let reference = null;
-async function langgraph() {
-  if (!reference) {
-    const { graphs } = await loadConfig(FIXTURES, { only: ["agent"] });
+/** LangGraph's own view of a thread of graph id (default agent), through PostgresSaver on Weft's database. */
+const references = new Map();
+async function langgraph(id = "agent") {
+  if (!references.has(id)) {
+    const { graphs } = await loadConfig(FIXTURES, { only: [id] });
     const pool = new pg.Pool({ ...weft.db, max: 2 });
     pool.on("error", () => {}); // the server stops its PostgreSQL at the end
-    const graph = graphs.get("agent");
+    const graph = graphs.get(id);
     graph.checkpointer = new PostgresSaver(pool);
-    reference = { graph, pool };
+    references.set(id, { graph, pool });
   }
-  return reference.graph;
+  return references.get(id).graph;
 }
 
 const msg = (m) =>
@@ -65,7 +67,7 @@ async function assertSameThread(threadId) {
 test("setup: the worker registers its graphs", async () => {
   worker = await weft.startWorker(["--concurrency", "4"]);
   const logs = worker.logs().filter((l) => l.msg === "graph registered").map((l) => l.graph_id);
-  assert.deepEqual(logs.sort(), ["agent", "foo_bar_js", "nested_js", "slow_js"]);
+  assert.deepEqual(logs.sort(), ["agent", "foo_bar_js", "memory_js", "nested_js", "slow_js"]);
 });
 
 test("registered graphs have system assistants, schemas and a drawing", async () => {
@@ -102,6 +104,66 @@ test("foo_bar_js runs/wait; unknown input keys and nodes are refused at creation
   }
   await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: { nope: 1 } }), /422/);
   await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: {}, interruptBefore: ["nope"] }), /4\d\d/);
+});
+
+test("a worker graph's state, history, state-at-checkpoint and thread values show channel defaults as LangGraph's own reads do", async () => {
+  // foo_bar_js: bar is a list with a reducer and the default [] (foo has
+  // none). Before node_a writes, LangGraph reads bar as []; so must Weft,
+  // which has no definition of the graph (the worker registers the defaults).
+  const c = client();
+  const t = await c.threads.create();
+  await c.runs.wait(t.thread_id, "foo_bar_js", { input: {} });
+  const first = await c.threads.getHistory(t.thread_id, { limit: 100 });
+  const start = first.find((s) => s.metadata.step === 0);
+  // A fork from step 0 through update_state, and a run from the fork.
+  await c.threads.updateState(t.thread_id, { values: { foo: "x" }, checkpointId: start.checkpoint.checkpoint_id, asNode: "node_a" });
+  await c.runs.wait(t.thread_id, "foo_bar_js", { input: null });
+
+  const graph = await langgraph("foo_bar_js");
+  const config = { configurable: { thread_id: t.thread_id } };
+  const theirs = [];
+  for await (const s of graph.getStateHistory(config)) theirs.push(s);
+  const mine = await c.threads.getHistory(t.thread_id, { limit: 100 });
+  assert.equal(mine.length, theirs.length, "history length");
+  assert.ok(theirs.some((s) => s.metadata.step === -1 && JSON.stringify(s.values) === '{"bar":[]}'), "LangGraph reads bar as [] at step -1");
+  for (const [i, s] of mine.entries()) {
+    const lg = theirs[i];
+    assert.equal(s.checkpoint.checkpoint_id, lg.config.configurable.checkpoint_id, `history[${i}] id`);
+    assert.deepEqual(s.values, lg.values, `history[${i}] values (step ${lg.metadata.step}, ${lg.metadata.source})`);
+    assert.deepEqual(s.next, [...lg.next], `history[${i}] next`);
+    const at = await c.threads.getState(t.thread_id, s.checkpoint.checkpoint_id);
+    assert.deepEqual(at.values, lg.values, `state at history[${i}]`);
+  }
+  assert.deepEqual((await c.threads.getState(t.thread_id)).values, (await graph.getState(config)).values, "latest state");
+  assert.deepEqual((await c.threads.get(t.thread_id)).values, (await graph.getState(config)).values, "the thread's values");
+});
+
+test("getStore() in a worker node reads and writes Weft's store (get, put, delete, search); WeftStore lists namespaces", async () => {
+  const c = client();
+  const t1 = await c.threads.create();
+  const first = await c.runs.wait(t1.thread_id, "memory_js", { input: { user: "ada", fact: "likes tea" } });
+  assert.equal(first.recalled, null, "nothing remembered yet");
+  assert.deepEqual(first.found, ["memories/ada:fact:likes tea:true"]);
+  // What the node stored is Weft's: the SDK reads it, and a run on another thread recalls it.
+  const item = await c.store.getItem(["memories", "ada"], "fact");
+  assert.deepEqual(item.value, { text: "likes tea" });
+  assert.equal(await c.store.getItem(["memories", "ada"], "scratch"), null, "deleted by the node");
+  await c.store.putItem(["memories", "bob"], "fact", { text: "likes coffee" });
+  const t2 = await c.threads.create();
+  const second = await c.runs.wait(t2.thread_id, "memory_js", { input: { user: "ada" } });
+  assert.equal(second.recalled, "likes tea");
+  // The rest of BaseStore on the same store, directly: ttl, index, listNamespaces.
+  const store = new WeftStore(new WeftClient(weft.url));
+  assert.deepEqual((await store.listNamespaces({ prefix: ["memories"] })).map((n) => n.join("/")).sort(), ["memories/ada", "memories/bob"]);
+  await store.batch([{ namespace: ["memories", "eve"], key: "fact", value: { text: "short-lived" }, index: false, ttl: 5 }]);
+  assert.deepEqual((await c.store.getItem(["memories", "eve"], "fact")).value, { text: "short-lived" });
+  const db = new pg.Client(weft.db);
+  await db.connect();
+  const { rows } = await db.query(`SELECT expires_at > now() + interval '4 minutes' AS ttl FROM store_items WHERE namespace = '{memories,eve}' AND key = 'fact'`);
+  await db.end();
+  assert.deepEqual(rows, [{ ttl: true }], "the put's ttl (5 minutes) reached the store");
+  assert.deepEqual((await store.search(["memories"], { filter: { text: "likes coffee" } })).map((i) => i.key), ["fact"]);
+  store.client.close();
 });
 
 test("messages-tuple streams the model's tokens; values and state follow", async () => {
@@ -240,6 +302,24 @@ test("cancel reaches the worker through its heartbeat or commit and stops the gr
   assert.deepEqual((await c.threads.getHistory(t2.thread_id)).length, 0);
 });
 
+test("the interrupt strategy reaches the worker at once: the busy run stops inside its running node, not after it", async () => {
+  // slow_js: steps one, two, three of 400 ms each (the node's signal aborts
+  // it). r2 with multitask_strategy interrupt, issued while r1's "two" runs:
+  // LangGraph's server and Weft's in-process runs stop r1 there, so its
+  // "two" never lands. Heartbeats come every 10 s: only the cancellation
+  // watch can be that fast.
+  const c = client();
+  const t = await c.threads.create();
+  const r1 = await c.runs.create(t.thread_id, "slow_js", { input: { ms: 400 } });
+  await until(async () => (await c.threads.getState(t.thread_id)).values.steps?.length >= 1, 20_000, "r1's first step");
+  await sleep(50);
+  const r2 = await c.runs.create(t.thread_id, "slow_js", { input: { ms: 400 }, multitaskStrategy: "interrupt" });
+  await c.runs.join(t.thread_id, r2.run_id);
+  assert.equal((await c.runs.get(t.thread_id, r1.run_id)).status, "interrupted");
+  assert.equal((await c.runs.get(t.thread_id, r2.run_id)).status, "success");
+  assert.deepEqual((await c.threads.getState(t.thread_id)).values.steps, ["one", "one", "two", "three"]);
+});
+
 test("a run LangGraph fails (recursion limit) ends as error with its message", async () => {
   const c = client();
   const t2 = await c.threads.create();
@@ -280,5 +360,5 @@ test("debug and updates modes pass through; join replays the log", async () => {
 });
 
 after(async () => {
-  await reference?.pool.end();
+  await Promise.all([...references.values()].map((r) => r.pool.end()));
 });

@@ -14,14 +14,17 @@ build:
 
 test: test-go test-sdk test-worker-js ## Every test: Go (race detector), the official JS SDK suite, the JS worker
 
-test-go: ## Go tests, all packages sharing one throw-away PostgreSQL cluster
+test-go: worker-js/node_modules ## Go tests, all packages sharing one throw-away PostgreSQL cluster (weft dev's test runs the JS worker)
 	$(GO) run ./cmd/weft-testdb $(GO) test -race -count=1 ./...
+
+worker-js/node_modules:
+	cd worker-js && npm ci --no-audit --no-fund
 
 test-sdk:
 	cd sdk-tests && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
 
-test-worker-js: ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK
-	cd worker-js && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
+test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK
+	cd worker-js && npm test
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

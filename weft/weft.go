@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/weftdev/weft/graph"
@@ -124,11 +125,45 @@ func Main(graphs *graph.Registry) {
 	os.Exit(run(graphs, os.Args[1:], os.Getenv, os.Stderr))
 }
 
-// run is Main without the exit.
+// usage names the commands; the flags follow it (-help).
+const usage = `Usage:
+  weft [serve] [flags]                 serve the API (the default command)
+  weft dev --config langgraph.json [flags]
+                                       serve a LangGraph.js project: the server, no demo graphs,
+                                       and the project's graphs through the JS worker (needs node)
+
+Flags (every command; each has an environment variable, see -help):`
+
+// run is Main without the exit: the command (serve, the default, or, for
+// the weft binary itself, dev), then its flags.
 func run(graphs *graph.Registry, args []string, getenv func(string) string, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch {
+	case cmd == "serve":
+		return serve(graphs, args, getenv, stderr, nil, nil)
+	case cmd == "dev" && graphs == nil:
+		return dev(args, getenv, stderr)
+	}
+	fmt.Fprintf(stderr, "weft: unknown command %q\n%s\n", cmd, usage)
+	_, _ = server.ParseConfig([]string{"-help"}, getenv, stderr) // prints the flags
+	return 2
+}
+
+// serve runs the server until SIGINT or SIGTERM. edit (optional) adjusts
+// the parsed config; started (optional) runs once the server serves, with a
+// context that ends at shutdown, and its wait function is awaited before
+// the server drains.
+func serve(graphs *graph.Registry, args []string, getenv func(string) string, stderr io.Writer,
+	edit func(*server.Config) error, started func(ctx context.Context, srv *server.Server, log *slog.Logger) (wait func())) int {
 	cfg, err := server.ParseConfig(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
+	}
+	if err == nil && edit != nil {
+		err = edit(&cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "weft: config:", err)
@@ -143,6 +178,10 @@ func run(graphs *graph.Registry, args []string, getenv func(string) string, stde
 		log.Error("weft: cannot start", "error", err)
 		return 1
 	}
+	wait := func() {}
+	if started != nil {
+		wait = started(ctx, srv, log)
+	}
 	code := 0
 	select {
 	case <-ctx.Done():
@@ -152,6 +191,7 @@ func run(graphs *graph.Registry, args []string, getenv func(string) string, stde
 		code = 1
 	}
 	stop()
+	wait()
 	if err := srv.Shutdown(context.Background()); err != nil {
 		log.Error("shutdown", "error", err)
 		return 1

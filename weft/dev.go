@@ -1,0 +1,263 @@
+package weft
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/weftdev/weft/internal/server"
+	workerjs "github.com/weftdev/weft/worker-js"
+)
+
+// dev is `weft dev --config langgraph.json [server flags]`: a drop-in for
+// `langgraphjs dev`. It serves the server (managed PostgreSQL or
+// DATABASE_URL) without the demo graphs, and the project's graphs through
+// the JS worker, run by the system's node (WEFT_NODE, else node on PATH)
+// from scripts embedded in this binary and unpacked into the project's
+// node_modules (so they load the project's own @langchain/langgraph, and
+// tsx for TypeScript graphs). The worker reads the config's env; one that
+// dies is restarted with backoff; SIGINT or SIGTERM stops the worker
+// (its runs given back) and then the server.
+func dev(args []string, getenv func(string) string, stderr io.Writer) int {
+	configPath, rest, err := configFlag(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "weft dev: %v\n%s\n", err, usage)
+		return 2
+	}
+	var p *project
+	edit := func(cfg *server.Config) error {
+		cfg.NoBuiltinGraphs = true // the project's graphs may be named like the demos
+		var err error
+		p, err = loadProject(configPath, getenv)
+		if p != nil {
+			p.out = stderr
+		}
+		return err
+	}
+	return serve(nil, rest, getenv, stderr, edit, func(ctx context.Context, srv *server.Server, log *slog.Logger) func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			p.superviseWorker(ctx, srv.URL(), log)
+		}()
+		return func() { <-done }
+	})
+}
+
+// configFlag takes -config / --config (default langgraph.json) out of args.
+func configFlag(args []string) (string, []string, error) {
+	path := "langgraph.json"
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "config" {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return "", nil, errors.New("--config needs a path (langgraph.json)")
+			}
+			i++
+			value = args[i]
+		}
+		path = value
+	}
+	return path, rest, nil
+}
+
+// project is a LangGraph.js project: its langgraph.json and where its
+// packages are installed.
+type project struct {
+	config      string // absolute path of langgraph.json
+	nodeModules string // the node_modules that holds @langchain/langgraph
+	node        string // the node executable
+	worker      string // the unpacked worker's bin/weft-worker.mjs
+	out         io.Writer
+}
+
+// tsExtensions are the graph files the worker loads through tsx.
+var tsExtensions = []string{".ts", ".mts", ".cts", ".tsx"}
+
+// loadProject checks the project before anything starts and unpacks the
+// worker into its node_modules; every problem is one message saying what
+// to do.
+func loadProject(configPath string, getenv func(string) string) (*project, error) {
+	abs, err := filepath.Abs(configPath)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("read the project's config: %w (give it with --config path/to/langgraph.json)", err)
+	}
+	var cfg struct {
+		Graphs map[string]json.RawMessage `json:"graphs"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", abs, err)
+	}
+	if len(cfg.Graphs) == 0 {
+		return nil, fmt.Errorf("%s names no graphs", abs)
+	}
+	p := &project{config: abs}
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		nm := filepath.Join(dir, "node_modules")
+		if _, err := os.Stat(filepath.Join(nm, "@langchain", "langgraph")); err == nil {
+			p.nodeModules = nm
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			return nil, fmt.Errorf("no node_modules with @langchain/langgraph above %s: install the project's packages (npm install) first", filepath.Dir(abs))
+		}
+	}
+	for id, spec := range cfg.Graphs {
+		var path string
+		if json.Unmarshal(spec, &path) != nil {
+			var obj struct {
+				Path string `json:"path"`
+			}
+			_ = json.Unmarshal(spec, &obj)
+			path = obj.Path
+		}
+		if i := strings.LastIndex(path, ":"); i > 1 {
+			path = path[:i]
+		}
+		if slices.Contains(tsExtensions, filepath.Ext(path)) {
+			if _, err := os.Stat(filepath.Join(p.nodeModules, "tsx")); err != nil {
+				return nil, fmt.Errorf("graph %s is TypeScript (%s): the worker loads it with tsx, which %s lacks: npm install --save-dev tsx", id, path, p.nodeModules)
+			}
+		}
+	}
+	if p.node = getenv("WEFT_NODE"); p.node == "" {
+		if p.node, err = exec.LookPath("node"); err != nil {
+			return nil, errors.New("node is not on PATH (install Node.js 20 or later, or set WEFT_NODE to its path)")
+		}
+	}
+	if p.worker, err = unpackWorker(p.nodeModules); err != nil {
+		return nil, fmt.Errorf("unpack the JS worker into %s: %w", p.nodeModules, err)
+	}
+	return p, nil
+}
+
+// unpackWorker writes the embedded worker into nodeModules/.weft-worker-<hash>
+// (once per version: a directory that exists is complete, since it is
+// renamed into place) and returns its bin/weft-worker.mjs. Inside the
+// project's node_modules, its imports resolve to the project's packages.
+func unpackWorker(nodeModules string) (string, error) {
+	h := sha256.New()
+	var files []string
+	err := fs.WalkDir(workerjs.Files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(workerjs.Files, path)
+		if err != nil {
+			return err
+		}
+		files = append(files, path)
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(nodeModules, ".weft-worker-"+hex.EncodeToString(h.Sum(nil))[:16])
+	bin := filepath.Join(dir, "bin", "weft-worker.mjs")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	tmp, err := os.MkdirTemp(nodeModules, ".weft-worker-tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	for _, f := range files {
+		b, _ := fs.ReadFile(workerjs.Files, f)
+		out := filepath.Join(tmp, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(bin); statErr == nil {
+			return bin, nil // another weft dev unpacked it meanwhile
+		}
+		return "", err
+	}
+	return bin, nil
+}
+
+// superviseWorker runs the worker until ctx ends, restarting it with
+// backoff (0.5 s doubling to 30 s, reset after a minute of running) when it
+// exits; at the end it is sent SIGTERM (it gives its runs back) and, after
+// 20 s, killed.
+func (p *project) superviseWorker(ctx context.Context, url string, log *slog.Logger) {
+	backoff := 500 * time.Millisecond
+	for ctx.Err() == nil {
+		began := time.Now()
+		err := p.runWorker(ctx, url, log)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(began) > time.Minute {
+			backoff = 500 * time.Millisecond
+		}
+		log.Warn("JS worker exited; restarting", "error", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// runWorker runs one worker process until it exits or ctx ends.
+func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) error {
+	cmd := exec.Command(p.node, p.worker, "--config", p.config, "--url", url,
+		"--worker-id", fmt.Sprintf("weft-dev-%d", os.Getpid()))
+	cmd.Dir = filepath.Dir(p.config)
+	cmd.Stdout, cmd.Stderr = p.out, p.out // its JSON log lines among the server's
+	// Its own process group: a terminal's Ctrl-C reaches the worker through
+	// this process, after the server stopped claiming on its behalf.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	log.Info("JS worker started", "pid", cmd.Process.Pid, "config", p.config)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return err
+	case <-ctx.Done():
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		log.Info("JS worker stopped", "pid", cmd.Process.Pid)
+		return err
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		return <-exited
+	}
+}

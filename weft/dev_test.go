@@ -1,0 +1,196 @@
+package weft_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weftdev/weft/internal/postgres/pgtest"
+	"github.com/weftdev/weft/internal/server/servertest"
+)
+
+// logLines collects a process's JSON log lines.
+type logLines struct {
+	mu    sync.Mutex
+	lines []map[string]any
+	raw   bytes.Buffer
+}
+
+func (l *logLines) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		l.mu.Lock()
+		l.raw.Write(append(sc.Bytes(), '\n'))
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			l.lines = append(l.lines, m)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// pids are the pids of the "JS worker started" lines, in order.
+func (l *logLines) pids() []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []int
+	for _, m := range l.lines {
+		if m["msg"] == "JS worker started" {
+			out = append(out, int(m["pid"].(float64)))
+		}
+	}
+	return out
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.raw.String()
+}
+
+// devProject copies testdata/devproject (TypeScript graphs named like the
+// demos) to a temporary directory whose node_modules are worker-js's
+// (@langchain/langgraph and tsx, as a LangGraph.js project has them).
+func devProject(t *testing.T) string {
+	t.Helper()
+	modules, err := filepath.Abs("../worker-js/node_modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@langchain", "langgraph")); err != nil {
+		t.Fatalf("worker-js's packages are missing (cd worker-js && npm ci; make test does it): %v", err)
+	}
+	dir := t.TempDir()
+	files, err := filepath.Glob("testdata/devproject/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "langgraph.json")
+}
+
+// `weft dev` serves the project's graphs, not the demos they are named
+// like (with the config's env), restarts a worker that dies, and stops
+// everything on SIGINT.
+func TestDevServesAProject(t *testing.T) {
+	t.Parallel()
+	config := devProject(t)
+	addr := servertest.FreeAddr(t)
+	cmd := exec.Command(servertest.Binary(t), "dev", "--config", config, "-workers", "2")
+	cmd.Env = append(os.Environ(), "WEFT_ADDR="+addr, "DATABASE_URL="+pgtest.DSN(t), "WEFT_LOG_FORMAT=json")
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logLines{}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go logs.read(out)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+	srv := servertest.Client(t, "http://"+addr, nil)
+	ready := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(90 * time.Second); !ok(); time.Sleep(100 * time.Millisecond) {
+			select {
+			case err := <-exited:
+				t.Fatalf("weft dev exited early (%v) before %s", err, what)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	graphIDs := func() string {
+		resp, err := srv.Try("POST", "/assistants/search", map[string]any{})
+		if err != nil || resp.Status != 200 {
+			return ""
+		}
+		var as []map[string]any
+		_ = json.Unmarshal(resp.Body, &as)
+		var ids []string
+		for _, a := range as {
+			ids = append(ids, a["graph_id"].(string))
+		}
+		slices.Sort(ids)
+		return strings.Join(ids, ",")
+	}
+	ready("the project's four graphs", func() bool { return graphIDs() == "echo_chat,foo_bar,hitl,slow" })
+
+	wait := func() string {
+		t.Helper()
+		b, _ := json.Marshal(srv.Must(200, "POST", "/runs/wait", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{}}).Map(t))
+		return string(b)
+	}
+	if got := wait(); got != `{"bar":["project-a","project-b"],"foo":"project-b"}` {
+		t.Fatalf("foo_bar answered %s: not the project's graph", got)
+	}
+	chat := srv.Must(200, "POST", "/runs/wait", map[string]any{"assistant_id": "echo_chat",
+		"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}}).Map(t)
+	msgs := chat["messages"].([]any)
+	if reply := msgs[len(msgs)-1].(map[string]any)["content"]; reply != "hello from the project's env: hi" {
+		t.Fatalf("echo_chat replied %v: the config's env was not read", reply)
+	}
+
+	// A worker that dies is restarted, and serves again.
+	first := logs.pids()[0]
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ready("a restarted worker", func() bool { return len(logs.pids()) >= 2 })
+	if !strings.Contains(logs.String(), "JS worker exited; restarting") {
+		t.Fatal("the restart was not logged")
+	}
+	if got := wait(); !strings.Contains(got, "project-b") {
+		t.Fatalf("after the restart foo_bar answered %s", got)
+	}
+
+	// Ctrl-C stops the worker, then the server; the process exits 0.
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("weft dev exited with %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("weft dev did not stop on SIGINT")
+	}
+	pids := logs.pids()
+	if err := syscall.Kill(pids[len(pids)-1], 0); err == nil {
+		t.Fatalf("the worker (pid %d) outlived weft dev", pids[len(pids)-1])
+	}
+}

@@ -159,6 +159,10 @@ WITH picked AS (
       AND ($2::text[] IS NULL OR d.graph_id = ANY($2))
       AND NOT EXISTS (SELECT 1 FROM run_dispatches o
                       WHERE o.thread_id = d.thread_id AND o.state IN ('queued', 'claimed') AND o.seq < d.seq)
+      -- A thread with a claimed dispatch is busy, even with a younger one (a
+      -- retried dead letter is older than the run that went on meanwhile):
+      -- picking it would fail the whole claim on the one-claim index.
+      AND NOT EXISTS (SELECT 1 FROM run_dispatches c WHERE c.thread_id = d.thread_id AND c.state = 'claimed')
     ORDER BY d.priority, d.available_at, d.seq
     LIMIT $1
     FOR UPDATE SKIP LOCKED

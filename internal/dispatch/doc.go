@@ -24,7 +24,9 @@
 //     (thread_id) WHERE state = 'claimed' makes it a database fact.
 //   - Strict FIFO per thread: a dispatch is claimable only when no older
 //     dispatch of its thread (by seq) is queued or claimed, so a retried
-//     or delayed run is never overtaken by a later one.
+//     or delayed run is never overtaken by a later one; and only while no
+//     dispatch of its thread is claimed (a dead letter retried after a
+//     younger run was claimed waits for it).
 //   - Claim is one UPDATE … FROM (SELECT … FOR UPDATE SKIP LOCKED)
 //     statement, safe with any number of concurrent claimers.
 //   - Fence: every operation on a claimed dispatch presents (dispatch_id,

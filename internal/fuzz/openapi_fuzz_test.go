@@ -34,6 +34,7 @@ import (
 
 	"github.com/weftdev/weft/api"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
+	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/server/servertest"
 )
 
@@ -79,7 +80,9 @@ type fixtures struct {
 func TestOpenAPIFuzz(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	s := servertest.Start(t)
+	// Temporary threads of stateless runs stay for the whole test: their
+	// sweep would change the database between two requests.
+	s := servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) { c.TempRetention = time.Hour })
 	ctx := context.Background()
 
 	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)

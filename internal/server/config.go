@@ -36,6 +36,9 @@ type Config struct {
 	WebhookAllowPrivate bool
 	WebhookBackoff      time.Duration // not a flag: delay after a webhook's first failed attempt (default 1s; tests shorten it)
 	TTLSweepInterval    time.Duration // not a flag: how often expired threads are swept (default 1m; tests shorten it)
+	// not a flag: how long a stateless run's temporary thread is kept after the run ended when nobody waited
+	// for it (default 1m; a test that must see no background change lengthens it)
+	TempRetention time.Duration
 	// not a flag: how often expired store items are deleted (default store.DefaultSweepInterval, 1m; tests
 	// shorten it). Expired items are invisible at once; the sweeper only frees their rows.
 	StoreSweepInterval time.Duration

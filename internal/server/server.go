@@ -133,7 +133,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{MaxAttempts: cfg.MaxAttempts})
-	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease})
+	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease, TempRetention: cfg.TempRetention})
 	pool := executor.NewService(s.pool, graphs, coord, log, executor.Config{Workers: cfg.Workers, WorkerID: cfg.WorkerID})
 	streams := stream.NewService(s.pool, runSvc, log, stream.Config{StreamHeartbeat: cfg.StreamHeartbeat})
 	hooks := webhook.NewService(s.pool, log, webhook.Config{SelfURL: selfURL(s.ln.Addr()),

@@ -303,17 +303,17 @@ test("cancel reaches the worker through its heartbeat or commit and stops the gr
 });
 
 test("the interrupt strategy reaches the worker at once: the busy run stops inside its running node, not after it", async () => {
-  // slow_js: steps one, two, three of 400 ms each (the node's signal aborts
+  // slow_js: steps one, two, three of 1 s each (the node's signal aborts
   // it). r2 with multitask_strategy interrupt, issued while r1's "two" runs:
   // LangGraph's server and Weft's in-process runs stop r1 there, so its
   // "two" never lands. Heartbeats come every 10 s: only the cancellation
   // watch can be that fast.
   const c = client();
   const t = await c.threads.create();
-  const r1 = await c.runs.create(t.thread_id, "slow_js", { input: { ms: 400 } });
+  const r1 = await c.runs.create(t.thread_id, "slow_js", { input: { ms: 1000 } });
   await until(async () => (await c.threads.getState(t.thread_id)).values.steps?.length >= 1, 20_000, "r1's first step");
   await sleep(50);
-  const r2 = await c.runs.create(t.thread_id, "slow_js", { input: { ms: 400 }, multitaskStrategy: "interrupt" });
+  const r2 = await c.runs.create(t.thread_id, "slow_js", { input: { ms: 1000 }, multitaskStrategy: "interrupt" });
   await c.runs.join(t.thread_id, r2.run_id);
   assert.equal((await c.runs.get(t.thread_id, r1.run_id)).status, "interrupted");
   assert.equal((await c.runs.get(t.thread_id, r2.run_id)).status, "success");

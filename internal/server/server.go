@@ -21,6 +21,7 @@ import (
 	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/coordinator"
+	"github.com/weftdev/weft/internal/crons"
 	"github.com/weftdev/weft/internal/executor"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/postgres"
@@ -128,7 +129,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{MaxAttempts: cfg.MaxAttempts})
-	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease})
+	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease, TempRetention: cfg.TempRetention})
 	pool := executor.NewService(s.pool, graphs, coord, log, executor.Config{Workers: cfg.Workers, WorkerID: cfg.WorkerID})
 	streams := stream.NewService(s.pool, runSvc, log, stream.Config{StreamHeartbeat: cfg.StreamHeartbeat})
 	hooks := webhook.NewService(s.pool, log, webhook.Config{SelfURL: selfURL(s.ln.Addr()),
@@ -153,8 +154,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	s.stopRuns = func() { stopBG(); waitRuns(); background.Wait() }
 	storeItems := store.NewStore(s.pool, cfg.StoreClock)
 	waitSweep := storeItems.StartSweeper(bg, cfg.StoreSweepInterval, log)
+	cronSvc := crons.NewService(s.pool, runSvc, log, crons.Config{Interval: cfg.CronInterval, Clock: cfg.CronClock})
+	waitCrons := cronSvc.Start(bg)
 	stopLoops := s.stopRuns
-	s.stopRuns = func() { stopLoops(); waitSweep() }
+	s.stopRuns = func() { stopLoops(); waitSweep(); waitCrons() }
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Log:        log,
 		DB:         s.pool,
@@ -167,6 +170,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Workers:    workers,
 		Assistants: assistants.NewHandlers(assistantStore, threadStore),
 		Store:      store.NewHandlers(storeItems),
+		Crons:      crons.NewHandlers(cronSvc),
 		Security:   cfg.Security(),
 	})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}

@@ -78,7 +78,8 @@ func (s *Service) FireDue(ctx context.Context) (n int, more bool, err error) {
 	return n, more, err
 }
 
-// fire creates c's run in a savepoint of tx. A client error of the run's
+// fire creates c's run in a savepoint of tx (a stateless cron's new
+// thread gets cron_id in its metadata). A client error of the run's
 // creation skips the tick (nil); a database error that retrying cures
 // (deadlock, serialization, outage) fails the whole transaction, so the
 // tick stays due.
@@ -97,6 +98,11 @@ func (s *Service) fire(ctx context.Context, tx pgx.Tx, c *Cron) error {
 			return err
 		}
 		run, err := s.runs.CreateTx(ctx, sp, threadID, req)
+		if err == nil && c.ThreadID == nil {
+			// A stateless firing's new thread is found by the cron's id.
+			_, err = sp.Exec(ctx, `UPDATE threads SET metadata = metadata || jsonb_build_object('cron_id', $2::text)
+				WHERE thread_id = $1`, run.ThreadID, c.CronID)
+		}
 		if err == nil {
 			if err := sp.Commit(ctx); err != nil {
 				return err

@@ -90,9 +90,15 @@ func TestCronStatelessThreads(t *testing.T) {
 	for _, r := range kept {
 		e.runStatus(t, r["thread_id"].(string), r["run_id"].(string), "success")
 		th := e.Must(http.StatusOK, "GET", "/threads/"+r["thread_id"].(string), nil).Map(t)
-		if js(th["values"]) != fooBarResult || th["status"] != "idle" {
+		if js(th["values"]) != fooBarResult || th["status"] != "idle" || th["metadata"].(map[string]any)["cron_id"] != keep["cron_id"] {
 			t.Errorf("kept thread = %s", js(th))
 		}
+	}
+	// The threads of a stateless cron are found by its id.
+	var found []map[string]any
+	e.Must(http.StatusOK, "POST", "/threads/search", map[string]any{"metadata": map[string]any{"cron_id": keep["cron_id"]}}).JSON(t, &found)
+	if len(found) != 2 {
+		t.Errorf("threads with metadata cron_id = %d, want 2", len(found))
 	}
 	deleted := e.cronRuns(t, del["cron_id"].(string))
 	if len(deleted) != 2 || deleted[0]["thread_id"] == deleted[1]["thread_id"] {

@@ -34,6 +34,7 @@ import (
 
 	"github.com/weftdev/weft/api"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
+	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/server/servertest"
 )
 
@@ -79,7 +80,10 @@ type fixtures struct {
 func TestOpenAPIFuzz(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	s := servertest.Start(t)
+	// Stateless runs' temporary threads stay for the whole run of the suite:
+	// swept a minute after their run (the default), they would disappear
+	// under a later request, which would look like that request's doing.
+	s := servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) { c.TempRetention = time.Hour })
 	ctx := context.Background()
 
 	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)

@@ -10,6 +10,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/oapi-codegen/runtime v1.8.0
 	github.com/oasdiff/yaml v0.1.3
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/swaggo/swag v1.16.6
 	go.yaml.in/yaml/v3 v3.0.4
 )

@@ -38,6 +38,9 @@ var shapes = []shape{
 		{"type":"object","required":["configurable"],"properties":{"configurable":
 			{"type":"object","properties":{"checkpoint_id":{"type":"string"}}}}}]}`},
 	{"runs.CreateRequest", "input", `{"nullable":true,"type":"object","additionalProperties":{}}`},
+	{"crons.CreateRequest", "input", `{"nullable":true,"type":"object","additionalProperties":{}}`},
+	{"crons.PatchRequest", "input", `{"nullable":true,"type":"object","additionalProperties":{}}`},
+	{"crons.Payload", "input", `{"nullable":true,"type":"object","additionalProperties":{}}`},
 	{"runs.Command", "resume", `{"nullable":true}`},
 	{"runs.Command", "update", `{"nullable":true,"oneOf":[` + anyObject + `,
 		{"type":"array","items":{"type":"array","minItems":2,"maxItems":2,"items":{}}}]}`},

@@ -119,6 +119,282 @@ func (e CoordinatorCancellationCancel) Valid() bool {
 	}
 }
 
+// Defines values for CronsCreateRequestDurability.
+const (
+	CronsCreateRequestDurabilityAsync CronsCreateRequestDurability = "async"
+	CronsCreateRequestDurabilityExit  CronsCreateRequestDurability = "exit"
+	CronsCreateRequestDurabilitySync  CronsCreateRequestDurability = "sync"
+)
+
+// Valid indicates whether the value is a known member of the CronsCreateRequestDurability enum.
+func (e CronsCreateRequestDurability) Valid() bool {
+	switch e {
+	case CronsCreateRequestDurabilityAsync:
+		return true
+	case CronsCreateRequestDurabilityExit:
+		return true
+	case CronsCreateRequestDurabilitySync:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsCreateRequestIfNotExists.
+const (
+	CronsCreateRequestIfNotExistsCreate CronsCreateRequestIfNotExists = "create"
+	CronsCreateRequestIfNotExistsReject CronsCreateRequestIfNotExists = "reject"
+)
+
+// Valid indicates whether the value is a known member of the CronsCreateRequestIfNotExists enum.
+func (e CronsCreateRequestIfNotExists) Valid() bool {
+	switch e {
+	case CronsCreateRequestIfNotExistsCreate:
+		return true
+	case CronsCreateRequestIfNotExistsReject:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsCreateRequestMultitaskStrategy.
+const (
+	CronsCreateRequestMultitaskStrategyEnqueue   CronsCreateRequestMultitaskStrategy = "enqueue"
+	CronsCreateRequestMultitaskStrategyInterrupt CronsCreateRequestMultitaskStrategy = "interrupt"
+	CronsCreateRequestMultitaskStrategyReject    CronsCreateRequestMultitaskStrategy = "reject"
+	CronsCreateRequestMultitaskStrategyRollback  CronsCreateRequestMultitaskStrategy = "rollback"
+)
+
+// Valid indicates whether the value is a known member of the CronsCreateRequestMultitaskStrategy enum.
+func (e CronsCreateRequestMultitaskStrategy) Valid() bool {
+	switch e {
+	case CronsCreateRequestMultitaskStrategyEnqueue:
+		return true
+	case CronsCreateRequestMultitaskStrategyInterrupt:
+		return true
+	case CronsCreateRequestMultitaskStrategyReject:
+		return true
+	case CronsCreateRequestMultitaskStrategyRollback:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsCreateRequestOnRunCompleted.
+const (
+	CronsCreateRequestOnRunCompletedDelete CronsCreateRequestOnRunCompleted = "delete"
+	CronsCreateRequestOnRunCompletedKeep   CronsCreateRequestOnRunCompleted = "keep"
+)
+
+// Valid indicates whether the value is a known member of the CronsCreateRequestOnRunCompleted enum.
+func (e CronsCreateRequestOnRunCompleted) Valid() bool {
+	switch e {
+	case CronsCreateRequestOnRunCompletedDelete:
+		return true
+	case CronsCreateRequestOnRunCompletedKeep:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsCronOnRunCompleted.
+const (
+	CronsCronOnRunCompletedDelete CronsCronOnRunCompleted = "delete"
+	CronsCronOnRunCompletedKeep   CronsCronOnRunCompleted = "keep"
+)
+
+// Valid indicates whether the value is a known member of the CronsCronOnRunCompleted enum.
+func (e CronsCronOnRunCompleted) Valid() bool {
+	switch e {
+	case CronsCronOnRunCompletedDelete:
+		return true
+	case CronsCronOnRunCompletedKeep:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsPatchRequestDurability.
+const (
+	CronsPatchRequestDurabilityAsync CronsPatchRequestDurability = "async"
+	CronsPatchRequestDurabilityExit  CronsPatchRequestDurability = "exit"
+	CronsPatchRequestDurabilitySync  CronsPatchRequestDurability = "sync"
+)
+
+// Valid indicates whether the value is a known member of the CronsPatchRequestDurability enum.
+func (e CronsPatchRequestDurability) Valid() bool {
+	switch e {
+	case CronsPatchRequestDurabilityAsync:
+		return true
+	case CronsPatchRequestDurabilityExit:
+		return true
+	case CronsPatchRequestDurabilitySync:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsPatchRequestMultitaskStrategy.
+const (
+	CronsPatchRequestMultitaskStrategyEnqueue   CronsPatchRequestMultitaskStrategy = "enqueue"
+	CronsPatchRequestMultitaskStrategyInterrupt CronsPatchRequestMultitaskStrategy = "interrupt"
+	CronsPatchRequestMultitaskStrategyReject    CronsPatchRequestMultitaskStrategy = "reject"
+	CronsPatchRequestMultitaskStrategyRollback  CronsPatchRequestMultitaskStrategy = "rollback"
+)
+
+// Valid indicates whether the value is a known member of the CronsPatchRequestMultitaskStrategy enum.
+func (e CronsPatchRequestMultitaskStrategy) Valid() bool {
+	switch e {
+	case CronsPatchRequestMultitaskStrategyEnqueue:
+		return true
+	case CronsPatchRequestMultitaskStrategyInterrupt:
+		return true
+	case CronsPatchRequestMultitaskStrategyReject:
+		return true
+	case CronsPatchRequestMultitaskStrategyRollback:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsPatchRequestOnRunCompleted.
+const (
+	CronsPatchRequestOnRunCompletedDelete CronsPatchRequestOnRunCompleted = "delete"
+	CronsPatchRequestOnRunCompletedKeep   CronsPatchRequestOnRunCompleted = "keep"
+)
+
+// Valid indicates whether the value is a known member of the CronsPatchRequestOnRunCompleted enum.
+func (e CronsPatchRequestOnRunCompleted) Valid() bool {
+	switch e {
+	case CronsPatchRequestOnRunCompletedDelete:
+		return true
+	case CronsPatchRequestOnRunCompletedKeep:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsPayloadDurability.
+const (
+	CronsPayloadDurabilityAsync CronsPayloadDurability = "async"
+	CronsPayloadDurabilityExit  CronsPayloadDurability = "exit"
+	CronsPayloadDurabilitySync  CronsPayloadDurability = "sync"
+)
+
+// Valid indicates whether the value is a known member of the CronsPayloadDurability enum.
+func (e CronsPayloadDurability) Valid() bool {
+	switch e {
+	case CronsPayloadDurabilityAsync:
+		return true
+	case CronsPayloadDurabilityExit:
+		return true
+	case CronsPayloadDurabilitySync:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsPayloadIfNotExists.
+const (
+	CronsPayloadIfNotExistsCreate CronsPayloadIfNotExists = "create"
+	CronsPayloadIfNotExistsReject CronsPayloadIfNotExists = "reject"
+)
+
+// Valid indicates whether the value is a known member of the CronsPayloadIfNotExists enum.
+func (e CronsPayloadIfNotExists) Valid() bool {
+	switch e {
+	case CronsPayloadIfNotExistsCreate:
+		return true
+	case CronsPayloadIfNotExistsReject:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsPayloadMultitaskStrategy.
+const (
+	CronsPayloadMultitaskStrategyEnqueue   CronsPayloadMultitaskStrategy = "enqueue"
+	CronsPayloadMultitaskStrategyInterrupt CronsPayloadMultitaskStrategy = "interrupt"
+	CronsPayloadMultitaskStrategyReject    CronsPayloadMultitaskStrategy = "reject"
+	CronsPayloadMultitaskStrategyRollback  CronsPayloadMultitaskStrategy = "rollback"
+)
+
+// Valid indicates whether the value is a known member of the CronsPayloadMultitaskStrategy enum.
+func (e CronsPayloadMultitaskStrategy) Valid() bool {
+	switch e {
+	case CronsPayloadMultitaskStrategyEnqueue:
+		return true
+	case CronsPayloadMultitaskStrategyInterrupt:
+		return true
+	case CronsPayloadMultitaskStrategyReject:
+		return true
+	case CronsPayloadMultitaskStrategyRollback:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsSearchRequestSortBy.
+const (
+	CronsSearchRequestSortByAssistantId CronsSearchRequestSortBy = "assistant_id"
+	CronsSearchRequestSortByCreatedAt   CronsSearchRequestSortBy = "created_at"
+	CronsSearchRequestSortByCronId      CronsSearchRequestSortBy = "cron_id"
+	CronsSearchRequestSortByEndTime     CronsSearchRequestSortBy = "end_time"
+	CronsSearchRequestSortByNextRunDate CronsSearchRequestSortBy = "next_run_date"
+	CronsSearchRequestSortByThreadId    CronsSearchRequestSortBy = "thread_id"
+	CronsSearchRequestSortByUpdatedAt   CronsSearchRequestSortBy = "updated_at"
+)
+
+// Valid indicates whether the value is a known member of the CronsSearchRequestSortBy enum.
+func (e CronsSearchRequestSortBy) Valid() bool {
+	switch e {
+	case CronsSearchRequestSortByAssistantId:
+		return true
+	case CronsSearchRequestSortByCreatedAt:
+		return true
+	case CronsSearchRequestSortByCronId:
+		return true
+	case CronsSearchRequestSortByEndTime:
+		return true
+	case CronsSearchRequestSortByNextRunDate:
+		return true
+	case CronsSearchRequestSortByThreadId:
+		return true
+	case CronsSearchRequestSortByUpdatedAt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CronsSearchRequestSortOrder.
+const (
+	CronsSearchRequestSortOrderAsc  CronsSearchRequestSortOrder = "asc"
+	CronsSearchRequestSortOrderDesc CronsSearchRequestSortOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the CronsSearchRequestSortOrder enum.
+func (e CronsSearchRequestSortOrder) Valid() bool {
+	switch e {
+	case CronsSearchRequestSortOrderAsc:
+		return true
+	case CronsSearchRequestSortOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DispatchState.
 const (
 	DispatchStateAcked      DispatchState = "acked"
@@ -954,6 +1230,196 @@ type CoordinatorWriteBatch struct {
 	CheckpointNs *string             `json:"checkpoint_ns,omitempty"`
 	Writes       *[]CheckpointsWrite `json:"writes,omitempty"`
 }
+
+// CronsCreateRequest defines model for crons.CreateRequest.
+type CronsCreateRequest struct {
+	// AssistantId Example: foo_bar
+	AssistantId      string                        `json:"assistant_id"`
+	CheckpointDuring *bool                         `json:"checkpoint_during,omitempty"`
+	Config           *map[string]interface{}       `json:"config,omitempty"`
+	Context          *map[string]interface{}       `json:"context,omitempty"`
+	Durability       *CronsCreateRequestDurability `json:"durability,omitempty"`
+
+	// Enabled Enabled: a disabled cron does not fire (default true).
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// EndTime EndTime: no tick after it fires (default: none).
+	EndTime *time.Time `json:"end_time,omitempty"`
+
+	// IfNotExists IfNotExists (a thread's cron): create the thread when it does not
+	// exist (create), or 404 (reject, the default).
+	IfNotExists     *CronsCreateRequestIfNotExists `json:"if_not_exists,omitempty"`
+	Input           *map[string]interface{}        `json:"input,omitempty"`
+	InterruptAfter  *[]string                      `json:"interrupt_after,omitempty"`
+	InterruptBefore *[]string                      `json:"interrupt_before,omitempty"`
+
+	// Metadata Metadata is the cron's, and each run's (with cron_id added).
+	Metadata          *map[string]interface{}              `json:"metadata,omitempty"`
+	MultitaskStrategy *CronsCreateRequestMultitaskStrategy `json:"multitask_strategy,omitempty"`
+
+	// OnRunCompleted OnRunCompleted: what happens to the new thread of each run of a
+	// stateless cron (default delete; ignored on a thread's cron).
+	OnRunCompleted *CronsCreateRequestOnRunCompleted `json:"on_run_completed,omitempty"`
+
+	// Schedule Schedule is a 5-field cron expression (minute hour day-of-month
+	// month day-of-week), or @hourly, @daily, @weekly, @monthly, @yearly.
+	Schedule        string    `json:"schedule"`
+	StreamMode      *[]string `json:"stream_mode,omitempty"`
+	StreamResumable *bool     `json:"stream_resumable,omitempty"`
+	StreamSubgraphs *bool     `json:"stream_subgraphs,omitempty"`
+
+	// Timezone Timezone is the IANA zone the schedule is read in (default UTC).
+	Timezone *string `json:"timezone,omitempty"`
+	Webhook  *string `json:"webhook,omitempty"`
+}
+
+// CronsCreateRequestDurability defines model for CronsCreateRequest.Durability.
+type CronsCreateRequestDurability string
+
+// CronsCreateRequestIfNotExists IfNotExists (a thread's cron): create the thread when it does not
+// exist (create), or 404 (reject, the default).
+type CronsCreateRequestIfNotExists string
+
+// CronsCreateRequestMultitaskStrategy defines model for CronsCreateRequest.MultitaskStrategy.
+type CronsCreateRequestMultitaskStrategy string
+
+// CronsCreateRequestOnRunCompleted OnRunCompleted: what happens to the new thread of each run of a
+// stateless cron (default delete; ignored on a thread's cron).
+type CronsCreateRequestOnRunCompleted string
+
+// CronsCron defines model for crons.Cron.
+type CronsCron struct {
+	AssistantId openapi_types.UUID `json:"assistant_id"`
+	CreatedAt   time.Time          `json:"created_at"`
+	CronId      openapi_types.UUID `json:"cron_id"`
+	Enabled     bool               `json:"enabled"`
+
+	// EndTime EndTime is when the cron stops firing (null: never).
+	EndTime  *time.Time             `json:"end_time"`
+	Metadata map[string]interface{} `json:"metadata"`
+
+	// NextRunDate NextRunDate is the next tick the cron fires at; null once it is past
+	// the end time (it never fires again).
+	NextRunDate *time.Time `json:"next_run_date"`
+
+	// OnRunCompleted OnRunCompleted is what happens to the thread of each run of a
+	// stateless cron (null for a cron on a thread).
+	OnRunCompleted *CronsCronOnRunCompleted `json:"on_run_completed"`
+
+	// Payload Payload is what each run is created with.
+	Payload CronsPayload `json:"payload"`
+
+	// Schedule Schedule is a 5-field cron expression (minute hour day-of-month
+	// month day-of-week) or a descriptor such as @hourly.
+	//
+	// Example: */5 * * * *
+	Schedule string              `json:"schedule"`
+	ThreadId *openapi_types.UUID `json:"thread_id"`
+
+	// Timezone Timezone is the IANA zone the schedule is read in.
+	//
+	// Example: UTC
+	Timezone  string    `json:"timezone"`
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// UserId UserID is the cron's owner (always null: Weft has no users yet).
+	UserId *string `json:"user_id"`
+}
+
+// CronsCronOnRunCompleted OnRunCompleted is what happens to the thread of each run of a
+// stateless cron (null for a cron on a thread).
+type CronsCronOnRunCompleted string
+
+// CronsPatchRequest defines model for crons.PatchRequest.
+type CronsPatchRequest struct {
+	Config     *map[string]interface{}      `json:"config,omitempty"`
+	Context    *map[string]interface{}      `json:"context,omitempty"`
+	Durability *CronsPatchRequestDurability `json:"durability,omitempty"`
+	Enabled    *bool                        `json:"enabled,omitempty"`
+
+	// EndTime EndTime: a date-time, or null to remove the end.
+	EndTime *time.Time `json:"end_time,omitempty"`
+
+	// Input Input replaces the payload's (null: none).
+	Input           *map[string]interface{} `json:"input,omitempty"`
+	InterruptAfter  *[]string               `json:"interrupt_after,omitempty"`
+	InterruptBefore *[]string               `json:"interrupt_before,omitempty"`
+
+	// Metadata Metadata is merged into the cron's (shallowly).
+	Metadata          *map[string]interface{}             `json:"metadata,omitempty"`
+	MultitaskStrategy *CronsPatchRequestMultitaskStrategy `json:"multitask_strategy,omitempty"`
+
+	// OnRunCompleted OnRunCompleted (stateless crons; ignored on a thread's cron).
+	OnRunCompleted  *CronsPatchRequestOnRunCompleted `json:"on_run_completed,omitempty"`
+	Schedule        *string                          `json:"schedule,omitempty"`
+	StreamMode      *[]string                        `json:"stream_mode,omitempty"`
+	StreamResumable *bool                            `json:"stream_resumable,omitempty"`
+	StreamSubgraphs *bool                            `json:"stream_subgraphs,omitempty"`
+	Timezone        *string                          `json:"timezone,omitempty"`
+
+	// Webhook Webhook: a URL, or null / "" to remove it.
+	Webhook *string `json:"webhook,omitempty"`
+}
+
+// CronsPatchRequestDurability defines model for CronsPatchRequest.Durability.
+type CronsPatchRequestDurability string
+
+// CronsPatchRequestMultitaskStrategy defines model for CronsPatchRequest.MultitaskStrategy.
+type CronsPatchRequestMultitaskStrategy string
+
+// CronsPatchRequestOnRunCompleted OnRunCompleted (stateless crons; ignored on a thread's cron).
+type CronsPatchRequestOnRunCompleted string
+
+// CronsPayload defines model for crons.Payload.
+type CronsPayload struct {
+	// AssistantId AssistantID is the assistant's UUID (a graph name given at creation
+	// is resolved to its system assistant).
+	AssistantId       *openapi_types.UUID            `json:"assistant_id,omitempty"`
+	CheckpointDuring  *bool                          `json:"checkpoint_during,omitempty"`
+	Config            *map[string]interface{}        `json:"config,omitempty"`
+	Context           *map[string]interface{}        `json:"context,omitempty"`
+	Durability        *CronsPayloadDurability        `json:"durability,omitempty"`
+	IfNotExists       *CronsPayloadIfNotExists       `json:"if_not_exists,omitempty"`
+	Input             *map[string]interface{}        `json:"input,omitempty"`
+	InterruptAfter    *[]string                      `json:"interrupt_after,omitempty"`
+	InterruptBefore   *[]string                      `json:"interrupt_before,omitempty"`
+	MultitaskStrategy *CronsPayloadMultitaskStrategy `json:"multitask_strategy,omitempty"`
+	StreamMode        *[]string                      `json:"stream_mode,omitempty"`
+	StreamResumable   *bool                          `json:"stream_resumable,omitempty"`
+	StreamSubgraphs   *bool                          `json:"stream_subgraphs,omitempty"`
+	Webhook           *string                        `json:"webhook,omitempty"`
+}
+
+// CronsPayloadDurability defines model for CronsPayload.Durability.
+type CronsPayloadDurability string
+
+// CronsPayloadIfNotExists defines model for CronsPayload.IfNotExists.
+type CronsPayloadIfNotExists string
+
+// CronsPayloadMultitaskStrategy defines model for CronsPayload.MultitaskStrategy.
+type CronsPayloadMultitaskStrategy string
+
+// CronsSearchRequest defines model for crons.SearchRequest.
+type CronsSearchRequest struct {
+	// AssistantId AssistantID is a UUID or a graph name (its system assistant).
+	AssistantId *string `json:"assistant_id,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+
+	// Limit Limit: absent or null means 10; values outside 1..1000 are a 422.
+	Limit     *int                         `json:"limit,omitempty"`
+	Metadata  *map[string]interface{}      `json:"metadata,omitempty"`
+	Offset    *int                         `json:"offset,omitempty"`
+	Select    *[]string                    `json:"select,omitempty"`
+	SortBy    *CronsSearchRequestSortBy    `json:"sort_by,omitempty"`
+	SortOrder *CronsSearchRequestSortOrder `json:"sort_order,omitempty"`
+	ThreadId  *openapi_types.UUID          `json:"thread_id,omitempty"`
+}
+
+// CronsSearchRequestSortBy defines model for CronsSearchRequest.SortBy.
+type CronsSearchRequestSortBy string
+
+// CronsSearchRequestSortOrder defines model for CronsSearchRequest.SortOrder.
+type CronsSearchRequestSortOrder string
 
 // DispatchAttempt defines model for dispatch.Attempt.
 type DispatchAttempt struct {
@@ -2058,6 +2524,18 @@ type PostRunsBatchJSONRequestBody = PostRunsBatchJSONBody
 // PostRunsCancelJSONRequestBody defines body for PostRunsCancel for application/json ContentType.
 type PostRunsCancelJSONRequestBody = RunsCancelManyRequest
 
+// PostRunsCronsJSONRequestBody defines body for PostRunsCrons for application/json ContentType.
+type PostRunsCronsJSONRequestBody = CronsCreateRequest
+
+// PostRunsCronsCountJSONRequestBody defines body for PostRunsCronsCount for application/json ContentType.
+type PostRunsCronsCountJSONRequestBody = CronsSearchRequest
+
+// PostRunsCronsSearchJSONRequestBody defines body for PostRunsCronsSearch for application/json ContentType.
+type PostRunsCronsSearchJSONRequestBody = CronsSearchRequest
+
+// PatchRunsCronsCronIdJSONRequestBody defines body for PatchRunsCronsCronId for application/json ContentType.
+type PatchRunsCronsCronIdJSONRequestBody = CronsPatchRequest
+
 // PostRunsStreamJSONRequestBody defines body for PostRunsStream for application/json ContentType.
 type PostRunsStreamJSONRequestBody = RunsCreateRequest
 
@@ -2099,6 +2577,9 @@ type PostThreadsThreadIdHistoryJSONRequestBody = StateHistoryRequest
 
 // PostThreadsThreadIdRunsJSONRequestBody defines body for PostThreadsThreadIdRuns for application/json ContentType.
 type PostThreadsThreadIdRunsJSONRequestBody = RunsCreateRequest
+
+// PostThreadsThreadIdRunsCronsJSONRequestBody defines body for PostThreadsThreadIdRunsCrons for application/json ContentType.
+type PostThreadsThreadIdRunsCronsJSONRequestBody = CronsCreateRequest
 
 // PostThreadsThreadIdRunsStreamJSONRequestBody defines body for PostThreadsThreadIdRunsStream for application/json ContentType.
 type PostThreadsThreadIdRunsStreamJSONRequestBody = RunsCreateRequest
@@ -3260,6 +3741,86 @@ type ClientInterface interface {
 	// Corresponds with POST /runs/cancel (the `PostRunsCancel` operationId).
 	PostRunsCancel(ctx context.Context, params *PostRunsCancelParams, body PostRunsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostRunsCronsWithBody Create a stateless cron
+	//
+	// Each tick of schedule (in timezone, default UTC) creates a run on a new thread, with the payload's run fields and the cron's metadata plus cron_id. on_run_completed delete (default) deletes that thread after the run, keep keeps it. The body is validated like a run's: an invalid schedule, timezone or run field is a 422, an unknown assistant a 404, and nothing is created. next_run_date is the first tick after now.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /runs/crons (the `PostRunsCrons` operationId).
+	PostRunsCronsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRunsCrons Create a stateless cron
+	//
+	// Each tick of schedule (in timezone, default UTC) creates a run on a new thread, with the payload's run fields and the cron's metadata plus cron_id. on_run_completed delete (default) deletes that thread after the run, keep keeps it. The body is validated like a run's: an invalid schedule, timezone or run field is a 422, an unknown assistant a 404, and nothing is created. next_run_date is the first tick after now.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /runs/crons (the `PostRunsCrons` operationId).
+	PostRunsCrons(ctx context.Context, body PostRunsCronsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRunsCronsCountWithBody Count crons
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /runs/crons/count (the `PostRunsCronsCount` operationId).
+	PostRunsCronsCountWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRunsCronsCount Count crons
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /runs/crons/count (the `PostRunsCronsCount` operationId).
+	PostRunsCronsCount(ctx context.Context, body PostRunsCronsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRunsCronsSearchWithBody Search crons
+	//
+	// Filters by assistant_id (a UUID or a graph name), thread_id, enabled and metadata containment; ordered by sort_by (default created_at) and sort_order (default desc), NULLs last. select projects each cron onto the listed fields ("now" adds the time the server schedules by). An absent or null limit means 10; values outside 1..1000 are a 422. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /runs/crons/search (the `PostRunsCronsSearch` operationId).
+	PostRunsCronsSearchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRunsCronsSearch Search crons
+	//
+	// Filters by assistant_id (a UUID or a graph name), thread_id, enabled and metadata containment; ordered by sort_by (default created_at) and sort_order (default desc), NULLs last. select projects each cron onto the listed fields ("now" adds the time the server schedules by). An absent or null limit means 10; values outside 1..1000 are a 422. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /runs/crons/search (the `PostRunsCronsSearch` operationId).
+	PostRunsCronsSearch(ctx context.Context, body PostRunsCronsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteRunsCronsCronId Delete a cron
+	//
+	// The cron fires no more; runs it created stay.
+	//
+	// Corresponds with DELETE /runs/crons/{cron_id} (the `DeleteRunsCronsCronId` operationId).
+	DeleteRunsCronsCronId(ctx context.Context, cronId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRunsCronsCronId Get a cron
+	//
+	// Corresponds with GET /runs/crons/{cron_id} (the `GetRunsCronsCronId` operationId).
+	GetRunsCronsCronId(ctx context.Context, cronId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchRunsCronsCronIdWithBody Update a cron
+	//
+	// Changes the given fields; metadata is merged, the run fields replace the payload's. The result is validated like a new cron (422 / 404, nothing changed). A new schedule or timezone, enabling a disabled cron, or an end_time that revives an ended cron moves next_run_date to the first tick after now: ticks missed while disabled are not fired.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /runs/crons/{cron_id} (the `PatchRunsCronsCronId` operationId).
+	PatchRunsCronsCronIdWithBody(ctx context.Context, cronId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchRunsCronsCronId Update a cron
+	//
+	// Changes the given fields; metadata is merged, the run fields replace the payload's. The result is validated like a new cron (422 / 404, nothing changed). A new schedule or timezone, enabling a disabled cron, or an end_time that revives an ended cron moves next_run_date to the first tick after now: ticks missed while disabled are not fired.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /runs/crons/{cron_id} (the `PatchRunsCronsCronId` operationId).
+	PatchRunsCronsCronId(ctx context.Context, cronId openapi_types.UUID, body PatchRunsCronsCronIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostRunsStreamWithBody Create a stateless run and stream it
 	//
 	// As POST /threads/{thread_id}/runs/stream, on a temporary thread.
@@ -3560,6 +4121,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /threads/{thread_id}/runs (the `PostThreadsThreadIdRuns` operationId).
 	PostThreadsThreadIdRuns(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdRunsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostThreadsThreadIdRunsCronsWithBody Create a cron on a thread
+	//
+	// Each tick of schedule creates a run on the thread, as POST /threads/{thread_id}/runs would (multitask_strategy decides when the thread is busy; a refused run skips that tick). Deleting the thread deletes its crons. 404 when the thread does not exist, unless if_not_exists is create.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /threads/{thread_id}/runs/crons (the `PostThreadsThreadIdRunsCrons` operationId).
+	PostThreadsThreadIdRunsCronsWithBody(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostThreadsThreadIdRunsCrons Create a cron on a thread
+	//
+	// Each tick of schedule creates a run on the thread, as POST /threads/{thread_id}/runs would (multitask_strategy decides when the thread is busy; a refused run skips that tick). Deleting the thread deletes its crons. 404 when the thread does not exist, unless if_not_exists is create.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /threads/{thread_id}/runs/crons (the `PostThreadsThreadIdRunsCrons` operationId).
+	PostThreadsThreadIdRunsCrons(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdRunsCronsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostThreadsThreadIdRunsStreamWithBody Create a run and stream it
 	//
@@ -4597,6 +5176,186 @@ func (c *Client) PostRunsCancel(ctx context.Context, params *PostRunsCancelParam
 	return c.Client.Do(req)
 }
 
+// PostRunsCronsWithBody Create a stateless cron
+//
+// Each tick of schedule (in timezone, default UTC) creates a run on a new thread, with the payload's run fields and the cron's metadata plus cron_id. on_run_completed delete (default) deletes that thread after the run, keep keeps it. The body is validated like a run's: an invalid schedule, timezone or run field is a 422, an unknown assistant a 404, and nothing is created. next_run_date is the first tick after now.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /runs/crons (the `PostRunsCrons` operationId).
+func (c *Client) PostRunsCronsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRunsCronsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRunsCrons Create a stateless cron
+//
+// Each tick of schedule (in timezone, default UTC) creates a run on a new thread, with the payload's run fields and the cron's metadata plus cron_id. on_run_completed delete (default) deletes that thread after the run, keep keeps it. The body is validated like a run's: an invalid schedule, timezone or run field is a 422, an unknown assistant a 404, and nothing is created. next_run_date is the first tick after now.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /runs/crons (the `PostRunsCrons` operationId).
+func (c *Client) PostRunsCrons(ctx context.Context, body PostRunsCronsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRunsCronsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRunsCronsCountWithBody Count crons
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /runs/crons/count (the `PostRunsCronsCount` operationId).
+func (c *Client) PostRunsCronsCountWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRunsCronsCountRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRunsCronsCount Count crons
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /runs/crons/count (the `PostRunsCronsCount` operationId).
+func (c *Client) PostRunsCronsCount(ctx context.Context, body PostRunsCronsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRunsCronsCountRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRunsCronsSearchWithBody Search crons
+//
+// Filters by assistant_id (a UUID or a graph name), thread_id, enabled and metadata containment; ordered by sort_by (default created_at) and sort_order (default desc), NULLs last. select projects each cron onto the listed fields ("now" adds the time the server schedules by). An absent or null limit means 10; values outside 1..1000 are a 422. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /runs/crons/search (the `PostRunsCronsSearch` operationId).
+func (c *Client) PostRunsCronsSearchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRunsCronsSearchRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRunsCronsSearch Search crons
+//
+// Filters by assistant_id (a UUID or a graph name), thread_id, enabled and metadata containment; ordered by sort_by (default created_at) and sort_order (default desc), NULLs last. select projects each cron onto the listed fields ("now" adds the time the server schedules by). An absent or null limit means 10; values outside 1..1000 are a 422. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /runs/crons/search (the `PostRunsCronsSearch` operationId).
+func (c *Client) PostRunsCronsSearch(ctx context.Context, body PostRunsCronsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRunsCronsSearchRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteRunsCronsCronId Delete a cron
+//
+// The cron fires no more; runs it created stay.
+//
+// Corresponds with DELETE /runs/crons/{cron_id} (the `DeleteRunsCronsCronId` operationId).
+func (c *Client) DeleteRunsCronsCronId(ctx context.Context, cronId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteRunsCronsCronIdRequest(c.Server, cronId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRunsCronsCronId Get a cron
+//
+// Corresponds with GET /runs/crons/{cron_id} (the `GetRunsCronsCronId` operationId).
+func (c *Client) GetRunsCronsCronId(ctx context.Context, cronId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRunsCronsCronIdRequest(c.Server, cronId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchRunsCronsCronIdWithBody Update a cron
+//
+// Changes the given fields; metadata is merged, the run fields replace the payload's. The result is validated like a new cron (422 / 404, nothing changed). A new schedule or timezone, enabling a disabled cron, or an end_time that revives an ended cron moves next_run_date to the first tick after now: ticks missed while disabled are not fired.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /runs/crons/{cron_id} (the `PatchRunsCronsCronId` operationId).
+func (c *Client) PatchRunsCronsCronIdWithBody(ctx context.Context, cronId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchRunsCronsCronIdRequestWithBody(c.Server, cronId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchRunsCronsCronId Update a cron
+//
+// Changes the given fields; metadata is merged, the run fields replace the payload's. The result is validated like a new cron (422 / 404, nothing changed). A new schedule or timezone, enabling a disabled cron, or an end_time that revives an ended cron moves next_run_date to the first tick after now: ticks missed while disabled are not fired.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /runs/crons/{cron_id} (the `PatchRunsCronsCronId` operationId).
+func (c *Client) PatchRunsCronsCronId(ctx context.Context, cronId openapi_types.UUID, body PatchRunsCronsCronIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchRunsCronsCronIdRequest(c.Server, cronId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostRunsStreamWithBody Create a stateless run and stream it
 //
 // As POST /threads/{thread_id}/runs/stream, on a temporary thread.
@@ -5258,6 +6017,44 @@ func (c *Client) PostThreadsThreadIdRunsWithBody(ctx context.Context, threadId o
 // Corresponds with POST /threads/{thread_id}/runs (the `PostThreadsThreadIdRuns` operationId).
 func (c *Client) PostThreadsThreadIdRuns(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdRunsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostThreadsThreadIdRunsRequest(c.Server, threadId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostThreadsThreadIdRunsCronsWithBody Create a cron on a thread
+//
+// Each tick of schedule creates a run on the thread, as POST /threads/{thread_id}/runs would (multitask_strategy decides when the thread is busy; a refused run skips that tick). Deleting the thread deletes its crons. 404 when the thread does not exist, unless if_not_exists is create.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /threads/{thread_id}/runs/crons (the `PostThreadsThreadIdRunsCrons` operationId).
+func (c *Client) PostThreadsThreadIdRunsCronsWithBody(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostThreadsThreadIdRunsCronsRequestWithBody(c.Server, threadId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostThreadsThreadIdRunsCrons Create a cron on a thread
+//
+// Each tick of schedule creates a run on the thread, as POST /threads/{thread_id}/runs would (multitask_strategy decides when the thread is busy; a refused run skips that tick). Deleting the thread deletes its crons. 404 when the thread does not exist, unless if_not_exists is create.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /threads/{thread_id}/runs/crons (the `PostThreadsThreadIdRunsCrons` operationId).
+func (c *Client) PostThreadsThreadIdRunsCrons(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdRunsCronsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostThreadsThreadIdRunsCronsRequest(c.Server, threadId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7038,6 +7835,241 @@ func NewPostRunsCancelRequestWithBody(server string, params *PostRunsCancelParam
 	return req, nil
 }
 
+// NewPostRunsCronsRequest calls the generic PostRunsCrons builder with application/json body
+func NewPostRunsCronsRequest(server string, body PostRunsCronsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostRunsCronsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostRunsCronsRequestWithBody constructs an http.Request for the PostRunsCrons method, with any body, and a specified content type
+func NewPostRunsCronsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/runs/crons")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostRunsCronsCountRequest calls the generic PostRunsCronsCount builder with application/json body
+func NewPostRunsCronsCountRequest(server string, body PostRunsCronsCountJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostRunsCronsCountRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostRunsCronsCountRequestWithBody constructs an http.Request for the PostRunsCronsCount method, with any body, and a specified content type
+func NewPostRunsCronsCountRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/runs/crons/count")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostRunsCronsSearchRequest calls the generic PostRunsCronsSearch builder with application/json body
+func NewPostRunsCronsSearchRequest(server string, body PostRunsCronsSearchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostRunsCronsSearchRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostRunsCronsSearchRequestWithBody constructs an http.Request for the PostRunsCronsSearch method, with any body, and a specified content type
+func NewPostRunsCronsSearchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/runs/crons/search")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteRunsCronsCronIdRequest constructs an http.Request for the DeleteRunsCronsCronId method
+func NewDeleteRunsCronsCronIdRequest(server string, cronId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "cron_id", cronId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/runs/crons/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRunsCronsCronIdRequest constructs an http.Request for the GetRunsCronsCronId method
+func NewGetRunsCronsCronIdRequest(server string, cronId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "cron_id", cronId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/runs/crons/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchRunsCronsCronIdRequest calls the generic PatchRunsCronsCronId builder with application/json body
+func NewPatchRunsCronsCronIdRequest(server string, cronId openapi_types.UUID, body PatchRunsCronsCronIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchRunsCronsCronIdRequestWithBody(server, cronId, "application/json", bodyReader)
+}
+
+// NewPatchRunsCronsCronIdRequestWithBody constructs an http.Request for the PatchRunsCronsCronId method, with any body, and a specified content type
+func NewPatchRunsCronsCronIdRequestWithBody(server string, cronId openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "cron_id", cronId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/runs/crons/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPostRunsStreamRequest calls the generic PostRunsStream builder with application/json body
 func NewPostRunsStreamRequest(server string, body PostRunsStreamJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -8202,6 +9234,53 @@ func NewPostThreadsThreadIdRunsRequestWithBody(server string, threadId openapi_t
 	}
 
 	operationPath := fmt.Sprintf("/threads/%s/runs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostThreadsThreadIdRunsCronsRequest calls the generic PostThreadsThreadIdRunsCrons builder with application/json body
+func NewPostThreadsThreadIdRunsCronsRequest(server string, threadId openapi_types.UUID, body PostThreadsThreadIdRunsCronsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostThreadsThreadIdRunsCronsRequestWithBody(server, threadId, "application/json", bodyReader)
+}
+
+// NewPostThreadsThreadIdRunsCronsRequestWithBody constructs an http.Request for the PostThreadsThreadIdRunsCrons method, with any body, and a specified content type
+func NewPostThreadsThreadIdRunsCronsRequestWithBody(server string, threadId openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/runs/crons", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9553,6 +10632,90 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /runs/cancel (the `PostRunsCancel` operationId).
 	PostRunsCancelWithResponse(ctx context.Context, params *PostRunsCancelParams, body PostRunsCancelJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRunsCancelResponse, error)
 
+	// PostRunsCronsWithBodyWithResponse Create a stateless cron
+	//
+	// Each tick of schedule (in timezone, default UTC) creates a run on a new thread, with the payload's run fields and the cron's metadata plus cron_id. on_run_completed delete (default) deletes that thread after the run, keep keeps it. The body is validated like a run's: an invalid schedule, timezone or run field is a 422, an unknown assistant a 404, and nothing is created. next_run_date is the first tick after now.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /runs/crons (the `PostRunsCrons` operationId).
+	PostRunsCronsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRunsCronsResponse, error)
+
+	// PostRunsCronsWithResponse Create a stateless cron
+	//
+	// Each tick of schedule (in timezone, default UTC) creates a run on a new thread, with the payload's run fields and the cron's metadata plus cron_id. on_run_completed delete (default) deletes that thread after the run, keep keeps it. The body is validated like a run's: an invalid schedule, timezone or run field is a 422, an unknown assistant a 404, and nothing is created. next_run_date is the first tick after now.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /runs/crons (the `PostRunsCrons` operationId).
+	PostRunsCronsWithResponse(ctx context.Context, body PostRunsCronsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRunsCronsResponse, error)
+
+	// PostRunsCronsCountWithBodyWithResponse Count crons
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /runs/crons/count (the `PostRunsCronsCount` operationId).
+	PostRunsCronsCountWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRunsCronsCountResponse, error)
+
+	// PostRunsCronsCountWithResponse Count crons
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /runs/crons/count (the `PostRunsCronsCount` operationId).
+	PostRunsCronsCountWithResponse(ctx context.Context, body PostRunsCronsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRunsCronsCountResponse, error)
+
+	// PostRunsCronsSearchWithBodyWithResponse Search crons
+	//
+	// Filters by assistant_id (a UUID or a graph name), thread_id, enabled and metadata containment; ordered by sort_by (default created_at) and sort_order (default desc), NULLs last. select projects each cron onto the listed fields ("now" adds the time the server schedules by). An absent or null limit means 10; values outside 1..1000 are a 422. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /runs/crons/search (the `PostRunsCronsSearch` operationId).
+	PostRunsCronsSearchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRunsCronsSearchResponse, error)
+
+	// PostRunsCronsSearchWithResponse Search crons
+	//
+	// Filters by assistant_id (a UUID or a graph name), thread_id, enabled and metadata containment; ordered by sort_by (default created_at) and sort_order (default desc), NULLs last. select projects each cron onto the listed fields ("now" adds the time the server schedules by). An absent or null limit means 10; values outside 1..1000 are a 422. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /runs/crons/search (the `PostRunsCronsSearch` operationId).
+	PostRunsCronsSearchWithResponse(ctx context.Context, body PostRunsCronsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRunsCronsSearchResponse, error)
+
+	// DeleteRunsCronsCronIdWithResponse Delete a cron
+	//
+	// The cron fires no more; runs it created stay.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /runs/crons/{cron_id} (the `DeleteRunsCronsCronId` operationId).
+	DeleteRunsCronsCronIdWithResponse(ctx context.Context, cronId openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteRunsCronsCronIdResponse, error)
+
+	// GetRunsCronsCronIdWithResponse Get a cron
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /runs/crons/{cron_id} (the `GetRunsCronsCronId` operationId).
+	GetRunsCronsCronIdWithResponse(ctx context.Context, cronId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetRunsCronsCronIdResponse, error)
+
+	// PatchRunsCronsCronIdWithBodyWithResponse Update a cron
+	//
+	// Changes the given fields; metadata is merged, the run fields replace the payload's. The result is validated like a new cron (422 / 404, nothing changed). A new schedule or timezone, enabling a disabled cron, or an end_time that revives an ended cron moves next_run_date to the first tick after now: ticks missed while disabled are not fired.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /runs/crons/{cron_id} (the `PatchRunsCronsCronId` operationId).
+	PatchRunsCronsCronIdWithBodyWithResponse(ctx context.Context, cronId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchRunsCronsCronIdResponse, error)
+
+	// PatchRunsCronsCronIdWithResponse Update a cron
+	//
+	// Changes the given fields; metadata is merged, the run fields replace the payload's. The result is validated like a new cron (422 / 404, nothing changed). A new schedule or timezone, enabling a disabled cron, or an end_time that revives an ended cron moves next_run_date to the first tick after now: ticks missed while disabled are not fired.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /runs/crons/{cron_id} (the `PatchRunsCronsCronId` operationId).
+	PatchRunsCronsCronIdWithResponse(ctx context.Context, cronId openapi_types.UUID, body PatchRunsCronsCronIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchRunsCronsCronIdResponse, error)
+
 	// PostRunsStreamWithBodyWithResponse Create a stateless run and stream it
 	//
 	// As POST /threads/{thread_id}/runs/stream, on a temporary thread.
@@ -9871,6 +11034,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /threads/{thread_id}/runs (the `PostThreadsThreadIdRuns` operationId).
 	PostThreadsThreadIdRunsWithResponse(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdRunsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdRunsResponse, error)
+
+	// PostThreadsThreadIdRunsCronsWithBodyWithResponse Create a cron on a thread
+	//
+	// Each tick of schedule creates a run on the thread, as POST /threads/{thread_id}/runs would (multitask_strategy decides when the thread is busy; a refused run skips that tick). Deleting the thread deletes its crons. 404 when the thread does not exist, unless if_not_exists is create.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /threads/{thread_id}/runs/crons (the `PostThreadsThreadIdRunsCrons` operationId).
+	PostThreadsThreadIdRunsCronsWithBodyWithResponse(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdRunsCronsResponse, error)
+
+	// PostThreadsThreadIdRunsCronsWithResponse Create a cron on a thread
+	//
+	// Each tick of schedule creates a run on the thread, as POST /threads/{thread_id}/runs would (multitask_strategy decides when the thread is busy; a refused run skips that tick). Deleting the thread deletes its crons. 404 when the thread does not exist, unless if_not_exists is create.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /threads/{thread_id}/runs/crons (the `PostThreadsThreadIdRunsCrons` operationId).
+	PostThreadsThreadIdRunsCronsWithResponse(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdRunsCronsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdRunsCronsResponse, error)
 
 	// PostThreadsThreadIdRunsStreamWithBodyWithResponse Create a run and stream it
 	//
@@ -11638,6 +12819,337 @@ func (r PostRunsCancelResponse) ContentType() string {
 	return ""
 }
 
+type PostRunsCronsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CronsCron
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostRunsCronsResponse) GetJSON200() *CronsCron {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostRunsCronsResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostRunsCronsResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostRunsCronsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostRunsCronsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostRunsCronsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostRunsCronsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostRunsCronsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostRunsCronsCountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *int
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostRunsCronsCountResponse) GetJSON200() *int {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostRunsCronsCountResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostRunsCronsCountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostRunsCronsCountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostRunsCronsCountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostRunsCronsCountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostRunsCronsSearchResponse200Headers the declared response headers of an HTTP 200 response for PostRunsCronsSearch
+type PostRunsCronsSearchResponse200Headers struct {
+	XPaginationNext  *int
+	XPaginationTotal *int
+}
+
+type PostRunsCronsSearchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]CronsCron
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostRunsCronsSearchResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostRunsCronsSearchResponse) GetJSON200() *[]CronsCron {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostRunsCronsSearchResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostRunsCronsSearchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostRunsCronsSearchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostRunsCronsSearchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostRunsCronsSearchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteRunsCronsCronIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteRunsCronsCronIdResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteRunsCronsCronIdResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteRunsCronsCronIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteRunsCronsCronIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteRunsCronsCronIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteRunsCronsCronIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRunsCronsCronIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CronsCron
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRunsCronsCronIdResponse) GetJSON200() *CronsCron {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRunsCronsCronIdResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetRunsCronsCronIdResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRunsCronsCronIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRunsCronsCronIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRunsCronsCronIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRunsCronsCronIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PatchRunsCronsCronIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CronsCron
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchRunsCronsCronIdResponse) GetJSON200() *CronsCron {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchRunsCronsCronIdResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchRunsCronsCronIdResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchRunsCronsCronIdResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchRunsCronsCronIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchRunsCronsCronIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchRunsCronsCronIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchRunsCronsCronIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostRunsStreamResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12836,6 +14348,68 @@ func (r PostThreadsThreadIdRunsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostThreadsThreadIdRunsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostThreadsThreadIdRunsCronsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CronsCron
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostThreadsThreadIdRunsCronsResponse) GetJSON200() *CronsCron {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostThreadsThreadIdRunsCronsResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostThreadsThreadIdRunsCronsResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostThreadsThreadIdRunsCronsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostThreadsThreadIdRunsCronsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostThreadsThreadIdRunsCronsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostThreadsThreadIdRunsCronsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostThreadsThreadIdRunsCronsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14312,6 +15886,150 @@ func (c *ClientWithResponses) PostRunsCancelWithResponse(ctx context.Context, pa
 	return ParsePostRunsCancelResponse(rsp)
 }
 
+// PostRunsCronsWithBodyWithResponse Create a stateless cron
+//
+// Each tick of schedule (in timezone, default UTC) creates a run on a new thread, with the payload's run fields and the cron's metadata plus cron_id. on_run_completed delete (default) deletes that thread after the run, keep keeps it. The body is validated like a run's: an invalid schedule, timezone or run field is a 422, an unknown assistant a 404, and nothing is created. next_run_date is the first tick after now.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /runs/crons (the `PostRunsCrons` operationId).
+func (c *ClientWithResponses) PostRunsCronsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRunsCronsResponse, error) {
+	rsp, err := c.PostRunsCronsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRunsCronsResponse(rsp)
+}
+
+// PostRunsCronsWithResponse Create a stateless cron
+//
+// Each tick of schedule (in timezone, default UTC) creates a run on a new thread, with the payload's run fields and the cron's metadata plus cron_id. on_run_completed delete (default) deletes that thread after the run, keep keeps it. The body is validated like a run's: an invalid schedule, timezone or run field is a 422, an unknown assistant a 404, and nothing is created. next_run_date is the first tick after now.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /runs/crons (the `PostRunsCrons` operationId).
+func (c *ClientWithResponses) PostRunsCronsWithResponse(ctx context.Context, body PostRunsCronsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRunsCronsResponse, error) {
+	rsp, err := c.PostRunsCrons(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRunsCronsResponse(rsp)
+}
+
+// PostRunsCronsCountWithBodyWithResponse Count crons
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /runs/crons/count (the `PostRunsCronsCount` operationId).
+func (c *ClientWithResponses) PostRunsCronsCountWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRunsCronsCountResponse, error) {
+	rsp, err := c.PostRunsCronsCountWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRunsCronsCountResponse(rsp)
+}
+
+// PostRunsCronsCountWithResponse Count crons
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /runs/crons/count (the `PostRunsCronsCount` operationId).
+func (c *ClientWithResponses) PostRunsCronsCountWithResponse(ctx context.Context, body PostRunsCronsCountJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRunsCronsCountResponse, error) {
+	rsp, err := c.PostRunsCronsCount(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRunsCronsCountResponse(rsp)
+}
+
+// PostRunsCronsSearchWithBodyWithResponse Search crons
+//
+// Filters by assistant_id (a UUID or a graph name), thread_id, enabled and metadata containment; ordered by sort_by (default created_at) and sort_order (default desc), NULLs last. select projects each cron onto the listed fields ("now" adds the time the server schedules by). An absent or null limit means 10; values outside 1..1000 are a 422. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /runs/crons/search (the `PostRunsCronsSearch` operationId).
+func (c *ClientWithResponses) PostRunsCronsSearchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostRunsCronsSearchResponse, error) {
+	rsp, err := c.PostRunsCronsSearchWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRunsCronsSearchResponse(rsp)
+}
+
+// PostRunsCronsSearchWithResponse Search crons
+//
+// Filters by assistant_id (a UUID or a graph name), thread_id, enabled and metadata containment; ordered by sort_by (default created_at) and sort_order (default desc), NULLs last. select projects each cron onto the listed fields ("now" adds the time the server schedules by). An absent or null limit means 10; values outside 1..1000 are a 422. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /runs/crons/search (the `PostRunsCronsSearch` operationId).
+func (c *ClientWithResponses) PostRunsCronsSearchWithResponse(ctx context.Context, body PostRunsCronsSearchJSONRequestBody, reqEditors ...RequestEditorFn) (*PostRunsCronsSearchResponse, error) {
+	rsp, err := c.PostRunsCronsSearch(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRunsCronsSearchResponse(rsp)
+}
+
+// DeleteRunsCronsCronIdWithResponse Delete a cron
+//
+// The cron fires no more; runs it created stay.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /runs/crons/{cron_id} (the `DeleteRunsCronsCronId` operationId).
+func (c *ClientWithResponses) DeleteRunsCronsCronIdWithResponse(ctx context.Context, cronId openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteRunsCronsCronIdResponse, error) {
+	rsp, err := c.DeleteRunsCronsCronId(ctx, cronId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteRunsCronsCronIdResponse(rsp)
+}
+
+// GetRunsCronsCronIdWithResponse Get a cron
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /runs/crons/{cron_id} (the `GetRunsCronsCronId` operationId).
+func (c *ClientWithResponses) GetRunsCronsCronIdWithResponse(ctx context.Context, cronId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetRunsCronsCronIdResponse, error) {
+	rsp, err := c.GetRunsCronsCronId(ctx, cronId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRunsCronsCronIdResponse(rsp)
+}
+
+// PatchRunsCronsCronIdWithBodyWithResponse Update a cron
+//
+// Changes the given fields; metadata is merged, the run fields replace the payload's. The result is validated like a new cron (422 / 404, nothing changed). A new schedule or timezone, enabling a disabled cron, or an end_time that revives an ended cron moves next_run_date to the first tick after now: ticks missed while disabled are not fired.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /runs/crons/{cron_id} (the `PatchRunsCronsCronId` operationId).
+func (c *ClientWithResponses) PatchRunsCronsCronIdWithBodyWithResponse(ctx context.Context, cronId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchRunsCronsCronIdResponse, error) {
+	rsp, err := c.PatchRunsCronsCronIdWithBody(ctx, cronId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchRunsCronsCronIdResponse(rsp)
+}
+
+// PatchRunsCronsCronIdWithResponse Update a cron
+//
+// Changes the given fields; metadata is merged, the run fields replace the payload's. The result is validated like a new cron (422 / 404, nothing changed). A new schedule or timezone, enabling a disabled cron, or an end_time that revives an ended cron moves next_run_date to the first tick after now: ticks missed while disabled are not fired.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /runs/crons/{cron_id} (the `PatchRunsCronsCronId` operationId).
+func (c *ClientWithResponses) PatchRunsCronsCronIdWithResponse(ctx context.Context, cronId openapi_types.UUID, body PatchRunsCronsCronIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchRunsCronsCronIdResponse, error) {
+	rsp, err := c.PatchRunsCronsCronId(ctx, cronId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchRunsCronsCronIdResponse(rsp)
+}
+
 // PostRunsStreamWithBodyWithResponse Create a stateless run and stream it
 //
 // As POST /threads/{thread_id}/runs/stream, on a temporary thread.
@@ -14851,6 +16569,36 @@ func (c *ClientWithResponses) PostThreadsThreadIdRunsWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParsePostThreadsThreadIdRunsResponse(rsp)
+}
+
+// PostThreadsThreadIdRunsCronsWithBodyWithResponse Create a cron on a thread
+//
+// Each tick of schedule creates a run on the thread, as POST /threads/{thread_id}/runs would (multitask_strategy decides when the thread is busy; a refused run skips that tick). Deleting the thread deletes its crons. 404 when the thread does not exist, unless if_not_exists is create.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /threads/{thread_id}/runs/crons (the `PostThreadsThreadIdRunsCrons` operationId).
+func (c *ClientWithResponses) PostThreadsThreadIdRunsCronsWithBodyWithResponse(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdRunsCronsResponse, error) {
+	rsp, err := c.PostThreadsThreadIdRunsCronsWithBody(ctx, threadId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostThreadsThreadIdRunsCronsResponse(rsp)
+}
+
+// PostThreadsThreadIdRunsCronsWithResponse Create a cron on a thread
+//
+// Each tick of schedule creates a run on the thread, as POST /threads/{thread_id}/runs would (multitask_strategy decides when the thread is busy; a refused run skips that tick). Deleting the thread deletes its crons. 404 when the thread does not exist, unless if_not_exists is create.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /threads/{thread_id}/runs/crons (the `PostThreadsThreadIdRunsCrons` operationId).
+func (c *ClientWithResponses) PostThreadsThreadIdRunsCronsWithResponse(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdRunsCronsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdRunsCronsResponse, error) {
+	rsp, err := c.PostThreadsThreadIdRunsCrons(ctx, threadId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostThreadsThreadIdRunsCronsResponse(rsp)
 }
 
 // PostThreadsThreadIdRunsStreamWithBodyWithResponse Create a run and stream it
@@ -16312,6 +18060,262 @@ func ParsePostRunsCancelResponse(rsp *http.Response) (*PostRunsCancelResponse, e
 	return response, nil
 }
 
+// ParsePostRunsCronsResponse parses an HTTP response from a PostRunsCronsWithResponse call
+func ParsePostRunsCronsResponse(rsp *http.Response) (*PostRunsCronsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostRunsCronsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CronsCron
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostRunsCronsCountResponse parses an HTTP response from a PostRunsCronsCountWithResponse call
+func ParsePostRunsCronsCountResponse(rsp *http.Response) (*PostRunsCronsCountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostRunsCronsCountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest int
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostRunsCronsSearchResponse parses an HTTP response from a PostRunsCronsSearchWithResponse call
+func ParsePostRunsCronsSearchResponse(rsp *http.Response) (*PostRunsCronsSearchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostRunsCronsSearchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []CronsCron
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostRunsCronsSearchResponse200Headers
+		if values := rsp.Header.Values("X-Pagination-Next"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Pagination-Next", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPaginationNext = &value
+		}
+		if values := rsp.Header.Values("X-Pagination-Total"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Pagination-Total", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPaginationTotal = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteRunsCronsCronIdResponse parses an HTTP response from a DeleteRunsCronsCronIdWithResponse call
+func ParseDeleteRunsCronsCronIdResponse(rsp *http.Response) (*DeleteRunsCronsCronIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteRunsCronsCronIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRunsCronsCronIdResponse parses an HTTP response from a GetRunsCronsCronIdWithResponse call
+func ParseGetRunsCronsCronIdResponse(rsp *http.Response) (*GetRunsCronsCronIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRunsCronsCronIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CronsCron
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePatchRunsCronsCronIdResponse parses an HTTP response from a PatchRunsCronsCronIdWithResponse call
+func ParsePatchRunsCronsCronIdResponse(rsp *http.Response) (*PatchRunsCronsCronIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchRunsCronsCronIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CronsCron
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostRunsStreamResponse parses an HTTP response from a PostRunsStreamWithResponse call
 func ParsePostRunsStreamResponse(rsp *http.Response) (*PostRunsStreamResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -17197,6 +19201,53 @@ func ParsePostThreadsThreadIdRunsResponse(rsp *http.Response) (*PostThreadsThrea
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostThreadsThreadIdRunsCronsResponse parses an HTTP response from a PostThreadsThreadIdRunsCronsWithResponse call
+func ParsePostThreadsThreadIdRunsCronsResponse(rsp *http.Response) (*PostThreadsThreadIdRunsCronsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostThreadsThreadIdRunsCronsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CronsCron
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody

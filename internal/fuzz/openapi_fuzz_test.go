@@ -48,7 +48,7 @@ const maxBody = 1 << 20
 
 // snapshotTables are the tables whose rows a refused request must not touch.
 var snapshotTables = []string{"threads", "runs", "run_dispatches", "checkpoints",
-	"checkpoint_blobs", "checkpoint_writes", "assistants", "assistant_versions", "store_items"}
+	"checkpoint_blobs", "checkpoint_writes", "assistants", "assistant_versions", "store_items", "crons"}
 
 // request is one generated request.
 type request struct {

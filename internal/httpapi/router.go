@@ -16,6 +16,7 @@ import (
 
 	"github.com/weftdev/weft/api"
 	"github.com/weftdev/weft/internal/assistants"
+	"github.com/weftdev/weft/internal/crons"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
@@ -47,6 +48,7 @@ type Deps struct {
 	Security   Security
 	Assistants *assistants.Handlers
 	Store      *store.Handlers
+	Crons      *crons.Handlers
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
@@ -132,6 +134,14 @@ func NewRouter(d Deps) http.Handler {
 	r.Post("/runs/batch", h(d.Runs.Batch))
 	r.Post("/runs/cancel", h(d.Runs.CancelMany))
 
+	r.Post("/runs/crons", h(d.Crons.CreateStateless))
+	r.Post("/runs/crons/search", h(d.Crons.Search))
+	r.Post("/runs/crons/count", h(d.Crons.Count))
+	r.Get("/runs/crons/{cron_id}", h(d.Crons.Get))
+	r.Patch("/runs/crons/{cron_id}", h(d.Crons.Patch))
+	r.Delete("/runs/crons/{cron_id}", h(d.Crons.Delete))
+	r.Post("/threads/{thread_id}/runs/crons", h(d.Crons.CreateForThread))
+
 	r.Get("/dispatches", h(d.Runs.ListDispatches))
 	r.Post("/dispatches/{dispatch_id}/retry", h(d.Runs.RetryDispatch))
 	r.Post("/dispatch/claim", h(d.Workers.Claim))
@@ -161,7 +171,7 @@ func NewRouter(d Deps) http.Handler {
 // of them to the id route, to fail as a bad id instead of a 405.
 var postOnlyPaths = map[string]bool{"/threads/search": true, "/threads/count": true, "/threads/prune": true,
 	"/runs/wait": true, "/runs/stream": true, "/runs/batch": true, "/runs/cancel": true, "/assistants/search": true,
-	"/assistants/count": true}
+	"/assistants/count": true, "/runs/crons": true, "/runs/crons/search": true, "/runs/crons/count": true}
 
 // postOnly answers 405 (Allow: POST) to any other method on postOnlyPaths.
 func postOnly(next http.Handler) http.Handler {
@@ -276,7 +286,7 @@ type Flags struct {
 //	@Success	200	{object}	Info
 //	@Router		/info [get]
 func (s *system) info(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true}})
+	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true}})
 }
 
 // openapi godoc

@@ -536,3 +536,44 @@ func collectRun(rows pgx.Rows, err error) (*Run, error) {
 	}
 	return &r, nil
 }
+
+// Validate checks req as Create would for a run on threadID (uuid.Nil: a
+// stateless run) and creates nothing; it does not look at the thread. It
+// returns the assistant req names (a graph name resolved to its system
+// assistant) and that assistant's graph. Crons validate their payload
+// with it when they are created or changed, so that each firing's run is
+// refused for what has changed since, never for the payload itself.
+func (s *Service) Validate(ctx context.Context, threadID uuid.UUID, req *CreateRequest) (assistantID uuid.UUID, graphID string, err error) {
+	v, err := s.validate(ctx, req, threadID == uuid.Nil)
+	if err != nil {
+		return uuid.Nil, "", err
+	}
+	return v.assistantID, v.graph.ID, nil
+}
+
+// ErrAssistantChanged is returned (wrapped) by CreateTx when the
+// assistant the request names was deleted, or moved to another graph,
+// since it was resolved. The transaction is then aborted; what ResolveRef
+// remembered is forgotten, so a new attempt in a new transaction (or
+// savepoint) resolves it afresh.
+var ErrAssistantChanged = errAssistantChanged
+
+// CreateTx is Create inside the caller's transaction tx: the run, its
+// dispatch, the thread's update (and a stateless run's new thread) are
+// written in tx and take effect when the caller commits, with the
+// dispatch's NOTIFY. The multitask strategies behave as in Create. An
+// error may leave tx aborted: a caller that goes on after one runs
+// CreateTx in a savepoint (tx.Begin). It never takes Create's
+// one-round-trip enqueue path, which needs a transaction of its own.
+func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, req *CreateRequest) (*Run, error) {
+	v, err := s.validate(ctx, req, threadID == uuid.Nil)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.createTx(ctx, tx, threadID, req.IfNotExists == "create", v)
+	var changed *assistantChangedError
+	if errors.As(err, &changed) {
+		s.assistants.Forget(changed.id)
+	}
+	return run, err
+}

@@ -36,15 +36,23 @@ type Config struct {
 	WebhookAllowPrivate bool
 	WebhookBackoff      time.Duration // not a flag: delay after a webhook's first failed attempt (default 1s; tests shorten it)
 	TTLSweepInterval    time.Duration // not a flag: how often expired threads are swept (default 1m; tests shorten it)
-	// not a flag: how long a stateless run's temporary thread is kept after the run ended when nobody waited
-	// for it (default 1m; a test that must see no background change lengthens it)
-	TempRetention time.Duration
 	// not a flag: how often expired store items are deleted (default store.DefaultSweepInterval, 1m; tests
 	// shorten it). Expired items are invisible at once; the sweeper only frees their rows.
 	StoreSweepInterval time.Duration
 	// StoreClock is not a flag: the time the store uses instead of the database's now() (nil: now(); tests
 	// move it to expire items without sleeping).
 	StoreClock func() time.Time
+	// CronInterval is not a flag: how often each replica looks for due crons (default crons.DefaultInterval,
+	// 1s; tests shorten it).
+	CronInterval time.Duration
+	// CronClock is not a flag: the time crons are scheduled by instead of the database's now() (nil: now();
+	// tests move it to make a cron due without waiting). The test-only WEFT_TEST_CRON_SPEED=N sets both:
+	// a clock running N times faster than real time from the start, and an interval of 1s/N (at least 20ms).
+	CronClock func() time.Time
+	// TempRetention is not a flag: how long a finished stateless run's thread is kept when nobody waited
+	// for its result (on_completion / on_run_completed delete; default 1m; tests shorten it, or lengthen it to
+	// see no background change).
+	TempRetention time.Duration
 	// -cors-origins, WEFT_CORS_ORIGINS (comma list, default none): web origins allowed besides
 	// http(s)://localhost, 127.0.0.1 and [::1] on any port; "*" allows every origin, without credentials
 	CORSOrigins []string
@@ -146,7 +154,21 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	if c.Addr == "" {
 		return c, fmt.Errorf("addr must not be empty")
 	}
+	if v := getenv("WEFT_TEST_CRON_SPEED"); v != "" {
+		// Test-only (the SDK suite): crons fire every real second on an every-minute schedule.
+		speed, err := strconv.Atoi(v)
+		if err != nil || speed < 1 || speed > 3600 {
+			return c, fmt.Errorf("WEFT_TEST_CRON_SPEED: %q must be an integer from 1 to 3600", v)
+		}
+		c.CronClock, c.CronInterval = acceleratedClock(time.Now(), speed), max(time.Second/time.Duration(speed), 20*time.Millisecond)
+	}
 	return c, nil
+}
+
+// acceleratedClock is a clock that runs speed times faster than real time
+// from start on.
+func acceleratedClock(start time.Time, speed int) func() time.Time {
+	return func() time.Time { return start.Add(time.Since(start) * time.Duration(speed)) }
 }
 
 // Security is the browser-facing policy the config asks for (CORS origins

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weftdev/weft/internal/server"
 )
@@ -56,6 +57,35 @@ func TestParseConfigRejectsStrayArguments(t *testing.T) {
 		}
 		if !strings.Contains(usage.String(), "-workers") {
 			t.Errorf("ParseConfig(%q) printed no usage: %q", args, usage.String())
+		}
+	}
+}
+
+// The test-only WEFT_TEST_CRON_SPEED runs the crons' clock faster than real
+// time and shortens their interval; unset, crons use the database's now().
+func TestParseConfigCronSpeed(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	c, err := server.ParseConfig(nil, getenv, io.Discard)
+	if err != nil || c.CronClock != nil || c.CronInterval != 0 {
+		t.Fatalf("default: clock set %v, interval %v, err %v; want no clock, the default interval", c.CronClock != nil, c.CronInterval, err)
+	}
+	env["WEFT_TEST_CRON_SPEED"] = "600"
+	if c, err = server.ParseConfig(nil, getenv, io.Discard); err != nil || c.CronClock == nil {
+		t.Fatalf("speed 600: %v", err)
+	}
+	if c.CronInterval != 20*time.Millisecond {
+		t.Errorf("interval = %v, want 20ms", c.CronInterval)
+	}
+	a := c.CronClock()
+	time.Sleep(50 * time.Millisecond)
+	if d := c.CronClock().Sub(a); d < 25*time.Second {
+		t.Errorf("50ms at speed 600 moved the clock %v, want >= 30s", d)
+	}
+	for _, bad := range []string{"0", "-1", "fast", "3601"} {
+		env["WEFT_TEST_CRON_SPEED"] = bad
+		if _, err := server.ParseConfig(nil, getenv, io.Discard); err == nil {
+			t.Errorf("WEFT_TEST_CRON_SPEED=%q accepted", bad)
 		}
 	}
 }

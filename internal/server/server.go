@@ -22,6 +22,7 @@ import (
 	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/coordinator"
+	"github.com/weftdev/weft/internal/crons"
 	"github.com/weftdev/weft/internal/executor"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/postgres"
@@ -158,8 +159,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	s.stopRuns = func() { stopBG(); waitRuns(); background.Wait() }
 	storeItems := store.NewStore(s.pool, cfg.StoreClock)
 	waitSweep := storeItems.StartSweeper(bg, cfg.StoreSweepInterval, log)
+	cronSvc := crons.NewService(s.pool, runSvc, log, crons.Config{Interval: cfg.CronInterval, Clock: cfg.CronClock})
+	waitCrons := cronSvc.Start(bg)
 	stopLoops := s.stopRuns
-	s.stopRuns = func() { stopLoops(); waitSweep() }
+	s.stopRuns = func() { stopLoops(); waitSweep(); waitCrons() }
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Log:        log,
 		DB:         s.pool,
@@ -172,6 +175,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Workers:    workers,
 		Assistants: assistants.NewHandlers(assistantStore, threadStore),
 		Store:      store.NewHandlers(storeItems),
+		Crons:      crons.NewHandlers(cronSvc),
 		Security:   cfg.Security(),
 	})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}

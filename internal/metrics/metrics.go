@@ -110,7 +110,7 @@ func New(version string) *Metrics {
 		Help: "Runs this process ended (a worker's final commit, a nack or an expired lease at the last attempt, a cancellation), by outcome."},
 		[]string{"outcome"})
 	m.durationVec = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weft_run_duration_seconds",
-		Help: "Seconds from a run's first claim to its end, for the runs counted in weft_runs_finished_total (rolled back runs excepted), by outcome.",
+		Help:    "Seconds from a run's first claim to its end, for the runs counted in weft_runs_finished_total (rolled back runs excepted), by outcome.",
 		Buckets: runBuckets}, []string{"outcome"})
 	f(m.runsVec)
 	f(m.durationVec)
@@ -123,17 +123,17 @@ func New(version string) *Metrics {
 	}
 
 	m.claimLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "weft_dispatch_claim_latency_seconds",
-		Help: "Seconds from a dispatch becoming claimable (created, or its delay or retry backoff over) to its claim, for claims made through this process (in-process workers and the worker API).",
+		Help:    "Seconds from a dispatch becoming claimable (created, or its delay or retry backoff over) to its claim, for claims made through this process (in-process workers and the worker API).",
 		Buckets: claimBuckets})
 	f(m.claimLatency)
 
 	commitDuration := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weft_commit_duration_seconds",
-		Help: "Seconds one successful commit took in the commit coordinator (fence check and every write, one transaction), by source (in_process, worker).",
+		Help:    "Seconds one successful commit took in the commit coordinator (fence check and every write, one transaction), by source (in_process, worker).",
 		Buckets: commitBuckets}, []string{"source"})
 	commitErrors := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weft_commit_errors_total",
 		Help: "Commits that failed for another reason than a fence (invalid, database error), by source."}, []string{"source"})
 	commitBatch := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weft_commit_batch_size",
-		Help: "What one successful commit carried, by source and kind: checkpoints, writes (pending writes) and events.",
+		Help:    "What one successful commit carried, by source and kind: checkpoints, writes (pending writes) and events.",
 		Buckets: batchBuckets}, []string{"source", "kind"})
 	f(commitDuration)
 	f(commitErrors)
@@ -184,7 +184,7 @@ func New(version string) *Metrics {
 		Help: "HTTP requests served, by method, route template (chi's route pattern, e.g. /threads/{thread_id}/runs/wait; unmatched for none) and status."},
 		[]string{"method", "route", "status"})
 	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weft_http_request_duration_seconds",
-		Help: "Seconds from a request's arrival to its handler's return (streams: until the stream ends), by method and route template.",
+		Help:    "Seconds from a request's arrival to its handler's return (streams: until the stream ends), by method and route template.",
 		Buckets: httpBuckets}, []string{"method", "route"})
 	f(m.httpRequests)
 	f(m.httpDuration)

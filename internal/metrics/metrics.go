@@ -384,12 +384,15 @@ func (m *Metrics) WatchQueue(depth func(ctx context.Context) ([]QueueDepth, erro
 }
 
 var queueDesc = prometheus.NewDesc("weft_queue_dispatches",
-	"Dispatches by state (queued, claimed, dead_letter) and graph, read from the database at scrape time (the same for every replica).",
+	"Dispatches by state (queued, claimed, dead_letter) and graph, read from the database at scrape time (the same for every replica; a graph once seen reads 0 when it has none).",
 	[]string{"state", "graph_id"}, nil)
 
 type queueCollector struct {
 	depth func(ctx context.Context) ([]QueueDepth, error)
 	log   *slog.Logger
+
+	mu     sync.Mutex
+	graphs map[string]bool // every graph seen: its states read 0 rather than vanish
 }
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- queueDesc }
@@ -407,10 +410,36 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		return
 	}
+	type key struct{ state, graph string }
+	counts := make(map[key]int64, len(rows))
+	c.mu.Lock()
+	if c.graphs == nil {
+		c.graphs = map[string]bool{}
+	}
 	for _, r := range rows {
-		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(r.Count), r.State, r.GraphID)
+		counts[key{r.State, r.GraphID}] = r.Count
+		if len(c.graphs) < maxQueueGraphs {
+			c.graphs[r.GraphID] = true
+		}
+	}
+	for g := range c.graphs {
+		for _, st := range queueStates {
+			if _, ok := counts[key{st, g}]; !ok {
+				counts[key{st, g}] = 0
+			}
+		}
+	}
+	c.mu.Unlock()
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(n), k.state, k.graph)
 	}
 }
+
+// queueStates are the states of weft_queue_dispatches.
+var queueStates = []string{"queued", "claimed", "dead_letter"}
+
+// maxQueueGraphs bounds the graphs remembered for zero values.
+const maxQueueGraphs = 1000
 
 var (
 	poolConns = prometheus.NewDesc("weft_db_pool_connections",

@@ -29,6 +29,8 @@ import (
 	"strings"
 	"syscall"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/server"
 )
@@ -51,6 +53,14 @@ type Options struct {
 	// Logger receives the server's logs (default: text at info level on
 	// stderr).
 	Logger *slog.Logger
+	// TracerProvider traces the server (requests, run attempts, supersteps,
+	// nodes, commits, webhooks; see docs/operations.md). nil: no tracing
+	// (Main builds a provider from the OTEL_* environment instead). The
+	// caller shuts it down.
+	TracerProvider trace.TracerProvider
+	// MetricsAddr also serves GET /metrics on this address (it is on Addr
+	// either way); "" for none.
+	MetricsAddr string
 }
 
 // Server is a running embedded server.
@@ -86,6 +96,8 @@ func Start(ctx context.Context, graphs *graph.Registry, opt Options) (*Server, e
 		log = cfg.NewLogger(os.Stderr)
 	}
 	cfg.Graphs = graphs
+	cfg.TracerProvider = opt.TracerProvider
+	cfg.MetricsAddr = opt.MetricsAddr
 	s, err := server.Start(ctx, cfg, log)
 	if err != nil {
 		return nil, err

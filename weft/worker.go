@@ -16,8 +16,12 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/executor"
+	"github.com/weftdev/weft/internal/server"
+	"github.com/weftdev/weft/internal/tracing"
 )
 
 // WorkerOptions configure RunWorker. The zero value is a worker named
@@ -37,6 +41,12 @@ type WorkerOptions struct {
 	// Logger receives the worker's logs (default: text at info level on
 	// stderr).
 	Logger *slog.Logger
+	// TracerProvider traces the runs the worker executes (a run span per
+	// attempt, continuing the trace of the request that created the run,
+	// with its supersteps, nodes and the worker API requests under it).
+	// nil: no spans (the run's traceparent is still forwarded to the
+	// server). WorkerMain builds one from the OTEL_* environment.
+	TracerProvider trace.TracerProvider
 }
 
 // RunWorker serves graphs as an external worker of the Weft server at url
@@ -71,7 +81,7 @@ func RunWorker(ctx context.Context, url string, graphs *graph.Registry, opt Work
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	return executor.RunRemote(ctx, executor.RemoteConfig{URL: url, Graphs: graphs, WorkerID: opt.WorkerID,
-		Concurrency: opt.Concurrency, Wait: opt.Wait, Client: opt.HTTPClient, Log: log})
+		Concurrency: opt.Concurrency, Wait: opt.Wait, Client: opt.HTTPClient, Log: log, TracerProvider: opt.TracerProvider})
 }
 
 func checkURL(s string) error {
@@ -90,8 +100,9 @@ func defaultWorkerID() string {
 }
 
 // WorkerMain is a complete main function serving graphs as a remote
-// worker: it reads WEFT_URL (the server, required), WEFT_WORKER_ID and
-// WEFT_WORKER_CONCURRENCY from the environment, runs RunWorker until
+// worker: it reads WEFT_URL (the server, required), WEFT_WORKER_ID,
+// WEFT_WORKER_CONCURRENCY and the OTEL_* tracing variables (as the server
+// does; service name weft-worker) from the environment, runs RunWorker until
 // SIGINT or SIGTERM (runs in progress are given back) and exits 0. It
 // exits 2 on a bad setting, 1 when the server refuses a graph. It does not
 // return.
@@ -115,9 +126,27 @@ func workerMain(graphs *graph.Registry, getenv func(string) string, stderr io.Wr
 		fmt.Fprintln(stderr, "weft: config: WEFT_URL:", err)
 		return 2
 	}
+	tr, err := tracing.SettingsFromEnv(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "weft: config: tracing:", err)
+		return 2
+	}
 	opt.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if tr.On() {
+		tp, err := tracing.NewProvider(ctx, tr, "weft-worker", server.Version)
+		if err != nil {
+			fmt.Fprintln(stderr, "weft: tracing:", err)
+			return 2
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = tp.Shutdown(sctx) // flushes the last spans
+		}()
+		opt.TracerProvider = tp
+	}
 	if err := RunWorker(ctx, url, graphs, opt); err != nil {
 		opt.Logger.Error("worker failed", "error", err)
 		if errors.Is(err, context.Canceled) {

@@ -58,6 +58,7 @@ import (
 	"time"
 
 	"github.com/weftdev/weft/internal/server"
+	"github.com/weftdev/weft/internal/tracing"
 )
 
 func main() {
@@ -112,6 +113,11 @@ func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, 
 		// for external workers forever.
 		cfg := server.Config{Addr: "127.0.0.1:0", DataDir: dir, Migrate: true, MaxBodyBytes: 1 << 20, ShutdownTimeout: 10 * time.Second,
 			Workers: workers, Graphs: loadGraphs()}
+		// The OTEL_* variables trace the in-process server as they do weft's
+		// (to measure tracing's cost: run twice, with and without them).
+		if cfg.Tracing, err = tracing.SettingsFromEnv(os.Getenv); err != nil {
+			return err
+		}
 		srv, err := server.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			return err
@@ -120,7 +126,7 @@ func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, 
 		inproc = srv
 		target = srv.URL()
 		dsn = srv.DSN()
-		fmt.Printf("server: in-process Weft %s on %s, %d in-process run workers, managed PostgreSQL (fsync on) in %s\n", server.Version, target, cfg.Workers, dir)
+		fmt.Printf("server: in-process Weft %s on %s, %d in-process run workers, managed PostgreSQL (fsync on) in %s, tracing %v\n", server.Version, target, cfg.Workers, dir, cfg.Tracing.On())
 	} else {
 		fmt.Printf("server: %s\n", target)
 	}

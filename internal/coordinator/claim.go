@@ -23,6 +23,10 @@ type Claimed struct {
 	// was claimed (a new thread): the worker may skip reading one. The run
 	// holds its thread, so this stays true until the run writes.
 	ThreadEmpty bool `json:"-"`
+	// Traceparent is the W3C traceparent of the span that created the run
+	// (absent when tracing was off): the worker's run span continues that
+	// trace, and its requests carry it.
+	Traceparent string `json:"traceparent,omitempty" example:"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`
 }
 
 // claimedRun is a run as the claim's update returns it.
@@ -68,9 +72,18 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 		if !ok {
 			return nil, fmt.Errorf("claim: run %s of dispatch %s not updated", d.RunID, d.DispatchID)
 		}
-		out = append(out, Claimed{Dispatch: d, Run: r.Run, ClaimToken: *d.ClaimToken, ThreadEmpty: r.ThreadEmpty})
+		out = append(out, Claimed{Dispatch: d, Run: r.Run, ClaimToken: *d.ClaimToken, ThreadEmpty: r.ThreadEmpty,
+			Traceparent: deref(r.Traceparent)})
+		s.cfg.Metrics.Claimed(d.ClaimedAt.Sub(later(d.AvailableAt.Time, d.CreatedAt.Time)))
 	}
 	return out, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // ClaimWait is Claim for external workers: it waits up to wait for work to

@@ -5,17 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/tracing"
 	"github.com/weftdev/weft/internal/webhook"
 )
 
@@ -103,6 +108,17 @@ type CommitResult struct {
 	Cancel string `json:"cancel,omitempty"`
 	// Replayed is true when the commit key had been applied already.
 	Replayed bool `json:"replayed"`
+
+	// ended is how the run ended when this commit ended it (for metrics).
+	ended *runEnd
+}
+
+// runEnd is how a run ended, for the metrics: its outcome (its status, or
+// metrics.OutcomeRolledBack) and how long it ran (seconds from its first
+// claim to its end; < 0 unknown).
+type runEnd struct {
+	outcome string
+	seconds float64
 }
 
 // Commit is the commit coordinator: the single durable write path of a run,
@@ -114,6 +130,48 @@ type CommitResult struct {
 // (values, interrupts, status, error, run pointers). It is idempotent on
 // the commit key.
 func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitRequest) (*CommitResult, error) {
+	start := time.Now()
+	ctx, span := tracing.Start(ctx, s.cfg.Tracer, "weft.commit")
+	defer span.End()
+	res, err := s.commit(ctx, dispatchID, req)
+	source := metrics.SourceWorker
+	if req.InProcess {
+		source = metrics.SourceInProcess
+	}
+	switch {
+	case errors.Is(err, dispatch.ErrFenced):
+		s.cfg.Metrics.Fenced(metrics.OpCommit)
+	case err != nil:
+		s.cfg.Metrics.CommitFailed(source)
+	default:
+		writes := 0
+		for _, b := range req.Writes {
+			writes += len(b.Writes)
+		}
+		s.cfg.Metrics.Committed(source, time.Since(start), len(req.Checkpoints), writes, len(req.Events))
+		if e := res.ended; e != nil {
+			s.cfg.Metrics.RunEnded(e.outcome, e.seconds)
+		}
+	}
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("weft.dispatch_id", dispatchID.String()), attribute.String("weft.commit.source", source),
+			attribute.Int("weft.commit.checkpoints", len(req.Checkpoints)), attribute.Int("weft.commit.events", len(req.Events)))
+		if req.End != nil {
+			span.SetAttributes(attribute.String("weft.run.status", string(req.End.Status)))
+		}
+		if res != nil && res.Replayed {
+			span.SetAttributes(attribute.Bool("weft.commit.replayed", true))
+		}
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+	}
+	return res, err
+}
+
+// commit is Commit without its metrics and span.
+func (s *Service) commit(ctx context.Context, dispatchID uuid.UUID, req *CommitRequest) (*CommitResult, error) {
 	key := req.CommitID
 	if key == "" && len(req.Checkpoints) > 0 {
 		key = req.Checkpoints[len(req.Checkpoints)-1].Checkpoint.ID
@@ -235,7 +293,7 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 		return nil, err
 	}
 	if req.End != nil && (d.CancelAction != nil || req.End.Projection == nil) {
-		if err := s.finish(ctx, tx, d, *req.End); err != nil {
+		if res.ended, err = s.finish(ctx, tx, d, *req.End); err != nil {
 			return nil, err
 		}
 	}
@@ -286,7 +344,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		p.Exec(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $2::interval, updated_at = now()
 			WHERE dispatch_id = $1 AND lease_expires_at < clock_timestamp() + $2::interval / 2`, d.DispatchID, s.cfg.Lease)
 	case d.CancelAction == nil && req.End.Projection != nil:
-		return s.endRunFast(ctx, p, d, *req.End)
+		return s.endRunFast(ctx, p, d, *req.End, res)
 	}
 	return nil
 }
@@ -351,16 +409,39 @@ type Projection struct {
 	Pending            bool
 }
 
+// endRunSQL ends run $1 with status $2, error $3 and result $4 (marking
+// its webhook pending), notifies runs.ChannelRunEnd, and returns how many
+// seconds it ran since its first claim (-1: never claimed); no row when
+// the run is gone.
+const endRunSQL = `WITH r AS (
+		UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now(),
+			` + webhook.PendingSet + `
+		WHERE run_id = $1 RETURNING run_id, started_at
+	)
+	SELECT pg_notify('` + runs.ChannelRunEnd + `', run_id::text), coalesce(extract(epoch FROM now() - started_at)::float8, -1) FROM r`
+
+// scanRunSeconds reads endRunSQL's answer into *seconds (left alone when
+// there is no row).
+func scanRunSeconds(rows pgx.Rows, seconds *float64) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := rows.Scan(nil, seconds); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // endRunFast queues the end of run d (no cancellation requested) with a
-// known projection: run status, dispatch acked, thread projection.
-func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end End) error {
+// known projection: run status, dispatch acked, thread projection; res
+// learns how the run ended.
+func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end End, res *CommitResult) error {
 	runErr, result := endDocs(end)
-	p.Exec(ctx, `WITH r AS (
-			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now(),
-				`+webhook.PendingSet+`
-			WHERE run_id = $1 RETURNING run_id
-		)
-		SELECT pg_notify('`+runs.ChannelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result)
+	e := &runEnd{outcome: string(end.Status), seconds: -1}
+	p.Queue(endRunSQL, d.RunID, end.Status, runErr, result).Query(func(rows pgx.Rows) error {
+		return scanRunSeconds(rows, &e.seconds)
+	})
+	res.ended = e
 	if err := dispatch.DispatchEnd(ctx, p, d.DispatchID, dispatch.Acked, string(end.Status), ""); err != nil {
 		return err
 	}
@@ -388,7 +469,7 @@ func endDocs(end End) (runErr, result []byte) {
 // status, error and result; the dispatch acked (cancelled when a
 // cancellation was requested); the thread's projection. A requested
 // rollback deletes the run and everything it wrote instead.
-func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End) error {
+func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End) (*runEnd, error) {
 	action := ""
 	if d.CancelAction != nil {
 		action = *d.CancelAction
@@ -400,31 +481,31 @@ func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 	return s.endRun(ctx, tx, d, end, action, dstate, outcome, "")
 }
 
-// endRun records the end of run d.RunID and of its dispatch's attempt.
-func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End, action string, dstate dispatch.State, outcome, errText string) error {
+// endRun records the end of run d.RunID and of its dispatch's attempt, and
+// returns how the run ended.
+func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End, action string, dstate dispatch.State, outcome, errText string) (*runEnd, error) {
 	if action == runs.ActionRollback {
 		if err := s.rollbackRun(ctx, tx, d.ThreadID, d.RunID); err != nil {
-			return err
+			return nil, err
 		}
-		return runs.ProjectThread(ctx, tx, s.graphs, d.ThreadID, d.GraphID, nil)
+		return &runEnd{outcome: metrics.OutcomeRolledBack, seconds: -1}, runs.ProjectThread(ctx, tx, s.graphs, d.ThreadID, d.GraphID, nil)
 	}
 	if action == runs.ActionInterrupt && end.Status != runs.StatusError {
 		end.Status = runs.StatusInterrupted
 	}
 	runErr, result := endDocs(end)
-	if _, err := tx.Exec(ctx, `
-		WITH r AS (
-			UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now(),
-				`+webhook.PendingSet+`
-			WHERE run_id = $1 RETURNING run_id
-		)
-		SELECT pg_notify('`+runs.ChannelRunEnd+`', run_id::text) FROM r`, d.RunID, end.Status, runErr, result); err != nil {
-		return err
+	e := &runEnd{outcome: string(end.Status), seconds: -1}
+	rows, err := tx.Query(ctx, endRunSQL, d.RunID, end.Status, runErr, result)
+	if err == nil {
+		err = scanRunSeconds(rows, &e.seconds)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := dispatch.DispatchEnd(ctx, tx, d.DispatchID, dstate, outcome, errText); err != nil {
-		return err
+		return nil, err
 	}
-	return runs.ProjectThread(ctx, tx, s.graphs, d.ThreadID, d.GraphID, runErr)
+	return e, runs.ProjectThread(ctx, tx, s.graphs, d.ThreadID, d.GraphID, runErr)
 }
 
 // rollbackRun deletes a run and every checkpoint and pending write it

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/threads"
@@ -18,7 +19,11 @@ import (
 // Heartbeat renews a claim's lease and returns the new expiry and the
 // cancellation requested for its run.
 func (s *Service) Heartbeat(ctx context.Context, dispatchID, token uuid.UUID) (time.Time, string, error) {
-	return dispatch.DispatchRenewLease(ctx, s.db, dispatchID, token, s.cfg.Lease)
+	exp, cancel, err := dispatch.DispatchRenewLease(ctx, s.db, dispatchID, token, s.cfg.Lease)
+	if errors.Is(err, dispatch.ErrFenced) {
+		s.cfg.Metrics.Fenced(metrics.OpHeartbeat)
+	}
+	return exp, cancel, err
 }
 
 // Nack gives a claimed dispatch back after a failure that a retry may cure:
@@ -26,6 +31,7 @@ func (s *Service) Heartbeat(ctx context.Context, dispatchID, token uuid.UUID) (t
 // dead-lettered at its last attempt (its run error).
 func (s *Service) Nack(ctx context.Context, dispatchID, token uuid.UUID, errText string) (dispatch.State, error) {
 	var state dispatch.State
+	var ended *runEnd
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		var threadID uuid.UUID
 		err := tx.QueryRow(ctx, `SELECT thread_id FROM run_dispatches WHERE dispatch_id = $1`, dispatchID).Scan(&threadID)
@@ -39,31 +45,50 @@ func (s *Service) Nack(ctx context.Context, dispatchID, token uuid.UUID, errText
 		if err != nil {
 			return err
 		}
-		state, err = s.requeue(ctx, tx, d, "nacked", errText)
+		state, ended, err = s.requeue(ctx, tx, d, "nacked", errText)
 		return err
 	})
+	switch {
+	case errors.Is(err, dispatch.ErrFenced):
+		s.cfg.Metrics.Fenced(metrics.OpNack)
+	case err == nil:
+		s.countRequeue(state, ended)
+	}
 	return state, err
+}
+
+// countRequeue counts what a committed requeue did: a dead letter, a run
+// ended.
+func (s *Service) countRequeue(state dispatch.State, ended *runEnd) {
+	if state == dispatch.DeadLetter {
+		s.cfg.Metrics.DeadLettered()
+	}
+	if ended != nil {
+		s.cfg.Metrics.RunEnded(ended.outcome, ended.seconds)
+	}
 }
 
 // requeue ends the attempt of claimed dispatch d (locked; thread locked)
 // and queues it again, or dead-letters it (run error) at its last attempt.
-// A dispatch whose run was asked to stop ends as cancelled instead.
-func (s *Service) requeue(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, outcome, errText string) (dispatch.State, error) {
+// A dispatch whose run was asked to stop ends as cancelled instead. It
+// returns the dispatch's new state and, when its run ended, how.
+func (s *Service) requeue(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, outcome, errText string) (dispatch.State, *runEnd, error) {
 	if d.CancelAction != nil {
-		return dispatch.Cancelled, s.endRun(ctx, tx, d, End{Status: runs.StatusInterrupted}, *d.CancelAction,
-			dispatch.Cancelled, outcome, errText)
+		ended, err := s.endRun(ctx, tx, d, End{Status: runs.StatusInterrupted}, *d.CancelAction, dispatch.Cancelled, outcome, errText)
+		return dispatch.Cancelled, ended, err
 	}
 	if d.Attempt >= d.MaxAttempts {
 		msg := fmt.Sprintf("Run dead-lettered after %d attempts: %s", d.Attempt, errText)
 		end := End{Status: runs.StatusError, Error: map[string]any{"error": "DeadLetter", "message": msg}}
-		return dispatch.DeadLetter, s.endRun(ctx, tx, d, end, "", dispatch.DeadLetter, outcome, errText)
+		ended, err := s.endRun(ctx, tx, d, end, "", dispatch.DeadLetter, outcome, errText)
+		return dispatch.DeadLetter, ended, err
 	}
 	state, err := dispatch.DispatchRequeue(ctx, tx, d, outcome, errText)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	_, err = tx.Exec(ctx, `UPDATE runs SET status = 'pending', updated_at = now() WHERE run_id = $1`, d.RunID)
-	return state, err
+	return state, nil, err
 }
 
 // Reap handles claims whose lease expired (their worker died or hung):
@@ -74,8 +99,13 @@ func (s *Service) requeue(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, 
 // it handled.
 func (s *Service) Reap(ctx context.Context) (int, error) {
 	n := 0
+	type requeued struct {
+		state dispatch.State
+		ended *runEnd
+	}
+	var done []requeued
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
-		n = 0
+		n, done = 0, done[:0]
 		expired, err := dispatch.DispatchExpired(ctx, tx, 100)
 		if err != nil {
 			return err
@@ -85,15 +115,21 @@ func (s *Service) Reap(ctx context.Context) (int, error) {
 			if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, d.ThreadID); err != nil {
 				return err
 			}
-			if _, err := s.requeue(ctx, tx, d, "lease_expired", "lease expired (worker "+deref(d.ClaimedBy)+" stopped renewing it)"); err != nil {
+			state, ended, err := s.requeue(ctx, tx, d, "lease_expired", "lease expired (worker "+deref(d.ClaimedBy)+" stopped renewing it)")
+			if err != nil {
 				return err
 			}
+			done = append(done, requeued{state, ended})
 			n++
 		}
 		return nil
 	})
 	if err != nil {
 		return n, err
+	}
+	s.cfg.Metrics.LeasesExpired(n)
+	for _, r := range done {
+		s.countRequeue(r.state, r.ended)
 	}
 	return n, s.sweepTemporary(ctx, s.cfg.TempRetention)
 }

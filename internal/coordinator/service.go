@@ -8,9 +8,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/threads"
@@ -25,6 +27,11 @@ type Config struct {
 	// TempRetention is how long a stateless run's temporary thread is kept
 	// after the run ended when nobody waited for it.
 	TempRetention time.Duration
+	// Metrics count claims, commits, fences, expired leases, dead letters
+	// and ended runs (nil: not counted).
+	Metrics *metrics.Metrics
+	// Tracer traces commits (nil: tracing off).
+	Tracer trace.Tracer
 }
 
 func (c *Config) defaults() {

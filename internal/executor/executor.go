@@ -12,6 +12,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
@@ -19,8 +23,10 @@ import (
 	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/pregel"
 	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/tracing"
 )
 
 // execute runs one claimed dispatch in this process: a heartbeat keeps the
@@ -30,7 +36,8 @@ import (
 func (s *Service) execute(parent context.Context, c coordinator.Claimed) {
 	g, _ := s.graphs.Lookup(c.Run.GraphID)
 	x := &execution{io: &localIO{s: s, d: c.Dispatch, run: c.Run, token: c.ClaimToken}, log: s.log,
-		d: c.Dispatch, run: c.Run, token: c.ClaimToken, g: g}
+		d: c.Dispatch, run: c.Run, token: c.ClaimToken, g: g,
+		tracer: s.cfg.Tracer, metrics: s.cfg.Metrics, traceparent: c.Traceparent, worker: s.cfg.WorkerID}
 	x.attempt(parent, s.coord.Lease()/3, func(cancel context.CancelCauseFunc) func() {
 		s.cancels.Store(c.Dispatch.DispatchID, cancel)
 		return func() { s.cancels.Delete(c.Dispatch.DispatchID) }
@@ -82,6 +89,15 @@ func (x *execution) attempt(parent context.Context, beat time.Duration, track fu
 	d := x.d
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
 	defer cancel(nil)
+	// The attempt continues the trace of the request that created the run.
+	ctx = tracing.WithRemoteParent(ctx, x.traceparent)
+	ctx, span := tracing.Start(ctx, x.tracer, "weft.run", trace.WithSpanKind(trace.SpanKindConsumer))
+	defer span.End()
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("weft.run_id", x.run.RunID.String()), attribute.String("weft.thread_id", x.run.ThreadID.String()),
+			attribute.String("weft.graph_id", x.run.GraphID), attribute.String("weft.dispatch_id", d.DispatchID.String()),
+			attribute.Int("weft.attempt", d.Attempt), attribute.String("weft.worker_id", x.worker))
+	}
 	stopShutdown := context.AfterFunc(parent, func() { cancel(errShutdown) })
 	defer stopShutdown()
 	x.cancel = cancel
@@ -99,8 +115,11 @@ func (x *execution) attempt(parent context.Context, beat time.Duration, track fu
 	if err == nil {
 		return
 	}
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
 	cause := context.Cause(ctx)
 	if errors.Is(cause, errLeaseLost) || errors.Is(err, dispatch.ErrFenced) {
+		x.metrics.LeaseLost()
 		x.log.Warn("run stopped: lease lost", "run_id", d.RunID, "dispatch_id", d.DispatchID, "error", err)
 		return
 	}
@@ -198,6 +217,11 @@ type execution struct {
 	token  uuid.UUID
 	g      *graph.Graph
 	k      runs.Kwargs
+
+	tracer      trace.Tracer     // nil: tracing off
+	metrics     *metrics.Metrics // nil: not counted
+	traceparent string           // the run's, the parent of the attempt's span
+	worker      string           // the worker id, for the attempt's span
 
 	mu      sync.Mutex
 	pending coordinator.CommitRequest // writes and events not committed yet
@@ -627,6 +651,8 @@ func (x *execution) resumeFor(t pregel.Task) []any {
 // committed at once, so a retried step does not re-run it.
 func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 	tid := x.run.ThreadID.String()
+	var stepSpan trace.Span = noop.Span{}
+	defer func() { stepSpan.End() }()
 	for {
 		if base == nil {
 			return x.end(ctx, &coordinator.End{Status: runs.StatusSuccess, Result: map[string]any{}}, nil)
@@ -654,6 +680,14 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		if stopAt := pregel.ShouldInterrupt(&base.Checkpoint, x.k.InterruptBefore, tasks); len(stopAt) > 0 {
 			x.emit("updates", map[string]any{"__interrupt__": []any{}})
 			return x.end(ctx, &coordinator.End{Status: runs.StatusSuccess, Result: values}, base)
+		}
+		// The step's span parents its nodes and its commit (ctx is the
+		// step's from here on); it ends with the step or at a return.
+		var sctx context.Context
+		sctx, stepSpan = tracing.Start(ctx, x.tracer, "weft.superstep")
+		ctx := sctx
+		if stepSpan.IsRecording() {
+			stepSpan.SetAttributes(attribute.Int("weft.step", step), attribute.Int("weft.tasks", len(tasks)))
 		}
 
 		for _, task := range tasks {
@@ -758,6 +792,7 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		if err := x.checkpoint(ctx, put); err != nil {
 			return err
 		}
+		stepSpan.End()
 		base = next
 	}
 }
@@ -908,7 +943,15 @@ func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks
 	var wg sync.WaitGroup
 	for _, i := range todo {
 		wg.Go(func() {
-			o := pregel.RunTask(ctx, x.g, tasks[i], values, startInput, x.resumeFor(tasks[i]), x.env(ctx, tasks[i], step))
+			nctx, span := x.startNode(ctx, tasks[i])
+			o := pregel.RunTask(nctx, x.g, tasks[i], values, startInput, x.resumeFor(tasks[i]), x.env(nctx, tasks[i], step))
+			if o.Err != nil {
+				span.RecordError(o.Err)
+				span.SetStatus(codes.Error, o.Err.Error())
+			} else if len(o.Interrupts) > 0 {
+				span.SetAttributes(attribute.Bool("weft.interrupted", true))
+			}
+			span.End()
 			mu.Lock()
 			remaining--
 			early := remaining > 0 && o.Err == nil && ctx.Err() == nil && x.k.Durability != "exit"
@@ -926,4 +969,15 @@ func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks
 	}
 	wg.Wait()
 	return out
+}
+
+// startNode starts task t's span (a child of its step's), or nothing when
+// tracing is off.
+func (x *execution) startNode(ctx context.Context, t pregel.Task) (context.Context, trace.Span) {
+	if x.tracer == nil {
+		return ctx, noop.Span{}
+	}
+	ctx, span := x.tracer.Start(ctx, "weft.node "+t.Name)
+	span.SetAttributes(attribute.String("weft.node", t.Name), attribute.String("weft.task_id", t.ID))
+	return ctx, span
 }

@@ -9,10 +9,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -25,6 +27,10 @@ type Config struct {
 	WorkerID string
 	// PollInterval is the fallback claim poll when no notification came.
 	PollInterval time.Duration
+	// Metrics count attempts stopped by a lost lease (nil: not counted).
+	Metrics *metrics.Metrics
+	// Tracer traces run attempts, supersteps and nodes (nil: tracing off).
+	Tracer trace.Tracer
 }
 
 // Service is the in-process worker pool: it claims runs of the graphs

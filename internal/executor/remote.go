@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
@@ -25,6 +26,7 @@ import (
 	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/tracing"
 	"github.com/weftdev/weft/internal/workerapi"
 )
 
@@ -49,6 +51,11 @@ type RemoteConfig struct {
 	Client *http.Client
 	// Log receives the worker's logs (default: slog.Default()).
 	Log *slog.Logger
+	// TracerProvider traces the runs this worker executes (attempt,
+	// superstep and node spans, client spans of its requests), continuing
+	// each run's trace from the traceparent its claim carries (nil: no
+	// spans; the run's traceparent is still forwarded on its requests).
+	TracerProvider trace.TracerProvider
 }
 
 // RunRemote registers cfg.Graphs on the server (POST /dispatch/graphs,
@@ -82,7 +89,7 @@ func RunRemote(ctx context.Context, cfg RemoteConfig) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	c := &workerClient{base: strings.TrimRight(cfg.URL, "/"), http: cfg.Client}
+	c := &workerClient{base: strings.TrimRight(cfg.URL, "/"), http: cfg.Client, tracer: tracing.Tracer(cfg.TracerProvider)}
 	if err := registerGraphs(ctx, c, cfg); err != nil {
 		return err
 	}
@@ -185,7 +192,8 @@ func executeRemote(ctx context.Context, c *workerClient, cfg RemoteConfig, cl co
 		lease = 30 * time.Second
 	}
 	rio := &remoteIO{c: c, d: d, run: cl.Run, token: cl.ClaimToken}
-	x := &execution{io: rio, log: cfg.Log, d: d, run: cl.Run, token: cl.ClaimToken, g: g}
+	x := &execution{io: rio, log: cfg.Log, d: d, run: cl.Run, token: cl.ClaimToken, g: g,
+		tracer: c.tracer, traceparent: cl.Traceparent, worker: cfg.WorkerID}
 	x.attempt(ctx, max(lease/3, 100*time.Millisecond), func(cancel context.CancelCauseFunc) func() {
 		return w.track(d.DispatchID, cancel)
 	})
@@ -449,8 +457,9 @@ func (r *remoteIO) fenced(err error) error {
 
 // workerClient sends the worker API's JSON requests.
 type workerClient struct {
-	base string
-	http *http.Client
+	base   string
+	http   *http.Client
+	tracer trace.Tracer // nil: no client spans
 }
 
 // httpError is a response other than 2xx.
@@ -498,6 +507,16 @@ func (c *workerClient) try(ctx context.Context, path string, body []byte, out an
 		return fmt.Errorf("POST %s: %w", path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// A request of a run (its context holds the run's span, or its
+	// traceparent when tracing is off here) carries the trace onward; a
+	// span of its own when tracing is on.
+	if c.tracer != nil && trace.SpanContextFromContext(ctx).IsValid() {
+		var span trace.Span
+		ctx, span = c.tracer.Start(ctx, "POST "+routeOf(path), trace.WithSpanKind(trace.SpanKindClient))
+		defer span.End()
+		req = req.WithContext(ctx)
+	}
+	tracing.Inject(ctx, req.Header)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", path, err)
@@ -521,4 +540,18 @@ func (c *workerClient) try(ctx context.Context, path string, body []byte, out an
 		return fmt.Errorf("POST %s: decode answer: %w", path, err)
 	}
 	return nil
+}
+
+// routeOf is path as a route template: /dispatch/{dispatch_id}/commit for
+// /dispatch/<uuid>/commit (span names stay few).
+func routeOf(path string) string {
+	rest, ok := strings.CutPrefix(path, "/dispatch/")
+	if !ok {
+		return path
+	}
+	id, tail, ok := strings.Cut(rest, "/")
+	if _, err := uuid.Parse(id); !ok || err != nil {
+		return path
+	}
+	return "/dispatch/{dispatch_id}/" + tail
 }

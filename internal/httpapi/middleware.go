@@ -7,9 +7,16 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/metrics"
+	"github.com/weftdev/weft/internal/tracing"
 )
 
 type ctxKey int
@@ -56,8 +63,12 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequests gives each request an id (X-Request-Id, kept when the client
 // sends a sane one), recovers panics as a 500, and logs one line per
-// request when it ends: info below 400, warn for 4xx, error for 5xx.
-func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
+// request when it ends: info below 400, warn for 4xx, error for 5xx. It
+// also counts the request in m by route template (nil m: not counted) and,
+// with a tracer, serves it in a server span continuing the caller's
+// traceparent (probes and scrapes excepted), whose trace id the log line
+// carries.
+func logRequests(log *slog.Logger, m *metrics.Metrics, tr trace.Tracer) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -66,11 +77,17 @@ func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
 				id = uuid.NewString()
 			}
 			w.Header().Set("X-Request-Id", id)
-			r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+			ctx := context.WithValue(r.Context(), requestIDKey, id)
+			var span trace.Span = noop.Span{}
+			if tr != nil && traced(r.URL.Path) {
+				ctx, span = tr.Start(tracing.Extract(ctx, r.Header), r.Method, trace.WithSpanKind(trace.SpanKindServer))
+			}
+			r = r.WithContext(ctx)
 			sw := &statusWriter{ResponseWriter: w}
 			defer func() {
 				if p := recover(); p != nil {
 					if p == http.ErrAbortHandler {
+						span.End()
 						panic(p)
 					}
 					log.Error("panic", "request_id", id, "panic", p, "stack", string(debug.Stack()))
@@ -78,6 +95,28 @@ func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
 						httpx.WriteJSON(sw, http.StatusInternalServerError, httpx.ErrorBody{Detail: "Internal Server Error"})
 					}
 				}
+				route := ""
+				if rc := chi.RouteContext(r.Context()); rc != nil {
+					route = rc.RoutePattern()
+				}
+				status := sw.status
+				if status == 0 {
+					status = http.StatusOK // net/http's answer to a handler that wrote nothing
+				}
+				m.ObserveHTTP(r.Method, route, status, time.Since(start))
+				if span.IsRecording() {
+					if route == "" {
+						route = "unmatched"
+					}
+					span.SetName(r.Method + " " + route)
+					span.SetAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route),
+						attribute.String("url.path", r.URL.Path), attribute.Int("http.response.status_code", status),
+						attribute.String("weft.request_id", id))
+					if status >= 500 {
+						span.SetStatus(codes.Error, http.StatusText(status))
+					}
+				}
+				span.End()
 				level := slog.LevelInfo
 				switch {
 				case sw.status >= 500 && sw.status != http.StatusServiceUnavailable:
@@ -88,10 +127,18 @@ func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
 				// LogAttrs with typed attributes: no boxing of the values, and
 				// nothing at all is built when the level is off.
 				if ctx := r.Context(); log.Enabled(ctx, level) {
-					log.LogAttrs(ctx, level, "request", slog.String("request_id", id),
-						slog.String("method", r.Method), slog.String("path", r.URL.Path),
-						slog.Int("status", sw.status), slog.Int("bytes", sw.bytes),
-						slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+					ms := float64(time.Since(start).Microseconds()) / 1000
+					if sc := span.SpanContext(); sc.IsValid() {
+						log.LogAttrs(ctx, level, "request", slog.String("request_id", id),
+							slog.String("method", r.Method), slog.String("path", r.URL.Path),
+							slog.Int("status", sw.status), slog.Int("bytes", sw.bytes),
+							slog.Float64("duration_ms", ms), slog.String("trace_id", sc.TraceID().String()))
+					} else {
+						log.LogAttrs(ctx, level, "request", slog.String("request_id", id),
+							slog.String("method", r.Method), slog.String("path", r.URL.Path),
+							slog.Int("status", sw.status), slog.Int("bytes", sw.bytes),
+							slog.Float64("duration_ms", ms))
+					}
 				}
 			}()
 			next.ServeHTTP(sw, r)
@@ -107,4 +154,14 @@ func limitBody(max int64) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// traced says whether requests to path get a span: not health probes and
+// metric scrapes, which would be most of a trace store's traces.
+func traced(path string) bool {
+	switch path {
+	case "/metrics", "/ok", "/livez":
+		return false
+	}
+	return true
 }

@@ -13,11 +13,13 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/api"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/crons"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/store"
@@ -49,6 +51,11 @@ type Deps struct {
 	Assistants *assistants.Handlers
 	Store      *store.Handlers
 	Crons      *crons.Handlers
+	// Metrics are served at /metrics and count requests (nil: /metrics
+	// answers 404, nothing is counted).
+	Metrics *metrics.Metrics
+	// Tracer serves each request in a span (nil: tracing off).
+	Tracer trace.Tracer
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
@@ -63,10 +70,13 @@ func NewRouter(d Deps) http.Handler {
 		d.MaxBody = DefaultMaxBody
 	}
 	s := &system{db: d.DB, version: d.Version, log: d.Log}
+	if d.Metrics != nil {
+		s.metrics = d.Metrics.Handler(d.Log)
+	}
 	h := func(fn httpx.HandlerFunc) http.HandlerFunc { return httpx.Handle(d.Log, fn) }
 	r := chi.NewRouter()
 	// GetHead serves HEAD from the GET route (net/http drops the body).
-	r.Use(logRequests(d.Log), d.Security.Handler, postOnly, middleware.GetHead, limitBody(d.MaxBody))
+	r.Use(logRequests(d.Log, d.Metrics, d.Tracer), d.Security.Handler, postOnly, middleware.GetHead, limitBody(d.MaxBody))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Not Found"})
 	})
@@ -81,6 +91,7 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/livez", s.livez)
 	r.Get("/info", s.info)
 	r.Get("/openapi.yaml", s.openapi)
+	r.Get("/metrics", s.serveMetrics)
 
 	r.Post("/threads", h(d.Threads.Create))
 	r.Post("/threads/search", h(d.Threads.Search))
@@ -209,6 +220,7 @@ type system struct {
 	db      *pgxpool.Pool
 	version string
 	log     *slog.Logger
+	metrics http.Handler // nil: no metrics
 }
 
 // OK is the body of GET /ok.
@@ -299,4 +311,20 @@ func (s *system) info(w http.ResponseWriter, r *http.Request) {
 func (s *system) openapi(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
 	_, _ = w.Write(api.OpenAPI)
+}
+
+// serveMetrics godoc
+//
+//	@Summary		Prometheus metrics
+//	@Description	This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics.
+//	@Tags			system
+//	@Produce		plain
+//	@Success		200	{string}	string	"Prometheus text format"
+//	@Router			/metrics [get]
+func (s *system) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.metrics == nil {
+		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Metrics are off"})
+		return
+	}
+	s.metrics.ServeHTTP(w, r)
 }

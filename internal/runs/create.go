@@ -17,6 +17,7 @@ import (
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/threads"
+	"github.com/weftdev/weft/internal/tracing"
 	"github.com/weftdev/weft/internal/webhook"
 )
 
@@ -390,11 +391,14 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 	// gone or now has another graph than the one validated against, and
 	// then the dispatch's foreign key fails the whole batch.
 	p.Queue(`
-		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at)
-		SELECT $1, $2, a.assistant_id, a.graph_id, $5, `+runAssistantKwargs+`, $7, $8, clock_timestamp() + $9::interval, clock_timestamp()
+		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at,
+			traceparent)
+		SELECT $1, $2, a.assistant_id, a.graph_id, $5, `+runAssistantKwargs+`, $7, $8, clock_timestamp() + $9::interval, clock_timestamp(),
+			nullif($10, '')
 		FROM assistants a WHERE a.assistant_id = $3 AND a.graph_id = $4
 		RETURNING `+Columns,
-		runID, threadID, v.assistantID, v.graph.ID, v.strategy, jsonv.Must(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay).
+		runID, threadID, v.assistantID, v.graph.ID, v.strategy, jsonv.Must(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay,
+		tracing.Traceparent(ctx)).
 		Query(func(rows pgx.Rows) error {
 			r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
 			if errors.Is(err, pgx.ErrNoRows) {

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/httpapi"
+	"github.com/weftdev/weft/internal/tracing"
 )
 
 // Config is the validated server configuration. Every field comes from a
@@ -68,6 +71,16 @@ type Config struct {
 	// Graphs are the graphs this server runs (not a flag; nil → the
 	// built-in graphs, unless NoBuiltinGraphs). Tests register their own.
 	Graphs *graph.Registry
+
+	// -metrics-addr, WEFT_METRICS_ADDR (default none): also serve GET /metrics on this address (and only
+	// that there), for a scraper that should not reach the API; /metrics is on -addr either way
+	MetricsAddr string
+	// Tracing is what the standard OTEL_* variables ask for (not a flag; see tracing.SettingsFromEnv):
+	// off unless an OTLP endpoint or OTEL_TRACES_EXPORTER=otlp is set
+	Tracing tracing.Settings
+	// TracerProvider is not a flag: when set, the server traces with it instead of one built from
+	// Tracing (tests record spans with an in-memory exporter); the caller shuts it down
+	TracerProvider trace.TracerProvider
 }
 
 // ParseConfig reads flags from args and the environment through getenv.
@@ -97,6 +110,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&allowPrivate, "webhook-allow-private", env("WEFT_WEBHOOK_ALLOW_PRIVATE", "false"), "let run webhooks reach loopback and private addresses (WEFT_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&corsOrigins, "cors-origins", env("WEFT_CORS_ORIGINS", ""), "comma list of web origins allowed besides localhost ones; * = any, without credentials (WEFT_CORS_ORIGINS)")
 	fs.StringVar(&builtinGraphs, "builtin-graphs", env("WEFT_BUILTIN_GRAPHS", "true"), "serve the built-in demo graphs foo_bar, echo_chat, hitl and slow (WEFT_BUILTIN_GRAPHS)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("WEFT_METRICS_ADDR", ""), "also serve GET /metrics on this address, e.g. 127.0.0.1:9090 (WEFT_METRICS_ADDR)")
 	fs.StringVar(&allowedHosts, "allowed-hosts", env("WEFT_ALLOWED_HOSTS", ""), "comma list of Host names accepted on loopback besides localhost ones; * = no check (WEFT_ALLOWED_HOSTS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -161,6 +175,9 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 			return c, fmt.Errorf("WEFT_TEST_CRON_SPEED: %q must be an integer from 1 to 3600", v)
 		}
 		c.CronClock, c.CronInterval = acceleratedClock(time.Now(), speed), max(time.Second/time.Duration(speed), 20*time.Millisecond)
+	}
+	if c.Tracing, err = tracing.SettingsFromEnv(getenv); err != nil {
+		return c, fmt.Errorf("tracing: %w", err)
 	}
 	return c, nil
 }

@@ -89,3 +89,47 @@ func TestParseConfigCronSpeed(t *testing.T) {
 		}
 	}
 }
+
+// -metrics-addr and WEFT_METRICS_ADDR set the metrics listener; the OTEL_*
+// variables turn tracing on only when they name an exporter or an
+// endpoint, and an exporter or protocol Weft lacks is refused at start.
+func TestParseConfigObservability(t *testing.T) {
+	t.Parallel()
+	parse := func(args []string, env map[string]string) (server.Config, error) {
+		return server.ParseConfig(args, func(k string) string { return env[k] }, io.Discard)
+	}
+	c, err := parse(nil, nil)
+	if err != nil || c.MetricsAddr != "" || c.Tracing.On() {
+		t.Fatalf("defaults: metrics %q tracing %v (%v)", c.MetricsAddr, c.Tracing.On(), err)
+	}
+	if c, _ = parse(nil, map[string]string{"WEFT_METRICS_ADDR": "127.0.0.1:9090"}); c.MetricsAddr != "127.0.0.1:9090" {
+		t.Fatalf("env: %q", c.MetricsAddr)
+	}
+	if c, _ = parse([]string{"-metrics-addr", ":9091"}, map[string]string{"WEFT_METRICS_ADDR": "x"}); c.MetricsAddr != ":9091" {
+		t.Fatalf("flag: %q", c.MetricsAddr)
+	}
+	for env, on := range map[string]bool{
+		"OTEL_SERVICE_NAME=svc":                                      false,
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318":          true,
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://c:4318/v1/traces": true,
+		"OTEL_TRACES_EXPORTER=otlp":                                  true,
+		"OTEL_TRACES_EXPORTER=none":                                  false,
+		"OTEL_SDK_DISABLED=true":                                     false,
+	} {
+		k, v, _ := strings.Cut(env, "=")
+		m := map[string]string{k: v}
+		if k == "OTEL_TRACES_EXPORTER" || k == "OTEL_SDK_DISABLED" {
+			m["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:4318"
+		}
+		c, err := parse(nil, m)
+		if err != nil || c.Tracing.On() != on {
+			t.Errorf("%v: tracing %v (%v), want %v", m, c.Tracing.On(), err, on)
+		}
+	}
+	for _, m := range []map[string]string{{"OTEL_TRACES_EXPORTER": "zipkin"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, {"OTEL_SDK_DISABLED": "maybe"}} {
+		if _, err := parse(nil, m); err == nil {
+			t.Errorf("%v accepted", m)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/assistants"
@@ -23,14 +24,17 @@ import (
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/crons"
+	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/executor"
 	"github.com/weftdev/weft/internal/httpapi"
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/store"
 	"github.com/weftdev/weft/internal/stream"
 	"github.com/weftdev/weft/internal/threads"
+	"github.com/weftdev/weft/internal/tracing"
 	"github.com/weftdev/weft/internal/webhook"
 	"github.com/weftdev/weft/internal/workerapi"
 )
@@ -50,6 +54,12 @@ type Server struct {
 	// stopRuns stops the in-process workers (their runs are given back to
 	// the queue), the reaper and the notification listener.
 	stopRuns func()
+	// metricsHTTP serves /metrics on cfg.MetricsAddr (nil when unset).
+	metricsHTTP *http.Server
+	metricsLn   net.Listener
+	// tracer is the provider built from cfg.Tracing, flushed and shut
+	// down last (nil when tracing is off or the provider was given).
+	tracer *sdktrace.TracerProvider
 }
 
 // Start connects to (or starts) the database, migrates it, binds the
@@ -61,8 +71,17 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	defer func() {
 		if err != nil {
 			s.closeDB()
+			s.closeObs(context.WithoutCancel(ctx))
 		}
 	}()
+	tp := cfg.TracerProvider
+	if tp == nil && cfg.Tracing.On() {
+		if s.tracer, err = tracing.NewProvider(ctx, cfg.Tracing, "weft", Version); err != nil {
+			return nil, err
+		}
+		tp = s.tracer
+	}
+	tracer := tracing.Tracer(tp)
 	dsn := cfg.DatabaseURL
 	if dsn == "" {
 		c, err := postgres.NewCluster(cfg.DataDir, log)
@@ -133,12 +152,21 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	if cfg.MetricsAddr != "" {
+		if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			s.ln.Close()
+			return nil, fmt.Errorf("listen on %s (metrics): %w", cfg.MetricsAddr, err)
+		}
+	}
+	m := newMetrics(s.pool, log)
 	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{MaxAttempts: cfg.MaxAttempts})
-	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease, TempRetention: cfg.TempRetention})
-	pool := executor.NewService(s.pool, graphs, coord, log, executor.Config{Workers: cfg.Workers, WorkerID: cfg.WorkerID})
-	streams := stream.NewService(s.pool, runSvc, log, stream.Config{StreamHeartbeat: cfg.StreamHeartbeat})
+	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease,
+		TempRetention: cfg.TempRetention, Metrics: m, Tracer: tracer})
+	pool := executor.NewService(s.pool, graphs, coord, log, executor.Config{Workers: cfg.Workers, WorkerID: cfg.WorkerID,
+		Metrics: m, Tracer: tracer})
+	streams := stream.NewService(s.pool, runSvc, log, stream.Config{StreamHeartbeat: cfg.StreamHeartbeat, Metrics: m})
 	hooks := webhook.NewService(s.pool, log, webhook.Config{SelfURL: selfURL(s.ln.Addr()),
-		AllowPrivate: cfg.WebhookAllowPrivate, Backoff: cfg.WebhookBackoff})
+		AllowPrivate: cfg.WebhookAllowPrivate, Backoff: cfg.WebhookBackoff, Metrics: m, Tracer: tracer})
 	workers := workerapi.NewHandlers(s.pool, graphs, assistantStore, coord, runSvc, log)
 	stateSvc.SetExternalUpdater(workers) // update_state of graphs external workers serve
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
@@ -177,14 +205,71 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Store:      store.NewHandlers(storeItems),
 		Crons:      crons.NewHandlers(cronSvc),
 		Security:   cfg.Security(),
+		Metrics:    m,
+		Tracer:     tracer,
 	})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	// Streams end at shutdown (their clients resume elsewhere with
 	// Last-Event-ID) instead of holding the drain open.
 	s.http.RegisterOnShutdown(streams.BeginShutdown)
 	go func() { s.done <- s.http.Serve(s.ln) }()
-	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil)
+	if s.metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler(log))
+		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := s.metricsHTTP.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics listener", "error", err)
+			}
+		}()
+		log.Info("metrics listening", "addr", s.metricsLn.Addr().String())
+	}
+	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil, "tracing", tp != nil)
 	return s, nil
+}
+
+// newMetrics is this process's metrics, with the pool's statistics and the
+// queue's depth read at scrape time.
+func newMetrics(pool *pgxpool.Pool, log *slog.Logger) *metrics.Metrics {
+	m := metrics.New(Version)
+	m.WatchPool(pool)
+	m.WatchQueue(func(ctx context.Context) ([]metrics.QueueDepth, error) {
+		rows, err := dispatch.DispatchDepth(ctx, pool)
+		out := make([]metrics.QueueDepth, len(rows))
+		for i, r := range rows {
+			out[i] = metrics.QueueDepth{State: string(r.State), GraphID: r.GraphID, Count: r.Count}
+		}
+		return out, err
+	}, log)
+	return m
+}
+
+// MetricsAddr is the address of the separate metrics listener ("" when
+// none).
+func (s *Server) MetricsAddr() string {
+	if s.metricsLn == nil {
+		return ""
+	}
+	return s.metricsLn.Addr().String()
+}
+
+// closeObs stops the metrics listener and flushes and stops the tracer
+// provider this server built.
+func (s *Server) closeObs(ctx context.Context) {
+	if s.metricsHTTP != nil {
+		_ = s.metricsHTTP.Close()
+		s.metricsHTTP = nil
+	} else if s.metricsLn != nil {
+		_ = s.metricsLn.Close()
+	}
+	if s.tracer != nil {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := s.tracer.Shutdown(ctx); err != nil {
+			s.log.Warn("tracing: flush spans at shutdown", "error", err)
+		}
+		s.tracer = nil
+	}
 }
 
 // selfURL is the base URL this server reaches itself at: its listen
@@ -257,6 +342,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = s.http.Close()
 	}
 	s.closeDB()
+	s.closeObs(context.WithoutCancel(ctx))
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 )
@@ -21,6 +22,8 @@ type Config struct {
 	// PollInterval is how often a stream re-reads its log when no
 	// notification came (default 1 s).
 	PollInterval time.Duration
+	// Metrics count open streams and events sent (nil: not counted).
+	Metrics *metrics.Metrics
 }
 
 // Service serves the streams of runs and threads from the durable event

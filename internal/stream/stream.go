@@ -16,6 +16,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 )
@@ -121,18 +122,24 @@ func parseLastEventID(r *http.Request) (after int64, ok bool, err error) {
 type sse struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
+	m  *metrics.Metrics
 }
 
-func startSSE(w http.ResponseWriter) *sse {
+// startSSE starts a stream, counted open until close.
+func (svc *Service) startSSE(w http.ResponseWriter) *sse {
+	svc.cfg.Metrics.StreamOpened()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s := &sse{w: w, rc: http.NewResponseController(w)}
+	s := &sse{w: w, rc: http.NewResponseController(w), m: svc.cfg.Metrics}
 	_ = s.rc.Flush()
 	return s
 }
+
+// close counts the stream closed.
+func (s *sse) close() { s.m.StreamClosed() }
 
 // send writes one event (id 0: no id line). A client that does not take
 // it within a minute is disconnected (it resumes with Last-Event-ID).
@@ -158,7 +165,11 @@ func (s *sse) sendID(event string, data []byte, id string) error {
 		b.WriteString(id)
 	}
 	b.WriteString("\n\n")
-	return s.write(b.Bytes())
+	if err := s.write(b.Bytes()); err != nil {
+		return err
+	}
+	s.m.EventSent()
+	return nil
 }
 
 func (s *sse) write(p []byte) error {
@@ -178,7 +189,8 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *runs.R
 	ctx := r.Context()
 	sub := h.svc.events.Subscribe(run.RunID)
 	defer h.svc.events.Unsubscribe(run.RunID, sub)
-	out := startSSE(w)
+	out := h.svc.startSSE(w)
+	defer out.close()
 	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
 	defer beat.Stop()
 	// Notifications wake the stream; the poll is only a safety net for a
@@ -488,7 +500,8 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	sub := h.svc.events.Subscribe(tid)
 	defer h.svc.events.Unsubscribe(tid, sub)
-	out := startSSE(w)
+	out := h.svc.startSSE(w)
+	defer out.close()
 	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
 	defer beat.Stop()
 	poll := time.NewTicker(max(h.svc.cfg.PollInterval, h.svc.cfg.StreamHeartbeat))

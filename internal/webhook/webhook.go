@@ -19,11 +19,16 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/tracing"
 )
 
 // Config tunes webhook delivery.
@@ -43,6 +48,11 @@ type Config struct {
 	// PollInterval is how often the delivery loop looks for due deliveries
 	// at least (a run ended on another replica); default 1 s.
 	PollInterval time.Duration
+	// Metrics count delivery attempts by outcome (nil: not counted).
+	Metrics *metrics.Metrics
+	// Tracer traces deliveries, each a span in its run's trace (nil: no
+	// span; the run's traceparent is still sent).
+	Tracer trace.Tracer
 }
 
 // Service delivers the webhooks of ended runs.
@@ -130,6 +140,7 @@ type webhookDelivery struct {
 	ThreadValues      json.RawMessage `db:"thread_values"`
 	Attempt           int             `db:"webhook_attempts"`
 	URL               string          `db:"webhook"`
+	Traceparent       *string         `db:"traceparent"`
 }
 
 // webhookClaimSQL claims up to $1 due deliveries: each gets its next
@@ -148,7 +159,7 @@ const webhookClaimSQL = `
 	RETURNING r.run_id, r.thread_id, r.assistant_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
 		r.status, r.metadata, r.kwargs, r.multitask_strategy, r.error, r.result,
 		(SELECT t."values" FROM threads t WHERE t.thread_id = r.thread_id) AS thread_values,
-		r.webhook_attempts, coalesce(r.kwargs->>'webhook', '') AS webhook`
+		r.webhook_attempts, coalesce(r.kwargs->>'webhook', '') AS webhook, r.traceparent`
 
 // webhookClaim claims due webhook deliveries (any replica; SKIP LOCKED).
 func (s *Service) webhookClaim(ctx context.Context, limit int) ([]webhookDelivery, error) {
@@ -255,6 +266,14 @@ func (s *Service) deliver(ctx context.Context, clients webhookClients, d *webhoo
 		s.log.Warn("webhook: record attempt", "run_id", d.RunID, "error", err)
 		return
 	}
+	switch state {
+	case WebhookDelivered:
+		s.cfg.Metrics.WebhookAttempt(metrics.WebhookDelivered)
+	case WebhookFailed:
+		s.cfg.Metrics.WebhookAttempt(metrics.WebhookFailed)
+	default:
+		s.cfg.Metrics.WebhookAttempt(metrics.WebhookRetrying)
+	}
 	if state != WebhookDelivered {
 		s.log.Warn("webhook attempt failed", "run_id", d.RunID, "attempt", d.Attempt, "state", state,
 			"status", status, "error", errText)
@@ -334,12 +353,29 @@ func (s *Service) send(ctx context.Context, clients webhookClients, d *webhookDe
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
+	// The delivery is part of its run's trace: a span of its own under the
+	// run's traceparent, or that traceparent as it is when tracing is off.
+	if d.Traceparent != nil {
+		ctx = tracing.WithRemoteParent(ctx, *d.Traceparent)
+	}
+	ctx, span := tracing.Start(ctx, s.cfg.Tracer, "weft.webhook", trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("weft.run_id", d.RunID.String()), attribute.Int("weft.webhook.attempt", d.Attempt))
+		defer func() {
+			span.SetAttributes(attribute.Int("http.response.status_code", status))
+			if errText != "" {
+				span.SetStatus(codes.Error, errText)
+			}
+		}()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return 0, "invalid webhook URL: " + err.Error(), true
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "weft-webhook")
+	tracing.Inject(ctx, req.Header)
 	resp, err := client.Do(req)
 	if err != nil {
 		var ref *refusedAddrError

@@ -58,13 +58,14 @@ export class WeftClient {
     this.agent.destroy();
   }
 
-  async post(path, body, { signal, retries = this.retries, timeoutMs = this.timeoutMs } = {}) {
-    return this.request("POST", path, body, { signal, retries, timeoutMs });
+  async post(path, body, { signal, retries = this.retries, timeoutMs = this.timeoutMs, headers } = {}) {
+    return this.request("POST", path, body, { signal, retries, timeoutMs, headers });
   }
 
-  async request(method, path, body, { signal, retries = this.retries, timeoutMs = this.timeoutMs, rawBody } = {}) {
+  /** Sends one request; opts.headers are added to this request's headers (a run's traceparent). */
+  async request(method, path, body, { signal, retries = this.retries, timeoutMs = this.timeoutMs, rawBody, headers: extra } = {}) {
     const payload = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
-    const headers = { "content-type": "application/json", ...this.headers };
+    const headers = { "content-type": "application/json", ...this.headers, ...extra };
     if (payload !== undefined) headers["content-length"] = Buffer.byteLength(payload);
     const url = new URL(this.url + path);
     let delay = 100;

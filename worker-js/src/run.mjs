@@ -3,6 +3,7 @@
 
 import { Command, Send } from "@langchain/langgraph";
 import { isFenced } from "./client.mjs";
+import { startRunSpan } from "./trace.mjs";
 
 /** Why a run's AbortController fired. */
 export class StopReason extends Error {
@@ -21,8 +22,11 @@ export class StopReason extends Error {
  * lost) and carries a commit_id, so a retried request is applied once.
  */
 export class Committer {
-  constructor({ client, dispatchId, token, onCancel, onFail, metadata = {}, sync = false, lingerMs = 0 }) {
+  constructor({ client, dispatchId, token, onCancel, onFail, metadata = {}, sync = false, lingerMs = 0, traceparent = "" }) {
     this.client = client;
+    // The run's trace context: every commit carries it as a traceparent
+    // header, so Weft's spans of the commit join the run's trace.
+    this.headers = traceparent ? { traceparent } : undefined;
     // lingerMs > 0 waits that long before sending what piled up (fewer,
     // larger commits; events reach streams that much later).
     this.lingerMs = lingerMs;
@@ -136,6 +140,7 @@ export class Committer {
     try {
       const res = await this.client.request("POST", `/dispatch/${this.dispatchId}/commit`, undefined, {
         rawBody: `{${parts.join(",")}}`,
+        headers: this.headers,
       });
       if (res?.cancel) this.onCancel(res.cancel);
       return res;
@@ -186,7 +191,16 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
   };
   // An update_state Weft hands to the worker (see applyUpdate).
   const update = run.metadata?.[UPDATE_STATE_KEY];
+  // The run continues the trace of the request that created it.
+  const span = startRunSpan(claimed.traceparent, {
+    "weft.run_id": run.run_id,
+    "weft.thread_id": run.thread_id,
+    "weft.graph_id": dispatch.graph_id,
+    "weft.attempt": dispatch.attempt,
+  });
+  const headers = span.traceparent ? { traceparent: span.traceparent } : undefined;
   const committer = new Committer({
+    traceparent: span.traceparent,
     // Checkpoints of an update carry LangGraph's metadata only: the run is
     // plumbing, deleted once Weft has read its result.
     metadata: update ? {} : runMetadata,
@@ -222,7 +236,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
       });
       if (!beating) return;
       try {
-        const res = await client.post(`/dispatch/${dispatch.dispatch_id}/heartbeat`, { claim_token: token }, { retries: 2 });
+        const res = await client.post(`/dispatch/${dispatch.dispatch_id}/heartbeat`, { claim_token: token }, { retries: 2, headers });
         if (res?.cancel) {
           cancelAction = res.cancel;
           stop("cancel", `run cancelled (${res.cancel})`);
@@ -240,6 +254,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
   const beatDone = beat();
 
   const dataJSON = async (v) => saver.dumpJSON(v);
+  let spanErr;
   try {
     if (update) return await applyUpdate({ update, run, graph, committer, controller });
     const requested = new Set((kwargs.stream_mode ?? ["values"]).map((m) => MODE_MAP[m]).filter(Boolean));
@@ -331,10 +346,12 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     await committer.end({ status: "success", json: `{"status":"success","result":${result}}` });
     return { outcome: "ended", status: "success" };
   } catch (err) {
+    spanErr = err;
     const reason = controller.signal.aborted ? controller.signal.reason : null;
     if (reason instanceof StopReason) return { outcome: "stopped", reason };
     return { outcome: "stopped", reason: err };
   } finally {
+    span.end(spanErr);
     beating = false;
     clearTimeout(beatTimer);
     wakeBeat?.();

@@ -169,7 +169,8 @@ export class Worker {
       return;
     }
     try {
-      const n = await this.client.post(`/dispatch/${dispatch.dispatch_id}/nack`, { claim_token: claimed.claim_token, error: String(reason?.message ?? reason) }, { retries: 3 });
+      const headers = claimed.traceparent ? { traceparent: claimed.traceparent } : undefined;
+      const n = await this.client.post(`/dispatch/${dispatch.dispatch_id}/nack`, { claim_token: claimed.claim_token, error: String(reason?.message ?? reason) }, { retries: 3, headers });
       this.log("warn", "run given back", { ...attrs, error: String(reason?.message ?? reason), dispatch_state: n?.state });
     } catch (err) {
       this.log("warn", "nack failed", { ...attrs, error: err.message });

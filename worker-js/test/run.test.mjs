@@ -56,3 +56,40 @@ test("no timer outlives a run (the heartbeat's sleep ends with it)", async () =>
   const after = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
   assert.equal(after, before);
 });
+
+test("a claim's traceparent reaches the run's commits (traceparent header of the same trace)", async () => {
+  const { calls, saver, claimed } = fakeRun(true);
+  const headers = [];
+  const client = {
+    async request(method, path, body, opts) {
+      calls.push({ path, body: JSON.parse(opts?.rawBody ?? JSON.stringify(body ?? null)) });
+      headers.push({ path, traceparent: opts?.headers?.traceparent });
+      return {};
+    },
+    async post(path, body, opts) {
+      headers.push({ path, traceparent: opts?.headers?.traceparent });
+      return [];
+    },
+  };
+  const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+  claimed.traceparent = `00-${traceId}-00f067aa0ba902b7-01`;
+  const res = await executeRun({ claimed, graph, saver, client, log: () => {}, heartbeatMs: 60_000 });
+  assert.deepEqual(res, { outcome: "ended", status: "success" });
+  const commits = headers.filter((h) => h.path.endsWith("/commit"));
+  assert.ok(commits.length >= 1);
+  for (const c of commits) {
+    // The run's own span's traceparent when @opentelemetry/api is
+    // installed, else the claim's: the trace is the claim's either way.
+    assert.match(c.traceparent ?? "", new RegExp(`^00-${traceId}-[0-9a-f]{16}-0[01]$`), JSON.stringify(c));
+  }
+
+  // A claim without one sends none.
+  const plain = fakeRun(true);
+  const seen = [];
+  plain.client.request = async (method, path, body, opts) => {
+    seen.push(opts?.headers?.traceparent);
+    return {};
+  };
+  await executeRun({ claimed: plain.claimed, graph, saver: plain.saver, client: plain.client, log: () => {}, heartbeatMs: 60_000 });
+  assert.ok(seen.length >= 1 && seen.every((t) => t === undefined), JSON.stringify(seen));
+});

@@ -8,7 +8,7 @@
 //
 //   node bench/bench.mjs                       # starts its own server (go build) and worker
 //   node bench/bench.mjs --duration 10         # seconds per phase (default 5)
-//   node bench/bench.mjs --linger-ms 3         # the worker's --linger-ms (default 0)
+//   node bench/bench.mjs --linger-ms 0         # the worker's --linger-ms (default: the worker's, 5)
 //   WEFT_URL=http://127.0.0.1:8123 node bench/bench.mjs   # an already running server (a worker is still started)
 //   WEFT_WORKER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node bench/bench.mjs   # profile the worker
 
@@ -21,7 +21,7 @@ const { values: args } = parseArgs({
     duration: { type: "string", default: "5" },
     concurrency: { type: "string", default: "16" },
     "worker-concurrency": { type: "string", default: "32" },
-    "linger-ms": { type: "string", default: "0" },
+    "linger-ms": { type: "string", default: "5" },
   },
 });
 const DURATION = Number(args.duration) * 1000;

@@ -16,8 +16,9 @@ Options:
   --concurrency <n>      runs executed at once (default: $WEFT_WORKER_CONCURRENCY or 8)
   --worker-id <name>     name in dispatch audits (default: generated)
   --wait-ms <ms>         claim long-poll (default 10000)
-  --linger-ms <ms>       wait this long before committing what piled up (default 0:
-                         at once; more means fewer, larger commits)
+  --linger-ms <ms>       wait this long before committing what piled up (default 5:
+                         a short run commits once, with its end; 0: at once; more
+                         means fewer, larger commits; sync durability never waits)
   --grace-ms <ms>        on SIGTERM/SIGINT, how long running runs may finish before
                          they are stopped and given back (default 10000)
   --log-level <level>    debug, info (default), warn
@@ -34,7 +35,7 @@ try {
       "worker-id": { type: "string" },
       "wait-ms": { type: "string", default: "10000" },
       "grace-ms": { type: "string", default: "10000" },
-      "linger-ms": { type: "string", default: "0" },
+      "linger-ms": { type: "string", default: "5" },
       "log-level": { type: "string", default: "info" },
       help: { type: "boolean", short: "h" },
     },

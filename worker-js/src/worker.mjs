@@ -24,7 +24,7 @@ export function jsonLogger(base = {}) {
  * the rest and gives them back (nack), so another worker retries them.
  */
 export class Worker {
-  constructor({ url, graphs, workerId, concurrency = 8, waitMs = 10_000, lingerMs = 0, log = jsonLogger(), client }) {
+  constructor({ url, graphs, workerId, concurrency = 8, waitMs = 10_000, lingerMs = 5, log = jsonLogger(), client }) {
     this.lingerMs = lingerMs;
     this.ownClient = !client;
     this.client = client ?? new WeftClient(url);

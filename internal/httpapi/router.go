@@ -17,6 +17,7 @@ import (
 	"github.com/weftdev/weft/api"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/inspect"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
 	"github.com/weftdev/weft/internal/store"
@@ -47,6 +48,8 @@ type Deps struct {
 	Security   Security
 	Assistants *assistants.Handlers
 	Store      *store.Handlers
+	// Inspect serves the read endpoints of the web UI (/inspect/…).
+	Inspect *inspect.Handlers
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
@@ -148,6 +151,12 @@ func NewRouter(d Deps) http.Handler {
 	r.Delete("/store/items", h(d.Store.Delete))
 	r.Post("/store/items/search", h(d.Store.Search))
 	r.Post("/store/namespaces", h(d.Store.ListNamespaces))
+
+	r.Get("/inspect/threads/storage", h(d.Inspect.ThreadStorage))
+	r.Get("/inspect/threads/{thread_id}/checkpoints", h(d.Inspect.Checkpoints))
+	r.Get("/inspect/threads/{thread_id}/checkpoints/{checkpoint_id}", h(d.Inspect.Checkpoint))
+	r.Get("/inspect/threads/{thread_id}/runs", h(d.Inspect.Runs))
+	r.Get("/inspect/threads/{thread_id}/runs/{run_id}", h(d.Inspect.Run))
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)

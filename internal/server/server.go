@@ -23,6 +23,7 @@ import (
 	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/executor"
 	"github.com/weftdev/weft/internal/httpapi"
+	"github.com/weftdev/weft/internal/inspect"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
@@ -167,6 +168,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Workers:    workers,
 		Assistants: assistants.NewHandlers(assistantStore, threadStore),
 		Store:      store.NewHandlers(storeItems),
+		Inspect:    inspect.NewHandlers(s.pool),
 		Security:   cfg.Security(),
 	})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -204,12 +203,20 @@ type CheckpointDetail struct {
 	Children []string `json:"children" validate:"required"`
 }
 
-type writeMeta struct {
+type checkpointRow struct {
+	ParentID       *string `db:"parent_checkpoint_id"`
+	Checkpoint     []byte  `db:"checkpoint"`
+	Metadata       []byte  `db:"metadata"`
+	ParentVersions []byte  `db:"parent_versions"`
+}
+
+type writeRow struct {
 	TaskID   string `db:"task_id"`
 	TaskPath string `db:"task_path"`
 	Idx      int    `db:"idx"`
 	Channel  string `db:"channel"`
 	Type     string `db:"type"`
+	Blob     []byte `db:"blob"`
 	Bytes    int    `db:"bytes"`
 }
 
@@ -220,63 +227,70 @@ type blobMeta struct {
 	Bytes   int    `db:"bytes"`
 }
 
-// CheckpointDetailGet reads checkpoint id of the thread in namespace ns
-// with its raw versions, its blobs' sizes and its pending writes decoded.
-// A missing checkpoint is apperr.NotFound. Its cost is the checkpoint's own
-// (its blobs and writes), plus a scan of the thread's checkpoints of the
-// namespace for Children.
-func CheckpointDetailGet(ctx context.Context, db postgres.DBTX, threadID, ns, id string) (*CheckpointDetail, error) {
-	t, err := checkpoints.CheckpointGetTuple(ctx, db, checkpoints.Config{ThreadID: threadID, NS: ns, CheckpointID: id})
-	if err != nil {
-		return nil, err
-	}
-	d := &CheckpointDetail{ThreadID: threadID, CheckpointID: id, CheckpointNS: ns, V: t.Checkpoint.V, CreatedAt: t.Checkpoint.TS,
-		ChannelVersions: t.Checkpoint.ChannelVersions, VersionsSeen: t.Checkpoint.VersionsSeen,
-		UpdatedChannels: t.Checkpoint.UpdatedChannels, Changes: []VersionChange{}}
-	if d.UpdatedChannels == nil {
-		d.UpdatedChannels = []string{}
-	}
-	if d.Metadata, err = json.Marshal(t.Metadata); err != nil {
-		return nil, fmt.Errorf("checkpoint metadata: %w", err)
-	}
-	if t.Parent != nil {
-		d.ParentCheckpointID = &t.Parent.CheckpointID
-		var raw []byte
-		err := db.QueryRow(ctx, `SELECT checkpoint->'channel_versions' FROM checkpoints
-			WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`, threadID, ns, t.Parent.CheckpointID).Scan(&raw)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows): // the parent was pruned: no versions to compare with
-		case err != nil:
-			return nil, fmt.Errorf("parent checkpoint: %w", err)
-		default:
-			if d.ParentChannelVersions, err = versionText(raw); err != nil {
-				return nil, fmt.Errorf("parent checkpoint: %w", err)
-			}
-		}
-	}
-	d.Changes = versionChanges(d.ParentChannelVersions, d.ChannelVersions)
+// checkpointDetailRowSQL reads a checkpoint row with its parent's
+// channel_versions (two primary-key probes).
+const checkpointDetailRowSQL = `
+SELECT c.parent_checkpoint_id, c.checkpoint, c.metadata, p.checkpoint->'channel_versions' AS parent_versions
+FROM checkpoints c
+LEFT JOIN checkpoints p ON p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns AND p.checkpoint_id = c.parent_checkpoint_id
+WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3`
 
-	if d.Blobs, err = blobInfos(ctx, db, threadID, ns, t); err != nil {
-		return nil, err
+// CheckpointDetailGet reads checkpoint id of the thread in namespace ns
+// with its raw versions, its blobs' sizes and its pending writes decoded
+// (as checkpoints.TupleFromStored decodes them for every saver's rows). A
+// missing checkpoint is apperr.NotFound. It reads the checkpoint's row, its
+// parent's, its writes and its blob keys (never the blobs themselves), plus
+// a scan of the namespace's checkpoints of the thread for Children.
+func CheckpointDetailGet(ctx context.Context, db postgres.DBTX, threadID, ns, id string) (*CheckpointDetail, error) {
+	rows, err := db.Query(ctx, checkpointDetailRowSQL, threadID, ns, id)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	rows, err := db.Query(ctx, `SELECT task_id, task_path, idx, channel, coalesce(type, '') AS type, pg_column_size(blob) AS bytes
+	row, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[checkpointRow])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", id, threadID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	rows, err = db.Query(ctx, `SELECT task_id, task_path, idx, channel, coalesce(type, '') AS type, blob, pg_column_size(blob) AS bytes
 		FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3
 		ORDER BY task_path, task_id, idx`, threadID, ns, id)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint writes: %w", err)
 	}
-	metas, err := pgx.CollectRows(rows, pgx.RowToStructByName[writeMeta])
+	writes, err := pgx.CollectRows(rows, pgx.RowToStructByName[writeRow])
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint writes: %w", err)
 	}
-	values := make(map[string]any, len(t.PendingWrites))
-	for _, w := range t.PendingWrites {
-		values[w.TaskID+"\x00"+strconv.Itoa(w.Idx)] = w.Value
+	stored := make([]checkpoints.StoredWrite, len(writes))
+	for i, w := range writes {
+		stored[i] = checkpoints.StoredWrite{TaskID: w.TaskID, Channel: w.Channel, Value: checkpoints.StoredValue{Type: w.Type, Data: w.Blob}}
 	}
-	d.Writes = make([]WriteInfo, len(metas))
-	for i, m := range metas {
-		d.Writes[i] = WriteInfo{TaskID: m.TaskID, TaskPath: m.TaskPath, Idx: m.Idx, Channel: m.Channel, Type: m.Type,
-			Bytes: m.Bytes, Value: values[m.TaskID+"\x00"+strconv.Itoa(m.Idx)]}
+	cfg := checkpoints.Config{ThreadID: threadID, NS: ns, CheckpointID: id}
+	t, err := checkpoints.TupleFromStored(cfg, row.ParentID, row.Checkpoint, row.Metadata, nil, stored)
+	if err != nil {
+		return nil, err
+	}
+	d := &CheckpointDetail{ThreadID: threadID, CheckpointID: id, ParentCheckpointID: row.ParentID, CheckpointNS: ns,
+		V: t.Checkpoint.V, CreatedAt: t.Checkpoint.TS, Metadata: row.Metadata,
+		ChannelVersions: t.Checkpoint.ChannelVersions, VersionsSeen: t.Checkpoint.VersionsSeen,
+		UpdatedChannels: t.Checkpoint.UpdatedChannels, Writes: make([]WriteInfo, len(writes))}
+	if d.UpdatedChannels == nil {
+		d.UpdatedChannels = []string{}
+	}
+	if row.ParentID != nil && row.ParentVersions != nil { // nil: no parent, or it was pruned
+		if d.ParentChannelVersions, err = versionText(row.ParentVersions); err != nil {
+			return nil, fmt.Errorf("parent checkpoint: %w", err)
+		}
+	}
+	d.Changes = versionChanges(d.ParentChannelVersions, d.ChannelVersions)
+	for i, w := range writes {
+		d.Writes[i] = WriteInfo{TaskID: w.TaskID, TaskPath: w.TaskPath, Idx: w.Idx, Channel: w.Channel, Type: w.Type,
+			Bytes: w.Bytes, Value: t.PendingWrites[i].Value}
+	}
+	if d.Blobs, err = blobInfos(ctx, db, threadID, ns, t); err != nil {
+		return nil, err
 	}
 	rows, err = db.Query(ctx, `SELECT checkpoint_id FROM checkpoints
 		WHERE thread_id = $1 AND checkpoint_ns = $2 AND parent_checkpoint_id = $3 ORDER BY checkpoint_id LIMIT 100`, threadID, ns, id)
@@ -289,17 +303,10 @@ func CheckpointDetailGet(ctx context.Context, db postgres.DBTX, threadID, ns, id
 	return d, nil
 }
 
-// blobInfos describes the blob of every channel version of t (one query).
+// blobInfos describes the blob of every channel version of t (one query;
+// the blobs' sizes, not their content). A value the Python saver stored in
+// the checkpoint row itself is "inline".
 func blobInfos(ctx context.Context, db postgres.DBTX, threadID, ns string, t *checkpoints.Tuple) ([]BlobInfo, error) {
-	var inline map[string]json.RawMessage
-	var raw []byte
-	if err := db.QueryRow(ctx, `SELECT coalesce(checkpoint->'channel_values', '{}') FROM checkpoints
-		WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`, threadID, ns, t.Config.CheckpointID).Scan(&raw); err != nil {
-		return nil, fmt.Errorf("checkpoint row: %w", err)
-	}
-	if err := json.Unmarshal(raw, &inline); err != nil {
-		inline = nil // not an object: no inline values
-	}
 	chs, vers := make([]string, 0, len(t.Checkpoint.ChannelVersions)), make([]string, 0, len(t.Checkpoint.ChannelVersions))
 	for ch, v := range t.Checkpoint.ChannelVersions {
 		chs, vers = append(chs, ch), append(vers, v)
@@ -322,8 +329,9 @@ func blobInfos(ctx context.Context, db postgres.DBTX, threadID, ns string, t *ch
 	out := make([]BlobInfo, 0, len(chs))
 	for i, ch := range chs {
 		b := BlobInfo{Channel: ch, Version: vers[i], Type: "missing"}
-		if v, ok := inline[ch]; ok {
-			b.Type, b.Bytes = "inline", len(v)
+		if v, ok := t.Checkpoint.ChannelValues[ch]; ok {
+			enc, _ := json.Marshal(v)
+			b.Type, b.Bytes = "inline", len(enc)
 		} else if m, ok := found[ch]; ok {
 			b.Type, b.Bytes = m.Type, m.Bytes
 		}

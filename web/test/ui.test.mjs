@@ -183,11 +183,16 @@ function takeProblems() {
   return got;
 }
 
+// WEFT_UI_DOCS_IMG=<dir> also writes the views docs/ui.md shows there, as
+// <docs>.png (the viewport only); docs/img holds them, made smaller with pngquant.
+const DOCS_IMG = process.env.WEFT_UI_DOCS_IMG;
+
 async function screenshot(t, name, opts = {}) {
   shot += 1;
   const file = join(ARTIFACTS, `${String(shot).padStart(2, "0")}-${name}.png`);
   await page.screenshot({ path: file, fullPage: opts.fullPage ?? false });
   t.diagnostic(`screenshot ${file}`);
+  if (DOCS_IMG && opts.docs) await page.screenshot({ path: join(DOCS_IMG, `${opts.docs}.png`) });
 }
 
 /** A test step: screenshots on failure, then no unexpected problem. */
@@ -276,7 +281,7 @@ describe("the time-travel UI", () => {
     await eventually(async () => assert.notEqual(await row.getByTestId("thread-storage").textContent(), ""));
     assert.match(await row.getByTestId("thread-storage").textContent(), /KiB|B$/);
     assert.ok(st.total_bytes > 0 && st.checkpoints.rows === 6, JSON.stringify(st));
-    await screenshot(t, "threads");
+    await screenshot(t, "threads", { docs: "ui-threads" });
 
     await tid("status-interrupted").click();
     await eventually(async () => {
@@ -323,7 +328,7 @@ describe("the time-travel UI", () => {
     assert.deepEqual(nodes.filter((n) => n.parent === fx.step1).map((n) => n.id).sort(), [fx.oldStep2, fx.fork1].sort(), "two branches from step 1");
     assert.deepEqual([...new Set(nodes.map((n) => n.source))].sort(), ["input", "loop", "update"]);
     await eventually(async () => assert.equal(await tid("checkpoint-detail").getAttribute("data-checkpoint-id"), fx.forkHead));
-    await screenshot(t, "thread-forks");
+    await screenshot(t, "thread-forks", { docs: "ui-thread" });
 
     // The fork point: two children, a run link.
     await nodeRow(fx.step1).locator("a.cp-main").click();
@@ -346,7 +351,7 @@ describe("the time-travel UI", () => {
     assert.equal(await task.getAttribute("data-task-name"), "node_b");
     const channels = await task.locator("[data-testid=write]").evaluateAll((rs) => rs.map((r) => r.dataset.channel));
     assert.deepEqual(channels, ["bar", "foo"], "node_b wrote bar and foo under the checkpoint it started from");
-    await screenshot(t, "checkpoint-writes");
+    await screenshot(t, "checkpoint-writes", { docs: "ui-writes" });
 
     await tid("tab-versions").click();
     await eventually(async () => assert.match(await page.locator("[data-testid=trigger][data-node=node_b]").textContent(), /branch:to:node_b/));
@@ -354,7 +359,7 @@ describe("the time-travel UI", () => {
     const raw = await api("GET", `/inspect/threads/${fx.fork}/checkpoints/${fx.step1}`);
     assert.deepEqual(changed, raw.changes.filter((c) => c.to).map((c) => c.channel).sort());
     assert.ok(await count("[data-testid=seen-row][data-node=node_a]"), "versions_seen has node_a's row");
-    await screenshot(t, "checkpoint-versions", { fullPage: true });
+    await screenshot(t, "checkpoint-versions", { fullPage: true, docs: "ui-versions" });
 
     // An interrupt and its resume write, and the state tab of an interrupted checkpoint.
     await page.goto(ui(`#/threads/${fx.hitl}`));
@@ -378,7 +383,7 @@ describe("the time-travel UI", () => {
     assert.deepEqual(status, { bar: "changed", foo: "changed" });
     const changedVersions = await page.$$eval("[data-testid=version-diff][data-changed=true]", (rs) => rs.map((r) => r.dataset.channel));
     assert.ok(changedVersions.includes("foo") && changedVersions.includes("bar"), changedVersions.join());
-    await screenshot(t, "diff-forks", { fullPage: true });
+    await screenshot(t, "diff-forks", { fullPage: true, docs: "ui-diff" });
 
     // Messages are matched by id: the chat's first and last checkpoints.
     const h = await history(fx.chat);
@@ -401,7 +406,7 @@ describe("the time-travel UI", () => {
     const curl = await tid("edit-curl-text").textContent();
     assert.match(curl, new RegExp(`^curl -s -X POST '${server.url}/threads/${fx.fork}/state' -H 'Content-Type: application/json' -d `));
     assert.deepEqual(JSON.parse(curl.replace(/^.* -d '(.*)'$/, "$1")), { values: { foo: "ui", bar: ["u"] }, checkpoint_id: fx.step1, as_node: "node_a" });
-    await screenshot(t, "edit-and-fork");
+    await screenshot(t, "edit-and-fork", { docs: "ui-time-travel" });
     await tid("edit-submit").click();
     await eventually(async () => assert.match(page.url(), /\/checkpoints\/[0-9a-f-]{36}$/));
     const created = page.url().split("/").pop();
@@ -450,7 +455,7 @@ describe("the time-travel UI", () => {
     const item = page.locator(`[data-testid=inbox-item][data-thread-id="${fx.hitlInbox}"]`);
     assert.match(await item.getByTestId("inbox-question").textContent(), /approve\?/);
     assert.match(await page.locator(`[data-testid=inbox-item][data-thread-id="${fx.fork}"]`).textContent(), /Stopped before a node/);
-    await screenshot(t, "inbox");
+    await screenshot(t, "inbox", { docs: "ui-inbox" });
     await item.getByTestId("inbox-resume-value").fill('"fine"');
     await item.getByTestId("inbox-resume").click();
     await eventually(async () => assert.ok(await item.getByTestId("inbox-resumed").count()));
@@ -487,7 +492,7 @@ describe("the time-travel UI", () => {
       const logIds = [...log.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
       assert.deepEqual(ids, logIds, "the timeline holds exactly the replayed log");
       assert.ok(await count("[data-testid=step-divider]") >= 2, "steps are marked");
-      await screenshot(t, "run-timeline", { fullPage: true });
+      await screenshot(t, "run-timeline", { fullPage: true, docs: "ui-run" });
       await tid("view-raw").click();
       const raw = await tid("raw-frames").textContent();
       assert.ok(raw.startsWith("event: metadata\ndata: {"), raw.slice(0, 60));
@@ -533,13 +538,13 @@ describe("the time-travel UI", () => {
     });
     assert.match(await tid("attempts").textContent(), /ext-1/);
     assert.match(await tid("attempts").textContent(), /model timed out/);
-    await screenshot(t, "run-attempts");
+    await screenshot(t, "run-attempts", { docs: "ui-attempts" });
 
     await page.goto(ui("#/queue?state=dead_letter"));
     await tid("live-toggle").click(); // pause the live refresh for a stable view
     const row = page.locator(`[data-testid=dispatch-row][data-dispatch-id="${fx.extDispatch}"]`);
     await eventually(async () => assert.equal(await row.getByTestId("dispatch-error").textContent(), "model timed out"));
-    await screenshot(t, "queue-dead-letter");
+    await screenshot(t, "queue-dead-letter", { docs: "ui-queue" });
     await row.getByTestId("retry").click();
     assert.equal(await tid("retry-curl-text").textContent(), `curl -s -X POST '${server.url}/dispatches/${fx.extDispatch}/retry'`);
     await tid("retry-submit").click();
@@ -601,7 +606,7 @@ describe("the time-travel UI", () => {
       assert.equal(await count("[data-testid=subgraph]"), 1);
       assert.ok(await count("[data-testid=graph-node][data-node='research:search']"));
     });
-    await screenshot(t, "assistant-subgraph");
+    await screenshot(t, "assistant-subgraph", { docs: "ui-assistant" });
   });
 
   step("the store: namespaces as a tree, items, search", async (t) => {
@@ -611,7 +616,7 @@ describe("the time-travel UI", () => {
     await eventually(async () => assert.deepEqual(await page.$$eval("[data-testid=ns-node]", (rs) => rs.map((r) => r.dataset.ns)), ["docs", "users", "users.ana", "users.bo"]));
     await page.locator("[data-testid=ns-node][data-ns='users.ana']").click();
     await eventually(async () => assert.deepEqual(await page.$$eval("[data-testid=store-item]", (rs) => rs.map((r) => r.dataset.key).sort()), ["facts", "prefs"]));
-    await screenshot(t, "store");
+    await screenshot(t, "store", { docs: "ui-store" });
     await page.goto(ui("#/store"));
     await tid("store-query").fill("green");
     await tid("store-search").click();

@@ -53,8 +53,7 @@ export function CheckpointDetail({ threadId: tid, thread, checkpointId, ns, head
       </div>
       <${KV} rows=${[
         ["created", time(state.created_at)],
-        ["parent", parent && html`<a href=${href(["threads", tid, "checkpoints", parent], { ns })} data-testid="parent-link"><code>${parent}</code></a>
-          · <a href=${href(["threads", tid, "diff", parent, id], { ns })} data-testid="diff-parent">diff with parent</a>`],
+        ["parent", parent && html`<a href=${href(["threads", tid, "checkpoints", parent], { ns })} data-testid="parent-link"><code>${parent}</code></a>${" · "}<a href=${href(["threads", tid, "diff", parent, id], { ns })} data-testid="diff-parent">diff with parent</a>`],
         ["children", raw && raw.children.length ? html`${raw.children.map((c) => html`<a href=${href(["threads", tid, "checkpoints", c], { ns })} data-testid="child-link"><code>${shortCheckpoint(c)}</code></a> `)}${raw.children.length > 1 ? html`<${Badge} kind="teal">fork: ${raw.children.length} branches<//>` : ""}` : null],
         ["run", md.run_id && html`<a href=${href(["threads", tid, "runs", md.run_id])} data-testid="checkpoint-run"><code>${md.run_id}</code></a>`],
         ["next", state.next.length ? html`${state.next.map((n) => html`<span class="chip node">${n}</span>`)}` : html`<span class="muted">— (the graph ended here)</span>`, "checkpoint-next"],
@@ -131,7 +130,7 @@ function WritesTab({ state, raw }) {
           <tbody>${ws.map((w) => html`<tr data-testid="write" data-channel=${w.channel} class=${special[w.channel] ? "w-" + special[w.channel] : ""}>
             <td class="num">${w.idx}</td><td><code>${w.channel}</code>${special[w.channel] && html` <span class=${"mark " + special[w.channel]}>${special[w.channel]}</span>`}</td>
             <td>${w.type}</td><td class="num">${w.bytes}</td>
-            <td class="value-cell">${w.value !== null && typeof w.value === "object" ? html`<${Json} value=${w.value} open=${w.channel.startsWith("__") ? 2 : 0} testid="write-value" />` : html`<code data-testid="write-value">${oneLine(w.value, 200)}</code>`}</td>
+            <td class="value-cell">${w.value !== null && typeof w.value === "object" ? html`<${Json} value=${w.value} open=${w.channel.startsWith("__") ? 2 : 1} testid="write-value" />` : html`<code data-testid="write-value">${oneLine(w.value, 200)}</code>`}</td>
           </tr>`)}</tbody></table>`}
       </div>`;
     })}

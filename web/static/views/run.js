@@ -60,6 +60,7 @@ export function RunView({ threadId, runId, route }) {
       <div>
         <h3>Input</h3>
         ${kw.command ? html`<div class="small muted">command</div><${Json} value=${kw.command} open=${2} testid="run-command" />` : null}
+        <div class="small muted">input</div>
         <${Json} value=${kw.input ?? null} open=${1} testid="run-input-json" />
         ${kw.checkpoint_id && html`<div class="small">checkpoint_id <code>${kw.checkpoint_id}</code></div>`}
       </div>
@@ -146,10 +147,15 @@ function summary(e) {
   }
 }
 
-/** Step of an event that names one (checkpoints, debug), else undefined. */
+/**
+ * The superstep of an event that names one, else undefined: a debug event's
+ * step (its tasks' step, or the step whose end a checkpoint records), a
+ * checkpoints event's metadata.step. Other events belong to the step shown
+ * before them.
+ */
 function stepOf(e) {
   if (e.event === "checkpoints") return e.data?.metadata?.step;
-  if (e.event === "debug" && e.data?.type === "checkpoint") return e.data.step;
+  if (e.event === "debug") return e.data?.step;
   return undefined;
 }
 
@@ -172,6 +178,7 @@ function Events({ threadId, runId, status, route, onEnded }) {
   const [events, setEvents] = useState([]);
   const [conn, setConn] = useState("connecting");
   const [resumes, setResumes] = useState([]);
+  const [shown, setShown] = useState(500);
   const es = useRef(null);
   const lastId = useRef(null);
   const statusRef = useRef(status);
@@ -261,6 +268,14 @@ function Events({ threadId, runId, status, route, onEnded }) {
     rows.push({ ...e, chunks: [e], text: e.event === "messages" && Array.isArray(e.data) ? messageText(e.data[0]?.content) : "", lastId: e.id });
   }
   const at = offsets(events);
+  // The step in force before each row (a divider marks each new one).
+  const stepBefore = [];
+  let cur;
+  for (const r of rows) {
+    stepBefore.push(cur);
+    const s = stepOf(r);
+    if (s !== undefined) cur = s;
+  }
   return html`<section class="events" data-testid="events">
     <div class="events-head">
       <h3>Events</h3>
@@ -276,9 +291,10 @@ function Events({ threadId, runId, status, route, onEnded }) {
     ${resumes.length > 0 && html`<p class="small muted" data-testid="resumes">resumed after Last-Event-ID ${resumes.join(", ")}</p>`}
     ${view === "raw"
       ? html`<pre class="raw-frames" data-testid="raw-frames">${events.map(frame).join("\n")}</pre>`
-      : html`<ol class="timeline" data-testid="timeline">${rows.map((r) => {
+      : html`<ol class="timeline" data-testid="timeline">${rows.slice(0, shown).map((r, i) => {
           const step = stepOf(r);
-          return html`${step !== undefined && html`<li class="step-divider" data-testid="step-divider">step ${step}</li>`}
+          const divider = step !== undefined && step !== stepBefore[i];
+          return html`${divider && html`<li class="step-divider" data-testid="step-divider">step ${step}${step === -1 ? " · input" : ""}</li>`}
           <li class=${"ev ev-" + r.event} data-testid="event" data-event=${r.event} data-id=${r.id}>
             <details>
               <summary><span class="ev-id">${r.lastId !== r.id ? `${r.id}–${r.lastId}` : r.id}</span><span class="ev-at" title="since the run's first debug event">${at.has(r.id) ? `+${at.get(r.id)} ms` : ""}</span><span class="ev-name">${r.event}</span>
@@ -287,6 +303,7 @@ function Events({ threadId, runId, status, route, onEnded }) {
               <${Json} value=${r.chunks.length > 1 ? r.chunks.map((c) => c.data) : r.data} open=${2} />
             </details>
           </li>`;
-        })}</ol>`}
+        })}</ol>
+        ${rows.length > shown && html`<button class="load-more" onClick=${() => setShown(shown + 500)} data-testid="timeline-more">show ${Math.min(500, rows.length - shown)} more of ${rows.length - shown} rows</button>`}`}
   </section>`;
 }

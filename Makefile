@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build test test-go test-sdk test-worker-js lint openapi openapi-check bench ci
+.PHONY: run build test test-go test-sdk test-worker-js test-ui lint openapi openapi-check bench ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -12,7 +12,7 @@ run: build ## Build bin/weft and run it (managed local PostgreSQL under ./.weft 
 build:
 	$(GO) build -o bin/weft ./cmd/server
 
-test: test-go test-sdk test-worker-js ## Every test: Go (race detector), the official JS SDK suite, the JS worker
+test: test-go test-sdk test-worker-js test-ui ## Every test: Go (race detector), the official JS SDK suite, the JS worker, the web UI
 
 test-go: worker-js/node_modules ## Go tests, all packages sharing one throw-away PostgreSQL cluster (weft dev's test runs the JS worker)
 	$(GO) run ./cmd/weft-testdb $(GO) test -race -count=1 ./...
@@ -25,6 +25,9 @@ test-sdk:
 
 test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK
 	cd worker-js && npm test
+
+test-ui: ## The web UI in headless Chromium against a real server (web/test; screenshots in web/test/artifacts)
+	cd web/test && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

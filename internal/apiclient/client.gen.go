@@ -425,6 +425,36 @@ func (e DispatchState) Valid() bool {
 	}
 }
 
+// Defines values for InspectRunSummaryStatus.
+const (
+	InspectRunSummaryStatusError       InspectRunSummaryStatus = "error"
+	InspectRunSummaryStatusInterrupted InspectRunSummaryStatus = "interrupted"
+	InspectRunSummaryStatusPending     InspectRunSummaryStatus = "pending"
+	InspectRunSummaryStatusRunning     InspectRunSummaryStatus = "running"
+	InspectRunSummaryStatusSuccess     InspectRunSummaryStatus = "success"
+	InspectRunSummaryStatusTimeout     InspectRunSummaryStatus = "timeout"
+)
+
+// Valid indicates whether the value is a known member of the InspectRunSummaryStatus enum.
+func (e InspectRunSummaryStatus) Valid() bool {
+	switch e {
+	case InspectRunSummaryStatusError:
+		return true
+	case InspectRunSummaryStatusInterrupted:
+		return true
+	case InspectRunSummaryStatusPending:
+		return true
+	case InspectRunSummaryStatusRunning:
+		return true
+	case InspectRunSummaryStatusSuccess:
+		return true
+	case InspectRunSummaryStatusTimeout:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RunsCancelManyRequestStatus.
 const (
 	RunsCancelManyRequestStatusAll     RunsCancelManyRequestStatus = "all"
@@ -1484,6 +1514,182 @@ type HttpxErrorBody struct {
 	Detail string `json:"detail"`
 }
 
+// InspectBlobInfo defines model for inspect.BlobInfo.
+type InspectBlobInfo struct {
+	Bytes   int    `json:"bytes"`
+	Channel string `json:"channel"`
+
+	// Type Type is the serializer type (json, bytes, msgpack, empty), "inline"
+	// for a value the Python saver stored in the checkpoint row itself, or
+	// "missing" when no blob row exists.
+	Type    string `json:"type"`
+	Version string `json:"version"`
+}
+
+// InspectCheckpointDetail defines model for inspect.CheckpointDetail.
+type InspectCheckpointDetail struct {
+	Blobs   []InspectBlobInfo      `json:"blobs"`
+	Changes []InspectVersionChange `json:"changes"`
+
+	// ChannelVersions ChannelVersions, VersionsSeen and UpdatedChannels are the checkpoint's
+	// own fields (updated_channels only where the writer records it).
+	ChannelVersions map[string]string `json:"channel_versions"`
+	CheckpointId    string            `json:"checkpoint_id"`
+	CheckpointNs    string            `json:"checkpoint_ns"`
+
+	// Children Children are the checkpoints whose parent this is (forks when more
+	// than one), oldest first, at most 100.
+	Children  []string               `json:"children"`
+	CreatedAt string                 `json:"created_at"`
+	Metadata  map[string]interface{} `json:"metadata"`
+
+	// ParentChannelVersions ParentChannelVersions are the parent's channel_versions (null for a
+	// first checkpoint); Changes the channels whose version differs.
+	ParentChannelVersions *map[string]string           `json:"parent_channel_versions"`
+	ParentCheckpointId    *string                      `json:"parent_checkpoint_id"`
+	ThreadId              openapi_types.UUID           `json:"thread_id"`
+	UpdatedChannels       []string                     `json:"updated_channels"`
+	V                     int                          `json:"v"`
+	VersionsSeen          map[string]map[string]string `json:"versions_seen"`
+	Writes                []InspectWriteInfo           `json:"writes"`
+}
+
+// InspectCheckpointNode defines model for inspect.CheckpointNode.
+type InspectCheckpointNode struct {
+	CheckpointId string `json:"checkpoint_id"`
+	CheckpointNs string `json:"checkpoint_ns"`
+
+	// CreatedAt CreatedAt is the checkpoint's own timestamp (checkpoint.ts), as the
+	// saver wrote it.
+	CreatedAt string `json:"created_at"`
+
+	// Errors Errors, Interrupts and Resumes count the writes to __error__,
+	// __interrupt__ and __resume__.
+	Errors             int     `json:"errors"`
+	Interrupts         int     `json:"interrupts"`
+	ParentCheckpointId *string `json:"parent_checkpoint_id"`
+	Resumes            int     `json:"resumes"`
+
+	// RunId RunID is metadata.run_id: the run that wrote the checkpoint (null for
+	// update_state and rows written outside a run).
+	RunId *string `json:"run_id"`
+
+	// Source Source is metadata.source: input, loop, update or fork ("" when absent).
+	Source string `json:"source"`
+
+	// Step Step is metadata.step (-1 for an input checkpoint); null when absent.
+	Step  *int `json:"step"`
+	Tasks int  `json:"tasks"`
+
+	// Updated Updated lists the channels whose version differs from the parent's
+	// (all of them for a first checkpoint), sorted.
+	Updated []string `json:"updated"`
+
+	// Writes Writes counts the pending writes recorded under the checkpoint (by the
+	// tasks that started from it); Tasks the distinct tasks among them.
+	Writes int `json:"writes"`
+}
+
+// InspectCheckpointPage defines model for inspect.CheckpointPage.
+type InspectCheckpointPage struct {
+	CheckpointNs string                  `json:"checkpoint_ns"`
+	Checkpoints  []InspectCheckpointNode `json:"checkpoints"`
+
+	// Head Head is the thread's latest checkpoint in the namespace (the greatest
+	// id on any branch: what GET /threads/{id}/state reads); null without
+	// checkpoints.
+	Head *string `json:"head"`
+
+	// Namespaces Namespaces lists the thread's checkpoint namespaces ("" is the root
+	// graph), at most 100.
+	Namespaces []string `json:"namespaces"`
+
+	// Next Next is the before cursor of the next (older) page; null on the last.
+	Next     *string            `json:"next"`
+	ThreadId openapi_types.UUID `json:"thread_id"`
+
+	// Total Total counts the checkpoints of the namespace (every page).
+	Total int `json:"total"`
+}
+
+// InspectRunSummary defines model for inspect.RunSummary.
+type InspectRunSummary struct {
+	AssistantId openapi_types.UUID `json:"assistant_id"`
+	Attempt     int                `json:"attempt"`
+
+	// CheckpointId CheckpointID is the checkpoint the run started from when it was
+	// created with one (a replay or fork); null otherwise.
+	CheckpointId *string   `json:"checkpoint_id"`
+	CreatedAt    time.Time `json:"created_at"`
+
+	// Error Error is the run's error ({error, message}), null unless it failed.
+	Error *map[string]interface{} `json:"error"`
+
+	// Events Events is the sequence number of its last logged event (0: none).
+	Events            int                    `json:"events"`
+	FinishedAt        *time.Time             `json:"finished_at"`
+	GraphId           string                 `json:"graph_id"`
+	Metadata          map[string]interface{} `json:"metadata"`
+	MultitaskStrategy string                 `json:"multitask_strategy"`
+
+	// Resume Resume tells whether the run was created with command.resume.
+	Resume bool               `json:"resume"`
+	RunId  openapi_types.UUID `json:"run_id"`
+
+	// StartedAt StartedAt is the first claim by a worker; FinishedAt the end (both
+	// null until then).
+	StartedAt *time.Time              `json:"started_at"`
+	Status    InspectRunSummaryStatus `json:"status"`
+	ThreadId  openapi_types.UUID      `json:"thread_id"`
+	UpdatedAt time.Time               `json:"updated_at"`
+}
+
+// InspectRunSummaryStatus defines model for InspectRunSummary.Status.
+type InspectRunSummaryStatus string
+
+// InspectTableUsage defines model for inspect.TableUsage.
+type InspectTableUsage struct {
+	Bytes int `json:"bytes"`
+	Rows  int `json:"rows"`
+}
+
+// InspectThreadStorage defines model for inspect.ThreadStorage.
+type InspectThreadStorage struct {
+	Blobs       InspectTableUsage `json:"blobs"`
+	Checkpoints InspectTableUsage `json:"checkpoints"`
+
+	// Children Children counts the thread's direct children; Runs its runs.
+	Children  int                `json:"children"`
+	RunEvents InspectTableUsage  `json:"run_events"`
+	Runs      int                `json:"runs"`
+	ThreadId  openapi_types.UUID `json:"thread_id"`
+
+	// TotalBytes TotalBytes is the sum of the four tables' bytes.
+	TotalBytes int               `json:"total_bytes"`
+	Writes     InspectTableUsage `json:"writes"`
+}
+
+// InspectVersionChange defines model for inspect.VersionChange.
+type InspectVersionChange struct {
+	Channel string  `json:"channel"`
+	From    *string `json:"from"`
+	To      *string `json:"to"`
+}
+
+// InspectWriteInfo defines model for inspect.WriteInfo.
+type InspectWriteInfo struct {
+	Bytes    int    `json:"bytes"`
+	Channel  string `json:"channel"`
+	Idx      int    `json:"idx"`
+	TaskId   string `json:"task_id"`
+	TaskPath string `json:"task_path"`
+	Type     string `json:"type"`
+
+	// Value Value is the decoded value (LangChain messages in their dict form,
+	// as the state API shows them); null for an empty write.
+	Value *map[string]interface{} `json:"value"`
+}
+
 // RunsCancelManyRequest defines model for runs.CancelManyRequest.
 type RunsCancelManyRequest struct {
 	RunIds   *[]string                    `json:"run_ids,omitempty"`
@@ -2327,6 +2533,39 @@ type GetDispatchesParams struct {
 // GetDispatchesParamsState defines parameters for GetDispatches.
 type GetDispatchesParamsState string
 
+// GetInspectThreadsStorageParams defines parameters for GetInspectThreadsStorage.
+type GetInspectThreadsStorageParams struct {
+	// ThreadId Thread ids (repeated, comma list or JSON array), 1 to 100
+	ThreadId []string `form:"thread_id" json:"thread_id"`
+}
+
+// GetInspectThreadsThreadIdCheckpointsParams defines parameters for GetInspectThreadsThreadIdCheckpoints.
+type GetInspectThreadsThreadIdCheckpointsParams struct {
+	// Limit Page size
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Before Only checkpoints older than this checkpoint id (the previous page's next)
+	Before *string `form:"before,omitempty" json:"before,omitempty"`
+
+	// CheckpointNs Namespace (default: the root graph)
+	CheckpointNs *string `form:"checkpoint_ns,omitempty" json:"checkpoint_ns,omitempty"`
+}
+
+// GetInspectThreadsThreadIdCheckpointsCheckpointIdParams defines parameters for GetInspectThreadsThreadIdCheckpointsCheckpointId.
+type GetInspectThreadsThreadIdCheckpointsCheckpointIdParams struct {
+	// CheckpointNs Namespace (default: the root graph)
+	CheckpointNs *string `form:"checkpoint_ns,omitempty" json:"checkpoint_ns,omitempty"`
+}
+
+// GetInspectThreadsThreadIdRunsParams defines parameters for GetInspectThreadsThreadIdRuns.
+type GetInspectThreadsThreadIdRunsParams struct {
+	// Limit Page size
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Offset
+	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // GetOkParams defines parameters for GetOk.
 type GetOkParams struct {
 	// CheckDb 0/false: do not ping the database (default 1)
@@ -2347,6 +2586,9 @@ type PostRunsCancelParamsAction string
 
 // GetRunsRunIdStreamParams defines parameters for GetRunsRunIdStream.
 type GetRunsRunIdStreamParams struct {
+	// LastEventId Last-Event-ID for clients that cannot send the header (EventSource's first request); the header wins
+	LastEventId *string `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
+
 	// StreamMode Modes to send
 	StreamMode *string `form:"stream_mode,omitempty" json:"stream_mode,omitempty"`
 
@@ -2440,6 +2682,9 @@ type GetThreadsThreadIdRunsRunIdJoinParams struct {
 
 // GetThreadsThreadIdRunsRunIdStreamParams defines parameters for GetThreadsThreadIdRunsRunIdStream.
 type GetThreadsThreadIdRunsRunIdStreamParams struct {
+	// LastEventId Last-Event-ID for clients that cannot send the header (EventSource's first request); the header wins
+	LastEventId *string `form:"last_event_id,omitempty" json:"last_event_id,omitempty"`
+
 	// StreamMode Modes to send (repeated, comma list or JSON list)
 	StreamMode *string `form:"stream_mode,omitempty" json:"stream_mode,omitempty"`
 
@@ -3678,6 +3923,41 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /info (the `GetInfo` operationId).
 	GetInfo(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetInspectThreadsStorage Storage of threads
+	//
+	// For each given thread (in the order given; unknown ids are left out): its rows and bytes in checkpoints, checkpoint_blobs, checkpoint_writes and run_events, their total, and its counts of direct children and runs. Bytes are pg_column_size of the data columns (as stored, after compression; no row headers or indexes). Reads every row of those threads: pass a page of threads (1 to 100 ids).
+	//
+	// Corresponds with GET /inspect/threads/storage (the `GetInspectThreadsStorage` operationId).
+	GetInspectThreadsStorage(ctx context.Context, params *GetInspectThreadsStorageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetInspectThreadsThreadIdCheckpoints A thread's checkpoint tree
+	//
+	// A page of the thread's checkpoints in one namespace, newest first across every branch (keyset-paged like history: before = the next cursor), each without values: parent, step, source, run_id, the channels it changed and counts of the pending writes recorded under it (errors, interrupts, resumes). Also the head (latest checkpoint), the namespace's total and the thread's namespaces. A page costs O(limit).
+	//
+	// Corresponds with GET /inspect/threads/{thread_id}/checkpoints (the `GetInspectThreadsThreadIdCheckpoints` operationId).
+	GetInspectThreadsThreadIdCheckpoints(ctx context.Context, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdCheckpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetInspectThreadsThreadIdCheckpointsCheckpointId One checkpoint as stored
+	//
+	// The checkpoint's raw fields (channel_versions, versions_seen, updated_channels, metadata), its parent's channel_versions and the channels whose version changed, the blob behind each channel version (type and bytes), its pending writes decoded (task id and path, idx, channel, type, bytes, value — including __error__, __interrupt__, __resume__ and the writes of tasks that failed) and its children (forks when several).
+	//
+	// Corresponds with GET /inspect/threads/{thread_id}/checkpoints/{checkpoint_id} (the `GetInspectThreadsThreadIdCheckpointsCheckpointId` operationId).
+	GetInspectThreadsThreadIdCheckpointsCheckpointId(ctx context.Context, threadId openapi_types.UUID, checkpointId string, params *GetInspectThreadsThreadIdCheckpointsCheckpointIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetInspectThreadsThreadIdRuns A thread's runs with timings
+	//
+	// Newest first, as GET /threads/{thread_id}/runs, with what the Run object leaves out: started_at, finished_at, error, the checkpoint it started from, whether it resumed an interrupt, and its event count. X-Pagination-Next gives the next offset when more follow.
+	//
+	// Corresponds with GET /inspect/threads/{thread_id}/runs (the `GetInspectThreadsThreadIdRuns` operationId).
+	GetInspectThreadsThreadIdRuns(ctx context.Context, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetInspectThreadsThreadIdRunsRunId One run with timings
+	//
+	// As an item of GET /inspect/threads/{thread_id}/runs.
+	//
+	// Corresponds with GET /inspect/threads/{thread_id}/runs/{run_id} (the `GetInspectThreadsThreadIdRunsRunId` operationId).
+	GetInspectThreadsThreadIdRunsRunId(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetLivez Liveness
 	//
@@ -5021,6 +5301,91 @@ func (c *Client) PostDispatchesDispatchIdRetry(ctx context.Context, dispatchId o
 // Corresponds with GET /info (the `GetInfo` operationId).
 func (c *Client) GetInfo(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetInfoRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInspectThreadsStorage Storage of threads
+//
+// For each given thread (in the order given; unknown ids are left out): its rows and bytes in checkpoints, checkpoint_blobs, checkpoint_writes and run_events, their total, and its counts of direct children and runs. Bytes are pg_column_size of the data columns (as stored, after compression; no row headers or indexes). Reads every row of those threads: pass a page of threads (1 to 100 ids).
+//
+// Corresponds with GET /inspect/threads/storage (the `GetInspectThreadsStorage` operationId).
+func (c *Client) GetInspectThreadsStorage(ctx context.Context, params *GetInspectThreadsStorageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInspectThreadsStorageRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInspectThreadsThreadIdCheckpoints A thread's checkpoint tree
+//
+// A page of the thread's checkpoints in one namespace, newest first across every branch (keyset-paged like history: before = the next cursor), each without values: parent, step, source, run_id, the channels it changed and counts of the pending writes recorded under it (errors, interrupts, resumes). Also the head (latest checkpoint), the namespace's total and the thread's namespaces. A page costs O(limit).
+//
+// Corresponds with GET /inspect/threads/{thread_id}/checkpoints (the `GetInspectThreadsThreadIdCheckpoints` operationId).
+func (c *Client) GetInspectThreadsThreadIdCheckpoints(ctx context.Context, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdCheckpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInspectThreadsThreadIdCheckpointsRequest(c.Server, threadId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInspectThreadsThreadIdCheckpointsCheckpointId One checkpoint as stored
+//
+// The checkpoint's raw fields (channel_versions, versions_seen, updated_channels, metadata), its parent's channel_versions and the channels whose version changed, the blob behind each channel version (type and bytes), its pending writes decoded (task id and path, idx, channel, type, bytes, value — including __error__, __interrupt__, __resume__ and the writes of tasks that failed) and its children (forks when several).
+//
+// Corresponds with GET /inspect/threads/{thread_id}/checkpoints/{checkpoint_id} (the `GetInspectThreadsThreadIdCheckpointsCheckpointId` operationId).
+func (c *Client) GetInspectThreadsThreadIdCheckpointsCheckpointId(ctx context.Context, threadId openapi_types.UUID, checkpointId string, params *GetInspectThreadsThreadIdCheckpointsCheckpointIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInspectThreadsThreadIdCheckpointsCheckpointIdRequest(c.Server, threadId, checkpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInspectThreadsThreadIdRuns A thread's runs with timings
+//
+// Newest first, as GET /threads/{thread_id}/runs, with what the Run object leaves out: started_at, finished_at, error, the checkpoint it started from, whether it resumed an interrupt, and its event count. X-Pagination-Next gives the next offset when more follow.
+//
+// Corresponds with GET /inspect/threads/{thread_id}/runs (the `GetInspectThreadsThreadIdRuns` operationId).
+func (c *Client) GetInspectThreadsThreadIdRuns(ctx context.Context, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInspectThreadsThreadIdRunsRequest(c.Server, threadId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetInspectThreadsThreadIdRunsRunId One run with timings
+//
+// As an item of GET /inspect/threads/{thread_id}/runs.
+//
+// Corresponds with GET /inspect/threads/{thread_id}/runs/{run_id} (the `GetInspectThreadsThreadIdRunsRunId` operationId).
+func (c *Client) GetInspectThreadsThreadIdRunsRunId(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInspectThreadsThreadIdRunsRunIdRequest(c.Server, threadId, runId)
 	if err != nil {
 		return nil, err
 	}
@@ -7611,6 +7976,327 @@ func NewGetInfoRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetInspectThreadsStorageRequest constructs an http.Request for the GetInspectThreadsStorage method
+func NewGetInspectThreadsStorageRequest(server string, params *GetInspectThreadsStorageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/inspect/threads/storage")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ThreadId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "thread_id", params.ThreadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetInspectThreadsThreadIdCheckpointsRequest constructs an http.Request for the GetInspectThreadsThreadIdCheckpoints method
+func NewGetInspectThreadsThreadIdCheckpointsRequest(server string, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdCheckpointsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/inspect/threads/%s/checkpoints", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CheckpointNs != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "checkpoint_ns", *params.CheckpointNs, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetInspectThreadsThreadIdCheckpointsCheckpointIdRequest constructs an http.Request for the GetInspectThreadsThreadIdCheckpointsCheckpointId method
+func NewGetInspectThreadsThreadIdCheckpointsCheckpointIdRequest(server string, threadId openapi_types.UUID, checkpointId string, params *GetInspectThreadsThreadIdCheckpointsCheckpointIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "checkpoint_id", checkpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/inspect/threads/%s/checkpoints/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.CheckpointNs != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "checkpoint_ns", *params.CheckpointNs, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetInspectThreadsThreadIdRunsRequest constructs an http.Request for the GetInspectThreadsThreadIdRuns method
+func NewGetInspectThreadsThreadIdRunsRequest(server string, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdRunsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/inspect/threads/%s/runs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetInspectThreadsThreadIdRunsRunIdRequest constructs an http.Request for the GetInspectThreadsThreadIdRunsRunId method
+func NewGetInspectThreadsThreadIdRunsRunIdRequest(server string, threadId openapi_types.UUID, runId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "run_id", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/inspect/threads/%s/runs/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetLivezRequest constructs an http.Request for the GetLivez method
 func NewGetLivezRequest(server string) (*http.Request, error) {
 	var err error
@@ -8276,6 +8962,18 @@ func NewGetRunsRunIdStreamRequest(server string, runId openapi_types.UUID, param
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "last_event_id", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
 
 		if params.StreamMode != nil {
 
@@ -9765,6 +10463,18 @@ func NewGetThreadsThreadIdRunsRunIdStreamRequest(server string, threadId openapi
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "last_event_id", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.StreamMode != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stream_mode", *params.StreamMode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -10614,6 +11324,51 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /info (the `GetInfo` operationId).
 	GetInfoWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetInfoResponse, error)
+
+	// GetInspectThreadsStorageWithResponse Storage of threads
+	//
+	// For each given thread (in the order given; unknown ids are left out): its rows and bytes in checkpoints, checkpoint_blobs, checkpoint_writes and run_events, their total, and its counts of direct children and runs. Bytes are pg_column_size of the data columns (as stored, after compression; no row headers or indexes). Reads every row of those threads: pass a page of threads (1 to 100 ids).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /inspect/threads/storage (the `GetInspectThreadsStorage` operationId).
+	GetInspectThreadsStorageWithResponse(ctx context.Context, params *GetInspectThreadsStorageParams, reqEditors ...RequestEditorFn) (*GetInspectThreadsStorageResponse, error)
+
+	// GetInspectThreadsThreadIdCheckpointsWithResponse A thread's checkpoint tree
+	//
+	// A page of the thread's checkpoints in one namespace, newest first across every branch (keyset-paged like history: before = the next cursor), each without values: parent, step, source, run_id, the channels it changed and counts of the pending writes recorded under it (errors, interrupts, resumes). Also the head (latest checkpoint), the namespace's total and the thread's namespaces. A page costs O(limit).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /inspect/threads/{thread_id}/checkpoints (the `GetInspectThreadsThreadIdCheckpoints` operationId).
+	GetInspectThreadsThreadIdCheckpointsWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdCheckpointsParams, reqEditors ...RequestEditorFn) (*GetInspectThreadsThreadIdCheckpointsResponse, error)
+
+	// GetInspectThreadsThreadIdCheckpointsCheckpointIdWithResponse One checkpoint as stored
+	//
+	// The checkpoint's raw fields (channel_versions, versions_seen, updated_channels, metadata), its parent's channel_versions and the channels whose version changed, the blob behind each channel version (type and bytes), its pending writes decoded (task id and path, idx, channel, type, bytes, value — including __error__, __interrupt__, __resume__ and the writes of tasks that failed) and its children (forks when several).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /inspect/threads/{thread_id}/checkpoints/{checkpoint_id} (the `GetInspectThreadsThreadIdCheckpointsCheckpointId` operationId).
+	GetInspectThreadsThreadIdCheckpointsCheckpointIdWithResponse(ctx context.Context, threadId openapi_types.UUID, checkpointId string, params *GetInspectThreadsThreadIdCheckpointsCheckpointIdParams, reqEditors ...RequestEditorFn) (*GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse, error)
+
+	// GetInspectThreadsThreadIdRunsWithResponse A thread's runs with timings
+	//
+	// Newest first, as GET /threads/{thread_id}/runs, with what the Run object leaves out: started_at, finished_at, error, the checkpoint it started from, whether it resumed an interrupt, and its event count. X-Pagination-Next gives the next offset when more follow.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /inspect/threads/{thread_id}/runs (the `GetInspectThreadsThreadIdRuns` operationId).
+	GetInspectThreadsThreadIdRunsWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdRunsParams, reqEditors ...RequestEditorFn) (*GetInspectThreadsThreadIdRunsResponse, error)
+
+	// GetInspectThreadsThreadIdRunsRunIdWithResponse One run with timings
+	//
+	// As an item of GET /inspect/threads/{thread_id}/runs.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /inspect/threads/{thread_id}/runs/{run_id} (the `GetInspectThreadsThreadIdRunsRunId` operationId).
+	GetInspectThreadsThreadIdRunsRunIdWithResponse(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetInspectThreadsThreadIdRunsRunIdResponse, error)
 
 	// GetLivezWithResponse Liveness
 	//
@@ -12585,6 +13340,281 @@ func (r GetInfoResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetInfoResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetInspectThreadsStorageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]InspectThreadStorage
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInspectThreadsStorageResponse) GetJSON200() *[]InspectThreadStorage {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetInspectThreadsStorageResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInspectThreadsStorageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInspectThreadsStorageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInspectThreadsStorageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInspectThreadsStorageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetInspectThreadsThreadIdCheckpointsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InspectCheckpointPage
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInspectThreadsThreadIdCheckpointsResponse) GetJSON200() *InspectCheckpointPage {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetInspectThreadsThreadIdCheckpointsResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetInspectThreadsThreadIdCheckpointsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInspectThreadsThreadIdCheckpointsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInspectThreadsThreadIdCheckpointsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInspectThreadsThreadIdCheckpointsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInspectThreadsThreadIdCheckpointsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InspectCheckpointDetail
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse) GetJSON200() *InspectCheckpointDetail {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetInspectThreadsThreadIdRunsResponse200Headers the declared response headers of an HTTP 200 response for GetInspectThreadsThreadIdRuns
+type GetInspectThreadsThreadIdRunsResponse200Headers struct {
+	XPaginationNext *int
+}
+
+type GetInspectThreadsThreadIdRunsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]InspectRunSummary
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetInspectThreadsThreadIdRunsResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInspectThreadsThreadIdRunsResponse) GetJSON200() *[]InspectRunSummary {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetInspectThreadsThreadIdRunsResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetInspectThreadsThreadIdRunsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInspectThreadsThreadIdRunsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInspectThreadsThreadIdRunsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInspectThreadsThreadIdRunsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInspectThreadsThreadIdRunsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetInspectThreadsThreadIdRunsRunIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InspectRunSummary
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetInspectThreadsThreadIdRunsRunIdResponse) GetJSON200() *InspectRunSummary {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetInspectThreadsThreadIdRunsRunIdResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetInspectThreadsThreadIdRunsRunIdResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInspectThreadsThreadIdRunsRunIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInspectThreadsThreadIdRunsRunIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInspectThreadsThreadIdRunsRunIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInspectThreadsThreadIdRunsRunIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15858,6 +16888,81 @@ func (c *ClientWithResponses) GetInfoWithResponse(ctx context.Context, reqEditor
 	return ParseGetInfoResponse(rsp)
 }
 
+// GetInspectThreadsStorageWithResponse Storage of threads
+//
+// For each given thread (in the order given; unknown ids are left out): its rows and bytes in checkpoints, checkpoint_blobs, checkpoint_writes and run_events, their total, and its counts of direct children and runs. Bytes are pg_column_size of the data columns (as stored, after compression; no row headers or indexes). Reads every row of those threads: pass a page of threads (1 to 100 ids).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /inspect/threads/storage (the `GetInspectThreadsStorage` operationId).
+func (c *ClientWithResponses) GetInspectThreadsStorageWithResponse(ctx context.Context, params *GetInspectThreadsStorageParams, reqEditors ...RequestEditorFn) (*GetInspectThreadsStorageResponse, error) {
+	rsp, err := c.GetInspectThreadsStorage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInspectThreadsStorageResponse(rsp)
+}
+
+// GetInspectThreadsThreadIdCheckpointsWithResponse A thread's checkpoint tree
+//
+// A page of the thread's checkpoints in one namespace, newest first across every branch (keyset-paged like history: before = the next cursor), each without values: parent, step, source, run_id, the channels it changed and counts of the pending writes recorded under it (errors, interrupts, resumes). Also the head (latest checkpoint), the namespace's total and the thread's namespaces. A page costs O(limit).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /inspect/threads/{thread_id}/checkpoints (the `GetInspectThreadsThreadIdCheckpoints` operationId).
+func (c *ClientWithResponses) GetInspectThreadsThreadIdCheckpointsWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdCheckpointsParams, reqEditors ...RequestEditorFn) (*GetInspectThreadsThreadIdCheckpointsResponse, error) {
+	rsp, err := c.GetInspectThreadsThreadIdCheckpoints(ctx, threadId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInspectThreadsThreadIdCheckpointsResponse(rsp)
+}
+
+// GetInspectThreadsThreadIdCheckpointsCheckpointIdWithResponse One checkpoint as stored
+//
+// The checkpoint's raw fields (channel_versions, versions_seen, updated_channels, metadata), its parent's channel_versions and the channels whose version changed, the blob behind each channel version (type and bytes), its pending writes decoded (task id and path, idx, channel, type, bytes, value — including __error__, __interrupt__, __resume__ and the writes of tasks that failed) and its children (forks when several).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /inspect/threads/{thread_id}/checkpoints/{checkpoint_id} (the `GetInspectThreadsThreadIdCheckpointsCheckpointId` operationId).
+func (c *ClientWithResponses) GetInspectThreadsThreadIdCheckpointsCheckpointIdWithResponse(ctx context.Context, threadId openapi_types.UUID, checkpointId string, params *GetInspectThreadsThreadIdCheckpointsCheckpointIdParams, reqEditors ...RequestEditorFn) (*GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse, error) {
+	rsp, err := c.GetInspectThreadsThreadIdCheckpointsCheckpointId(ctx, threadId, checkpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInspectThreadsThreadIdCheckpointsCheckpointIdResponse(rsp)
+}
+
+// GetInspectThreadsThreadIdRunsWithResponse A thread's runs with timings
+//
+// Newest first, as GET /threads/{thread_id}/runs, with what the Run object leaves out: started_at, finished_at, error, the checkpoint it started from, whether it resumed an interrupt, and its event count. X-Pagination-Next gives the next offset when more follow.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /inspect/threads/{thread_id}/runs (the `GetInspectThreadsThreadIdRuns` operationId).
+func (c *ClientWithResponses) GetInspectThreadsThreadIdRunsWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetInspectThreadsThreadIdRunsParams, reqEditors ...RequestEditorFn) (*GetInspectThreadsThreadIdRunsResponse, error) {
+	rsp, err := c.GetInspectThreadsThreadIdRuns(ctx, threadId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInspectThreadsThreadIdRunsResponse(rsp)
+}
+
+// GetInspectThreadsThreadIdRunsRunIdWithResponse One run with timings
+//
+// As an item of GET /inspect/threads/{thread_id}/runs.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /inspect/threads/{thread_id}/runs/{run_id} (the `GetInspectThreadsThreadIdRunsRunId` operationId).
+func (c *ClientWithResponses) GetInspectThreadsThreadIdRunsRunIdWithResponse(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetInspectThreadsThreadIdRunsRunIdResponse, error) {
+	rsp, err := c.GetInspectThreadsThreadIdRunsRunId(ctx, threadId, runId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInspectThreadsThreadIdRunsRunIdResponse(rsp)
+}
+
 // GetLivezWithResponse Liveness
 //
 // 200 while the process serves HTTP; never touches the database (GET /ok is the readiness check).
@@ -17962,6 +19067,212 @@ func ParseGetInfoResponse(rsp *http.Response) (*GetInfoResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetInspectThreadsStorageResponse parses an HTTP response from a GetInspectThreadsStorageWithResponse call
+func ParseGetInspectThreadsStorageResponse(rsp *http.Response) (*GetInspectThreadsStorageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInspectThreadsStorageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []InspectThreadStorage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetInspectThreadsThreadIdCheckpointsResponse parses an HTTP response from a GetInspectThreadsThreadIdCheckpointsWithResponse call
+func ParseGetInspectThreadsThreadIdCheckpointsResponse(rsp *http.Response) (*GetInspectThreadsThreadIdCheckpointsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInspectThreadsThreadIdCheckpointsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InspectCheckpointPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetInspectThreadsThreadIdCheckpointsCheckpointIdResponse parses an HTTP response from a GetInspectThreadsThreadIdCheckpointsCheckpointIdWithResponse call
+func ParseGetInspectThreadsThreadIdCheckpointsCheckpointIdResponse(rsp *http.Response) (*GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInspectThreadsThreadIdCheckpointsCheckpointIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InspectCheckpointDetail
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetInspectThreadsThreadIdRunsResponse parses an HTTP response from a GetInspectThreadsThreadIdRunsWithResponse call
+func ParseGetInspectThreadsThreadIdRunsResponse(rsp *http.Response) (*GetInspectThreadsThreadIdRunsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInspectThreadsThreadIdRunsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []InspectRunSummary
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetInspectThreadsThreadIdRunsResponse200Headers
+		if values := rsp.Header.Values("X-Pagination-Next"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Pagination-Next", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XPaginationNext = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetInspectThreadsThreadIdRunsRunIdResponse parses an HTTP response from a GetInspectThreadsThreadIdRunsRunIdWithResponse call
+func ParseGetInspectThreadsThreadIdRunsRunIdResponse(rsp *http.Response) (*GetInspectThreadsThreadIdRunsRunIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInspectThreadsThreadIdRunsRunIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InspectRunSummary
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	}
 

@@ -19,6 +19,7 @@ import (
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/crons"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/inspect"
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
@@ -56,6 +57,8 @@ type Deps struct {
 	Metrics *metrics.Metrics
 	// Tracer serves each request in a span (nil: tracing off).
 	Tracer trace.Tracer
+	// Inspect serves the read endpoints of the web UI (/inspect/…).
+	Inspect *inspect.Handlers
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
@@ -170,6 +173,12 @@ func NewRouter(d Deps) http.Handler {
 	r.Delete("/store/items", h(d.Store.Delete))
 	r.Post("/store/items/search", h(d.Store.Search))
 	r.Post("/store/namespaces", h(d.Store.ListNamespaces))
+
+	r.Get("/inspect/threads/storage", h(d.Inspect.ThreadStorage))
+	r.Get("/inspect/threads/{thread_id}/checkpoints", h(d.Inspect.Checkpoints))
+	r.Get("/inspect/threads/{thread_id}/checkpoints/{checkpoint_id}", h(d.Inspect.Checkpoint))
+	r.Get("/inspect/threads/{thread_id}/runs", h(d.Inspect.Runs))
+	r.Get("/inspect/threads/{thread_id}/runs/{run_id}", h(d.Inspect.Run))
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)

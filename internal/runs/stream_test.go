@@ -434,3 +434,23 @@ func TestStreamOfCancelledQueuedRunCloses(t *testing.T) {
 		t.Fatalf("the stream closed %v after the cancel", d)
 	}
 }
+
+// EventSource cannot send Last-Event-ID on its first request: the
+// last_event_id query parameter stands in for it, and the header (sent by
+// EventSource's reconnects) wins over it.
+func TestStreamJoinLastEventIDQuery(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	rid := create(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""},
+		"stream_mode": []string{"values", "updates"}})["run_id"].(string)
+	runStatus(t, s, tid, rid, "success")
+	join := "/threads/" + tid + "/runs/" + rid + "/stream"
+	if n := len(openStream(t, s, "GET", join+"?last_event_id=-1", nil, nil).all()); n != 6 {
+		t.Fatalf("last_event_id=-1: %d events, want 6", n)
+	}
+	evs := openStream(t, s, "GET", join+"?last_event_id=1", nil, map[string]string{"Last-Event-ID": "4"}).all()
+	wantJSON(t, "header wins", shape(evs), js([]string{`5 updates {"node_b":{"bar":["b"],"foo":"b"}}`, `6 values {"bar":["a","b"],"foo":"b"}`}))
+	if r := s.Do("GET", join+"?last_event_id=x", nil); r.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("bad last_event_id: %d %s", r.Status, r.Body)
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/executor"
 	"github.com/weftdev/weft/internal/httpapi"
+	"github.com/weftdev/weft/internal/inspect"
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
@@ -204,6 +205,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Assistants: assistants.NewHandlers(assistantStore, threadStore),
 		Store:      store.NewHandlers(storeItems),
 		Crons:      crons.NewHandlers(cronSvc),
+		Inspect:    inspect.NewHandlers(s.pool),
 		Security:   cfg.Security(),
 		Metrics:    m,
 		Tracer:     tracer,

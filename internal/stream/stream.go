@@ -102,18 +102,25 @@ func (m modes) wire(e StoredEvent) string {
 
 // parseLastEventID reads a Last-Event-ID: an event id this server sent (a
 // sequence number), -1 for "from the first event", or the official
-// server's "<ms>-<seq>" form. ok is false when the header is absent.
+// server's "<ms>-<seq>" form. The header wins; without it the
+// last_event_id query parameter is read (a browser's EventSource cannot set
+// the header on its first request, only on its reconnects). ok is false
+// when neither is given.
 func parseLastEventID(r *http.Request) (after int64, ok bool, err error) {
 	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
 	if v == "" {
+		v = strings.TrimSpace(r.URL.Query().Get("last_event_id"))
+	}
+	if v == "" {
 		return 0, false, nil
 	}
+	raw := v
 	if _, seq, found := strings.Cut(v, "-"); found && !strings.HasPrefix(v, "-") {
 		v = seq
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < -1 {
-		return 0, false, apperr.Errorf(apperr.Invalid, "Invalid Last-Event-ID %q: must be an event id or -1", r.Header.Get("Last-Event-ID"))
+		return 0, false, apperr.Errorf(apperr.Invalid, "Invalid Last-Event-ID %q: must be an event id or -1", raw)
 	}
 	return max(n, 0), true, nil
 }
@@ -366,6 +373,7 @@ func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, 
 //	@Param			thread_id				path		string	true	"Thread ID"	format(uuid)
 //	@Param			run_id					path		string	true	"Run ID"	format(uuid)
 //	@Param			Last-Event-ID			header		string	false	"Resume after this event id (-1: from the start)"
+//	@Param			last_event_id			query		string	false	"Last-Event-ID for clients that cannot send the header (EventSource's first request); the header wins"
 //	@Param			stream_mode				query		string	false	"Modes to send (repeated, comma list or JSON list)"
 //	@Param			cancel_on_disconnect	query		bool	false	"Cancel the run if this client goes away"
 //	@Success		200						{string}	string	"text/event-stream"
@@ -388,6 +396,7 @@ func (h *Handlers) JoinStream(w http.ResponseWriter, r *http.Request) error {
 //	@Produce		text/event-stream
 //	@Param			run_id					path		string	true	"Run ID"	format(uuid)
 //	@Param			Last-Event-ID			header		string	false	"Resume after this event id (-1: from the start)"
+//	@Param			last_event_id			query		string	false	"Last-Event-ID for clients that cannot send the header (EventSource's first request); the header wins"
 //	@Param			stream_mode				query		string	false	"Modes to send"
 //	@Param			cancel_on_disconnect	query		bool	false	"Cancel the run if this client goes away"
 //	@Success		200						{string}	string	"text/event-stream"

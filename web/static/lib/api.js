@@ -1,0 +1,124 @@
+// The one way the UI talks to Weft: same-origin fetches of the public HTTP
+// API. Every call is recorded (method, path, body, status, duration) so the
+// "API calls" drawer can show it, and curl() renders any call as a command a
+// person can repeat.
+
+export class ApiError extends Error {
+  constructor(status, detail, method, path) {
+    super(`${method} ${path}: ${status} ${detail}`);
+    this.status = status;
+    this.detail = detail;
+  }
+}
+
+const log = [];
+const listeners = new Set();
+let seq = 0;
+
+/** Subscribes fn to the call log; returns the unsubscribe function. */
+export function onCalls(fn) {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+/** The recorded calls, newest last (at most 200). */
+export const calls = () => log.slice();
+
+function record(entry) {
+  log.push(entry);
+  if (log.length > 200) log.shift();
+  for (const fn of listeners) fn(log);
+}
+
+/** path with the query object appended (undefined, null and "" values are left out). */
+export function withQuery(path, query) {
+  if (!query) return path;
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || v === null || v === "") continue;
+    for (const item of Array.isArray(v) ? v : [v]) q.append(k, String(item));
+  }
+  const s = q.toString();
+  return s ? `${path}${path.includes("?") ? "&" : "?"}${s}` : path;
+}
+
+/**
+ * Sends a request and resolves to {status, headers, data}: data is the
+ * parsed JSON body (null for an empty one). A status >= 400 rejects with an
+ * ApiError carrying the server's detail.
+ */
+export async function request(method, path, { body, query, headers = {}, signal } = {}) {
+  const url = withQuery(path, query);
+  const init = { method, headers: { ...headers }, signal };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers["Content-Type"] = "application/json";
+  }
+  const entry = { id: ++seq, method, path: url, body, status: null, ms: null, at: new Date() };
+  const t0 = performance.now();
+  let res;
+  try {
+    res = await fetch(url, init);
+  } catch (e) {
+    entry.status = "failed";
+    record(entry);
+    throw e;
+  }
+  const text = await res.text();
+  entry.status = res.status;
+  entry.ms = Math.round(performance.now() - t0);
+  record(entry);
+  let data = null;
+  if (text.trim()) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = text;
+    }
+  }
+  if (res.status >= 400) {
+    throw new ApiError(res.status, (data && data.detail) || res.statusText, method, url);
+  }
+  announce(method, url);
+  return { status: res.status, headers: res.headers, data };
+}
+
+export const get = (path, query, opts) => request("GET", path, { ...opts, query }).then((r) => r.data);
+export const post = (path, body, opts) => request("POST", path, { ...opts, body }).then((r) => r.data);
+
+// Writes the UI makes are announced, so views showing the data reload.
+const changeListeners = new Set();
+const READS = [/\/search$/, /\/count$/, /\/history$/, /\/state\/checkpoint$/, /\/namespaces$/, /\/versions$/];
+
+/** Subscribes fn to "the UI changed something"; returns the unsubscribe function. */
+export function onChanged(fn) {
+  changeListeners.add(fn);
+  return () => changeListeners.delete(fn);
+}
+
+function announce(method, path) {
+  if (method === "GET" || READS.some((r) => r.test(path.split("?")[0]))) return;
+  for (const fn of changeListeners) fn();
+}
+
+/** Records a call the UI made another way (an EventSource), for the drawer. */
+export function recordStream(path) {
+  record({ id: ++seq, method: "GET", path, body: undefined, status: "stream", ms: null, at: new Date() });
+}
+
+function shellQuote(s) {
+  return `'${String(s).replace(/'/g, `'\\''`)}'`;
+}
+
+/** The call as a curl command against this server. */
+export function curl(method, path, body, headers = {}) {
+  const parts = ["curl -s"];
+  if (method !== "GET") parts.push(`-X ${method}`);
+  parts.push(shellQuote(location.origin + path));
+  for (const [k, v] of Object.entries(headers)) parts.push(`-H ${shellQuote(`${k}: ${v}`)}`);
+  if (body !== undefined) {
+    parts.push(`-H 'Content-Type: application/json'`);
+    parts.push(`-d ${shellQuote(JSON.stringify(body))}`);
+  }
+  return parts.join(" ");
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/httpapi"
+	"github.com/weftdev/weft/internal/store"
 )
 
 // Config is the validated server configuration. Every field comes from a
@@ -42,6 +43,13 @@ type Config struct {
 	// StoreClock is not a flag: the time the store uses instead of the database's now() (nil: now(); tests
 	// move it to expire items without sleeping).
 	StoreClock func() time.Time
+	// -store-index, WEFT_STORE_INDEX (default none): the store's semantic index as langgraph.json's store.index
+	// JSON, {"dims": 1536, "embed": "openai:text-embedding-3-small", "fields": ["$"]}; its endpoint from
+	// OPENAI_BASE_URL (default https://api.openai.com/v1) and OPENAI_API_KEY. nil: no semantic search.
+	StoreIndex *store.IndexConfig
+	// StoreIndexer is not a flag: the store indexer's batch, lease, backoff and poll (zero: defaults; tests
+	// shorten the backoff).
+	StoreIndexer store.IndexerConfig
 	// -cors-origins, WEFT_CORS_ORIGINS (comma list, default none): web origins allowed besides
 	// http(s)://localhost, 127.0.0.1 and [::1] on any port; "*" allows every origin, without credentials
 	CORSOrigins []string
@@ -65,7 +73,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c Config
-	var level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts string
+	var level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts, storeIndex string
 	fs.StringVar(&c.Addr, "addr", env("WEFT_ADDR", "127.0.0.1:8123"), "listen address (WEFT_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty runs a managed local cluster (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("WEFT_DATA_DIR", ".weft"), "directory of the managed local cluster (WEFT_DATA_DIR)")
@@ -81,6 +89,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&allowPrivate, "webhook-allow-private", env("WEFT_WEBHOOK_ALLOW_PRIVATE", "false"), "let run webhooks reach loopback and private addresses (WEFT_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&corsOrigins, "cors-origins", env("WEFT_CORS_ORIGINS", ""), "comma list of web origins allowed besides localhost ones; * = any, without credentials (WEFT_CORS_ORIGINS)")
 	fs.StringVar(&allowedHosts, "allowed-hosts", env("WEFT_ALLOWED_HOSTS", ""), "comma list of Host names accepted on loopback besides localhost ones; * = no check (WEFT_ALLOWED_HOSTS)")
+	fs.StringVar(&storeIndex, "store-index", env("WEFT_STORE_INDEX", ""), `store semantic index, langgraph.json's store.index as JSON: {"dims": 1536, "embed": "openai:text-embedding-3-small", "fields": ["$"]}; endpoint from OPENAI_BASE_URL, OPENAI_API_KEY (WEFT_STORE_INDEX)`)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -103,6 +112,14 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		}
 	}
 	var err error
+	if strings.TrimSpace(storeIndex) != "" {
+		if c.StoreIndex, err = store.ParseIndexConfig([]byte(storeIndex)); err != nil {
+			return c, err
+		}
+		if err := c.StoreIndex.WithOpenAIEnv(getenv); err != nil {
+			return c, err
+		}
+	}
 	if c.Migrate, err = strconv.ParseBool(migrate); err != nil {
 		return c, fmt.Errorf("migrate: %q is not a boolean", migrate)
 	}

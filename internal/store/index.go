@@ -41,6 +41,12 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 // index up to 2,000).
 const MaxDims = 16000
 
+// VectorModel is what store_vectors.model records for the vectors this
+// index makes: its embed setting and dims ("openai:text-embedding-3-small/1536").
+// A search only compares the query with vectors of the same VectorModel, and
+// a put re-embeds a field whose vector another one made.
+func (c *IndexConfig) VectorModel() string { return fmt.Sprintf("%s/%d", c.Embed, c.Dims) }
+
 // Model is the MODEL of "openai:MODEL".
 func (c *IndexConfig) Model() string {
 	_, m, _ := strings.Cut(c.Embed, ":")

@@ -175,7 +175,7 @@ func (s *Store) saveClaimed(ctx context.Context, token uuid.UUID, claimed []clai
 	for i, c := range claimed {
 		byRow[i] = vecs[at[c.Text]]
 	}
-	_, err := s.saveVectors(ctx, token, claimed, byRow, s.index.Embed)
+	_, err := s.saveVectors(ctx, token, claimed, byRow, s.index.VectorModel())
 	return err
 }
 

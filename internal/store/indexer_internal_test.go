@@ -126,13 +126,13 @@ func TestVectorWritesAreFenced(t *testing.T) {
 	if err != nil || len(claimedB) != 1 || claimedB[0].ID != claimedA[0].ID {
 		t.Fatalf("claim B = %v, %v", claimedB, err)
 	}
-	if n, err := s.saveVectors(ctx, tokA, claimedA, vecs(1), "openai:m"); err != nil || n != 0 {
+	if n, err := s.saveVectors(ctx, tokA, claimedA, vecs(1), "openai:m/2"); err != nil || n != 0 {
 		t.Fatalf("stale claim A saved %d rows (%v), want 0", n, err)
 	}
 	if err := s.failVectors(ctx, tokA, ids(claimedA), "late failure", time.Second, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.saveVectors(ctx, tokB, claimedB, vecs(1), "openai:m"); err != nil || n != 1 {
+	if n, err := s.saveVectors(ctx, tokB, claimedB, vecs(1), "openai:m/2"); err != nil || n != 1 {
 		t.Fatalf("claim B saved %d rows (%v), want 1", n, err)
 	}
 	var attempts int
@@ -152,7 +152,7 @@ func TestVectorWritesAreFenced(t *testing.T) {
 		t.Fatalf("claim C = %v, %v", claimedC, err)
 	}
 	putText(t, s, "b", "gamma")
-	if n, err := s.saveVectors(ctx, tokC, claimedC, vecs(1), "openai:m"); err != nil || n != 0 {
+	if n, err := s.saveVectors(ctx, tokC, claimedC, vecs(1), "openai:m/2"); err != nil || n != 0 {
 		t.Fatalf("the claim of the old text saved %d rows (%v), want 0", n, err)
 	}
 	claimedD, err := s.claimVectors(ctx, uuid.New(), time.Minute, 10)

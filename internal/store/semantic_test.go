@@ -206,7 +206,7 @@ func TestSemanticSearchRanksByCosineSimilarity(t *testing.T) {
 	f.waitEmbedded()
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
 		rows := f.vectors(ns, k)
-		if len(rows) != 1 || rows[0].Field != "text" || rows[0].Text != texts[k] || *rows[0].Model != testModel {
+		if len(rows) != 1 || rows[0].Field != "text" || rows[0].Text != texts[k] || *rows[0].Model != testModel+"/256" {
 			t.Fatalf("vectors of %s = %+v, want one row for field text", k, rows)
 		}
 	}
@@ -493,7 +493,7 @@ func TestIndexerIsolatesARefusedText(t *testing.T) {
 	f.put(ns, "good2", map[string]any{"text": "more fine words"})
 	// All three due at one instant (any claim in flight void): one batch.
 	if _, err := f.DB.Exec(context.Background(),
-		`UPDATE store_vectors SET available_at = now() + interval '300 ms', claim_token = NULL`); err != nil {
+		`UPDATE store_vectors SET available_at = now() + interval '300 ms', claim_token = NULL, attempts = 0, last_error = NULL`); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // a request in flight (its claim void) ends before the endpoint changes
@@ -507,8 +507,13 @@ func TestIndexerIsolatesARefusedText(t *testing.T) {
 	if r := f.vectors(ns, "bad")[0]; r.Embedded || !strings.Contains(*r.Error, "HTTP 400") {
 		t.Fatalf("refused row = %+v", r)
 	}
+	for _, k := range []string{"good1", "good2"} {
+		if r := f.vectors(ns, k)[0]; r.Attempts != 0 {
+			t.Fatalf("%s was embedded after %d failures, want none: the refused batch must be split at once", k, r.Attempts)
+		}
+	}
 	reqs := f.embed.Requests()[before:]
-	if len(reqs) < 4 || len(reqs[0]) != 3 || len(reqs[1]) != 1 || len(reqs[2]) != 1 || len(reqs[3]) != 1 {
+	if len(reqs) < 4 || len(reqs[0]) != 3 || !reflect.DeepEqual(reqs[1:4], [][]string{{"fine words"}, {"poison pill"}, {"more fine words"}}) {
 		t.Fatalf("requests after the refusal: %q, want the batch of 3, then each text alone", reqs)
 	}
 	got := f.semantic(map[string]any{"query": "fine words"})

@@ -123,7 +123,7 @@ func (s *Store) Put(ctx context.Context, p PutParams) error {
 		if _, err := tx.Exec(ctx, itemUpsert, now, p.Namespace, p.Key, string(p.Value), p.TTL); err != nil {
 			return err
 		}
-		return syncVectors(ctx, tx, now, p.Namespace, p.Key, texts, s.index.Embed)
+		return syncVectors(ctx, tx, now, p.Namespace, p.Key, texts, s.index.VectorModel())
 	})
 }
 
@@ -230,13 +230,23 @@ func (s *Store) Search(ctx context.Context, p SearchParams) ([]SearchItem, error
 		if s.index == nil {
 			return nil, fmt.Errorf("store: a vector search without an index")
 		}
-		score := fmt.Sprintf(scoreSQL, arg(p.Vector), arg(norm(p.Vector)))
-		sql = fmt.Sprintf(`WITH page AS (SELECT %s, s.ns_path, max(%s) AS score
-			FROM store_items s JOIN store_vectors v ON v.namespace = s.namespace AND v.key = s.key
-			WHERE %s%s AND v.model = %s AND cardinality(v.embedding) = %s
-			GROUP BY s.namespace, s.key
-			ORDER BY score DESC, s.ns_path, s.key LIMIT %s OFFSET %s)`,
-			itemColumns, score, liveSQL, where, arg(s.index.Embed), arg(s.index.Dims), arg(p.Limit), arg(p.Offset))
+		q := make([]float64, len(p.Vector))
+		for i, x := range p.Vector {
+			q[i] = float64(x)
+		}
+		score := fmt.Sprintf(scoreSQL, arg(q), arg(norm(p.Vector)))
+		// Per item, its best vector's score: a lateral subquery, one index
+		// lookup per item, each vector scored once; an item without vectors
+		// of the model has no row there and drops out of the join. The rows
+		// sorted are items with a score, not their vectors.
+		sql = fmt.Sprintf(`WITH page AS (SELECT %s, s.ns_path, best.score
+			FROM store_items s CROSS JOIN LATERAL (
+				SELECT %s AS score FROM store_vectors v
+				WHERE v.namespace = s.namespace AND v.key = s.key AND v.model = %s
+				ORDER BY 1 DESC LIMIT 1) best
+			WHERE %s%s
+			ORDER BY best.score DESC, s.ns_path, s.key LIMIT %s OFFSET %s)`,
+			itemColumns, score, arg(s.index.VectorModel()), liveSQL, where, arg(p.Limit), arg(p.Offset))
 	} else {
 		sql = fmt.Sprintf(`WITH page AS (SELECT %s, s.ns_path, NULL::float8 AS score FROM store_items s WHERE %s%s
 			ORDER BY s.updated_at DESC, s.ns_path, s.key LIMIT %s OFFSET %s)`,

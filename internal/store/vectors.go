@@ -152,7 +152,10 @@ func norm(v []float32) float64 {
 	return math.Sqrt(sum)
 }
 
-// scoreSQL is the cosine similarity of a vector row v and the query ($q,
-// its norm $qn): e·q summed in float8 over the float4 elements, divided by
-// both norms; 0 when either is the zero vector.
-const scoreSQL = `coalesce((SELECT sum(a::float8 * b) FROM unnest(v.embedding, %[1]s::real[]) AS t(a, b)) / nullif(v.norm * %[2]s, 0), 0)`
+// scoreSQL is the cosine similarity of a vector row v and the query (%[1]s,
+// float8[]; %[2]s its norm): e·q summed in float8 over the float4
+// elements, divided by both norms; 0 when either is the zero vector. The
+// two unnests in the select list walk the arrays in step (a ProjectSet,
+// measured faster than unnest(a, b) in FROM, which materializes both).
+const scoreSQL = `coalesce((SELECT sum(x) FROM (SELECT unnest(v.embedding)::float8 * unnest(%[1]s::float8[]) AS x) AS products)
+	/ nullif(v.norm * %[2]s, 0), 0)`

@@ -21,12 +21,12 @@ type EmbedServer struct {
 	Dims int
 
 	mu       sync.Mutex
-	failWith int      // HTTP status to answer with; 0: answer normally
-	refuse   string   // an input containing this is refused with 400
-	calls    int      // requests answered (failed or not)
+	failWith int        // HTTP status to answer with; 0: answer normally
+	refuse   string     // an input containing this is refused with 400
+	calls    int        // requests answered (failed or not)
 	requests [][]string // the inputs of every request, in order
-	keys     []string // the Authorization headers received
-	models   []string // the model of every request
+	keys     []string   // the Authorization headers received
+	models   []string   // the model of every request
 }
 
 // NewEmbedServer starts an endpoint returning dims-dimensional vectors; it

@@ -23,6 +23,8 @@ type Item struct {
 // search, and null otherwise (listing, text match, no index).
 type SearchItem struct {
 	Item
+	// Score is the cosine similarity (-1..1) of the item's best indexed
+	// field to the query in a semantic search; null otherwise.
 	Score *float64 `json:"score" validate:"required" db:"score" extensions:"x-nullable"`
 }
 

@@ -178,7 +178,7 @@ type SearchParams struct {
 	Prefix []string        // namespaces starting with these labels; empty: all
 	Filter json.RawMessage // a JSON object the value must contain; nil: none
 	// Query without Vector: a case-insensitive substring of a scalar value
-	// (""): none). With Vector (the query's embedding, see EmbedQuery) the
+	// ("": none). With Vector (the query's embedding, see EmbedQuery) the
 	// items are ranked by cosine similarity to it instead, and Query is not
 	// matched as text.
 	Query   string

@@ -129,12 +129,14 @@ function socketDirFromDataDir(dataDir) {
 }
 
 /**
- * Starts a server (or adopts WEFT_URL). Returns
+ * Starts a server (or adopts WEFT_URL). options.env: extra environment for
+ * the server process (an object, or a function returning one, called when
+ * the server starts; ignored with WEFT_URL). Returns
  * { url, external, db, logLines(): string[] | null, stop(): Promise<void> },
  * db being a node-postgres client config ({host, user, database} or
  * {connectionString}) for the server's database, or null if unknown.
  */
-export async function startServer() {
+export async function startServer(options = {}) {
   if (process.env.WEFT_URL) {
     return {
       url: process.env.WEFT_URL.replace(/\/$/, ""),
@@ -213,6 +215,7 @@ export async function startServer() {
   };
 
   try {
+    const extraEnv = typeof options.env === "function" ? await options.env() : options.env ?? {};
     await goBuild(bin);
     let url;
     for (let attempt = 1; ; attempt++) {
@@ -220,7 +223,7 @@ export async function startServer() {
       url = `http://127.0.0.1:${port}`;
       child = spawn(bin, [], {
         cwd: tmp,
-        env: { ...process.env, WEFT_ADDR: `127.0.0.1:${port}`, WEFT_DATA_DIR: dataDir },
+        env: { ...process.env, ...extraEnv, WEFT_ADDR: `127.0.0.1:${port}`, WEFT_DATA_DIR: dataDir },
         stdio: ["ignore", "pipe", "pipe"],
       });
       exited = new Promise((r) => child.once("exit", (code, sig) => r({ code, sig })));
@@ -271,12 +274,13 @@ async function waitReady(url, exited) {
 /**
  * Registers before/after hooks on the current test file (or suite) and
  * returns a handle whose url / db / logLines() are usable inside tests.
+ * options: as startServer's (env).
  */
-export function useServer() {
+export function useServer(options = {}) {
   const handle = { url: null, external: false, db: null, logLines: () => null };
   let server = null;
   before(async () => {
-    server = await startServer();
+    server = await startServer(options);
     handle.url = server.url;
     handle.external = server.external;
     handle.db = server.db;

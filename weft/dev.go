@@ -19,12 +19,14 @@ import (
 	"time"
 
 	"github.com/weftdev/weft/internal/server"
+	"github.com/weftdev/weft/internal/store"
 	workerjs "github.com/weftdev/weft/worker-js"
 )
 
 // dev is `weft dev --config langgraph.json [server flags]`: a drop-in for
 // `langgraphjs dev`. It serves the server (managed PostgreSQL or
-// DATABASE_URL) without the demo graphs, and the project's graphs through
+// DATABASE_URL) without the demo graphs, with the store index of the
+// config's store.index (OPENAI_* from the environment), and the project's graphs through
 // the JS worker, run by the system's node (WEFT_NODE, else node on PATH)
 // from scripts embedded in this binary and unpacked into the project's
 // node_modules (so they load the project's own @langchain/langgraph, and
@@ -41,9 +43,14 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 	edit := func(cfg *server.Config) error {
 		cfg.NoBuiltinGraphs = true // the project's graphs may be named like the demos
 		var err error
-		p, err = loadProject(configPath, getenv)
-		if p != nil {
-			p.out = stderr
+		if p, err = loadProject(configPath, getenv); err != nil {
+			return err
+		}
+		p.out = stderr
+		if cfg.StoreIndex == nil { // WEFT_STORE_INDEX wins over the project's store.index
+			if cfg.StoreIndex, err = store.IndexConfigFromLangGraphJSON(p.raw); err == nil && cfg.StoreIndex != nil {
+				err = cfg.StoreIndex.WithOpenAIEnv(getenv)
+			}
 		}
 		return err
 	}
@@ -88,6 +95,7 @@ type project struct {
 	node        string // the node executable
 	worker      string // the unpacked worker's bin/weft-worker.mjs
 	out         io.Writer
+	raw         []byte // langgraph.json
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -114,7 +122,7 @@ func loadProject(configPath string, getenv func(string) string) (*project, error
 	if len(cfg.Graphs) == 0 {
 		return nil, fmt.Errorf("%s names no graphs", abs)
 	}
-	p := &project{config: abs}
+	p := &project{config: abs, raw: raw}
 	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
 		nm := filepath.Join(dir, "node_modules")
 		if _, err := os.Stat(filepath.Join(nm, "@langchain", "langgraph")); err == nil {

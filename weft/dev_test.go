@@ -17,6 +17,7 @@ import (
 
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server/servertest"
+	"github.com/weftdev/weft/internal/store/storetest"
 )
 
 // logLines collects a process's JSON log lines.
@@ -92,14 +93,17 @@ func devProject(t *testing.T) string {
 }
 
 // `weft dev` serves the project's graphs, not the demos they are named
-// like (with the config's env), restarts a worker that dies, and stops
-// everything on SIGINT.
+// like (with the config's env), indexes the store as the config's
+// store.index says, restarts a worker that dies, and stops everything on
+// SIGINT.
 func TestDevServesAProject(t *testing.T) {
 	t.Parallel()
 	config := devProject(t)
 	addr := servertest.FreeAddr(t)
+	embed := storetest.NewEmbedServer(t, 8)
 	cmd := exec.Command(servertest.Binary(t), "dev", "--config", config, "-workers", "2")
-	cmd.Env = append(os.Environ(), "WEFT_ADDR="+addr, "DATABASE_URL="+pgtest.DSN(t), "WEFT_LOG_FORMAT=json")
+	cmd.Env = append(os.Environ(), "WEFT_ADDR="+addr, "DATABASE_URL="+pgtest.DSN(t), "WEFT_LOG_FORMAT=json",
+		"WEFT_STORE_INDEX=", "OPENAI_BASE_URL="+embed.URL, "OPENAI_API_KEY=test")
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +166,21 @@ func TestDevServesAProject(t *testing.T) {
 	msgs := chat["messages"].([]any)
 	if reply := msgs[len(msgs)-1].(map[string]any)["content"]; reply != "hello from the project's env: hi" {
 		t.Fatalf("echo_chat replied %v: the config's env was not read", reply)
+	}
+
+	// The store is indexed with the config's store.index: a query ranks with a score.
+	srv.Must(204, "PUT", "/store/items", map[string]any{"namespace": []string{"notes"}, "key": "tea", "value": map[string]any{"text": "likes tea"}})
+	ready("the item embedded", func() bool { return embed.Calls() > 0 })
+	var found map[string][]map[string]any
+	ready("a semantic hit", func() bool {
+		resp, err := srv.Try("POST", "/store/items/search", map[string]any{"namespace_prefix": []string{"notes"}, "query": "tea"})
+		return err == nil && resp.Status == 200 && json.Unmarshal(resp.Body, &found) == nil && len(found["items"]) == 1
+	})
+	if _, ok := found["items"][0]["score"].(float64); !ok {
+		t.Fatalf("search result without a score: %v", found)
+	}
+	if models := embed.Models(); len(models) == 0 || models[0] != "fake-embedding" {
+		t.Fatalf("embedding requests named models %v, want fake-embedding (the config's store.index)", models)
 	}
 
 	// A worker that dies is restarted, and serves again.

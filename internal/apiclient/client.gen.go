@@ -2039,8 +2039,10 @@ type StoreNamespacesResponse struct {
 
 // StorePutRequest defines model for store.PutRequest.
 type StorePutRequest struct {
-	// Index Index is false, null or a list of field paths to index for semantic
-	// search; it is validated and otherwise ignored (no semantic index yet).
+	// Index Index is false (not indexed: never returned by a semantic search),
+	// null / absent (the fields of the server's index) or a list of field
+	// paths to embed instead ("title", "a.b", "items[*].text", "$"). It is
+	// validated and otherwise ignored when the server has no index.
 	Index *[]string `json:"index,omitempty"`
 
 	// Key Example: favourite-colour
@@ -2068,7 +2070,10 @@ type StoreSearchItem struct {
 	Key string `json:"key"`
 
 	// Namespace Example: ["users","u1","memories"]
-	Namespace []string               `json:"namespace"`
+	Namespace []string `json:"namespace"`
+
+	// Score Score is the cosine similarity (-1..1) of the item's best indexed
+	// field to the query in a semantic search; null otherwise.
 	Score     *float32               `json:"score"`
 	UpdatedAt time.Time              `json:"updated_at"`
 	Value     map[string]interface{} `json:"value"`
@@ -2091,9 +2096,12 @@ type StoreSearchRequest struct {
 	NamespacePrefix *[]string `json:"namespace_prefix,omitempty"`
 	Offset          *int      `json:"offset,omitempty"`
 
-	// Query Query: until semantic search exists, a case-insensitive substring that
-	// one of the value's strings, numbers or booleans (at any depth, not the
-	// keys) must contain. Results stay ordered by updated_at.
+	// Query Query: with a semantic index configured, the text whose embedding the
+	// items are ranked by (cosine similarity, best first, in score; items not
+	// embedded yet are left out). Without an index, a case-insensitive
+	// substring that one of the value's strings, numbers or booleans (at any
+	// depth, not the keys) must contain; results stay ordered by updated_at
+	// with a null score. Empty or absent: a listing.
 	Query *string `json:"query,omitempty"`
 
 	// RefreshTtl RefreshTTL (default true): the returned items with a ttl expire ttl
@@ -4188,7 +4196,7 @@ type ClientInterface interface {
 
 	// PutStoreItemsWithBody Put an item
 	//
-	// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+	// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4197,7 +4205,7 @@ type ClientInterface interface {
 
 	// PutStoreItems Put an item
 	//
-	// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+	// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4206,7 +4214,7 @@ type ClientInterface interface {
 
 	// PostStoreItemsSearchWithBody Search items
 	//
-	// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+	// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4215,7 +4223,7 @@ type ClientInterface interface {
 
 	// PostStoreItemsSearch Search items
 	//
-	// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+	// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5915,7 +5923,7 @@ func (c *Client) GetStoreItems(ctx context.Context, params *GetStoreItemsParams,
 
 // PutStoreItemsWithBody Put an item
 //
-// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5934,7 +5942,7 @@ func (c *Client) PutStoreItemsWithBody(ctx context.Context, contentType string, 
 
 // PutStoreItems Put an item
 //
-// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5953,7 +5961,7 @@ func (c *Client) PutStoreItems(ctx context.Context, body PutStoreItemsJSONReques
 
 // PostStoreItemsSearchWithBody Search items
 //
-// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5972,7 +5980,7 @@ func (c *Client) PostStoreItemsSearchWithBody(ctx context.Context, contentType s
 
 // PostStoreItemsSearch Search items
 //
-// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11617,7 +11625,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutStoreItemsWithBodyWithResponse Put an item
 	//
-	// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+	// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11626,7 +11634,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutStoreItemsWithResponse Put an item
 	//
-	// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+	// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11635,7 +11643,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostStoreItemsSearchWithBodyWithResponse Search items
 	//
-	// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+	// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11644,7 +11652,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostStoreItemsSearchWithResponse Search items
 	//
-	// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+	// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14610,6 +14618,8 @@ type PostStoreItemsSearchResponse struct {
 	JSON200 *StoreSearchResponse
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *HttpxErrorBody
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14620,6 +14630,11 @@ func (r PostStoreItemsSearchResponse) GetJSON200() *StoreSearchResponse {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r PostStoreItemsSearchResponse) GetJSON422() *HttpxErrorBody {
 	return r.JSON422
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostStoreItemsSearchResponse) GetJSON503() *HttpxErrorBody {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -17384,7 +17399,7 @@ func (c *ClientWithResponses) GetStoreItemsWithResponse(ctx context.Context, par
 
 // PutStoreItemsWithBodyWithResponse Put an item
 //
-// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17399,7 +17414,7 @@ func (c *ClientWithResponses) PutStoreItemsWithBodyWithResponse(ctx context.Cont
 
 // PutStoreItemsWithResponse Put an item
 //
-// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+// Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17414,7 +17429,7 @@ func (c *ClientWithResponses) PutStoreItemsWithResponse(ctx context.Context, bod
 
 // PostStoreItemsSearchWithBodyWithResponse Search items
 //
-// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -17429,7 +17444,7 @@ func (c *ClientWithResponses) PostStoreItemsSearchWithBodyWithResponse(ctx conte
 
 // PostStoreItemsSearchWithResponse Search items
 //
-// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+// Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20003,6 +20018,13 @@ func ParsePostStoreItemsSearchResponse(rsp *http.Response) (*PostStoreItemsSearc
 			return nil, err
 		}
 		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -19,6 +19,9 @@ const (
 	Invalid    Code = "invalid"     // 422: malformed id or body, broken rule
 	BadRequest Code = "bad_request" // 400: well-formed but not applicable
 	TooLarge   Code = "too_large"   // 413: body over the size limit
+	// Unavailable is a 503 with Retry-After: a service the request needs
+	// (the store's embeddings endpoint) failed; retrying later may work.
+	Unavailable Code = "unavailable"
 )
 
 // Error is a client-visible error: its Message is safe to show.

@@ -47,6 +47,10 @@ var statusOf = map[apperr.Code]int{
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
+		if ae.Code == apperr.Unavailable {
+			WriteUnavailable(w, ae.Message)
+			return
+		}
 		WriteJSON(w, statusOf[ae.Code], ErrorBody{Detail: ae.Message})
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/httpapi"
+	"github.com/weftdev/weft/internal/store"
 	"github.com/weftdev/weft/internal/tracing"
 )
 
@@ -56,6 +57,13 @@ type Config struct {
 	// for its result (on_completion / on_run_completed delete; default 1m; tests shorten it, or lengthen it to
 	// see no background change).
 	TempRetention time.Duration
+	// -store-index, WEFT_STORE_INDEX (default none): the store's semantic index as langgraph.json's store.index
+	// JSON, {"dims": 1536, "embed": "openai:text-embedding-3-small", "fields": ["$"]}; its endpoint from
+	// OPENAI_BASE_URL (default https://api.openai.com/v1) and OPENAI_API_KEY. nil: no semantic search.
+	StoreIndex *store.IndexConfig
+	// StoreIndexer is not a flag: the store indexer's batch, lease, backoff and poll (zero: defaults; tests
+	// shorten the backoff).
+	StoreIndexer store.IndexerConfig
 	// -cors-origins, WEFT_CORS_ORIGINS (comma list, default none): web origins allowed besides
 	// http(s)://localhost, 127.0.0.1 and [::1] on any port; "*" allows every origin, without credentials
 	CORSOrigins []string
@@ -94,7 +102,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c Config
-	var builtinGraphs, level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts string
+	var builtinGraphs, level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts, storeIndex string
 	fs.StringVar(&c.Addr, "addr", env("WEFT_ADDR", "127.0.0.1:8123"), "listen address (WEFT_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty runs a managed local cluster (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("WEFT_DATA_DIR", ".weft"), "directory of the managed local cluster (WEFT_DATA_DIR)")
@@ -112,6 +120,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&builtinGraphs, "builtin-graphs", env("WEFT_BUILTIN_GRAPHS", "true"), "serve the built-in demo graphs foo_bar, echo_chat, hitl and slow (WEFT_BUILTIN_GRAPHS)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("WEFT_METRICS_ADDR", ""), "also serve GET /metrics on this address, e.g. 127.0.0.1:9090 (WEFT_METRICS_ADDR)")
 	fs.StringVar(&allowedHosts, "allowed-hosts", env("WEFT_ALLOWED_HOSTS", ""), "comma list of Host names accepted on loopback besides localhost ones; * = no check (WEFT_ALLOWED_HOSTS)")
+	fs.StringVar(&storeIndex, "store-index", env("WEFT_STORE_INDEX", ""), `store semantic index, langgraph.json's store.index as JSON: {"dims": 1536, "embed": "openai:text-embedding-3-small", "fields": ["$"]}; endpoint from OPENAI_BASE_URL, OPENAI_API_KEY (WEFT_STORE_INDEX)`)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -138,6 +147,14 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		return c, fmt.Errorf("builtin graphs: %q is not a boolean", builtinGraphs)
 	}
 	c.NoBuiltinGraphs = !builtin
+	if strings.TrimSpace(storeIndex) != "" {
+		if c.StoreIndex, err = store.ParseIndexConfig([]byte(storeIndex)); err != nil {
+			return c, err
+		}
+		if err := c.StoreIndex.WithOpenAIEnv(getenv); err != nil {
+			return c, err
+		}
+	}
 	if c.Migrate, err = strconv.ParseBool(migrate); err != nil {
 		return c, fmt.Errorf("migrate: %q is not a boolean", migrate)
 	}

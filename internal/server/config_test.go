@@ -133,3 +133,36 @@ func TestParseConfigObservability(t *testing.T) {
 		}
 	}
 }
+
+// -store-index / WEFT_STORE_INDEX take langgraph.json's store.index.
+func TestParseConfigStoreIndex(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	c, err := server.ParseConfig(nil, getenv, io.Discard)
+	if err != nil || c.StoreIndex != nil {
+		t.Fatalf("default: index %+v, %v; want none", c.StoreIndex, err)
+	}
+	env = map[string]string{"WEFT_STORE_INDEX": `{"dims": 1536, "embed": "openai:text-embedding-3-small"}`, "OPENAI_API_KEY": "sk-x"}
+	if c, err = server.ParseConfig(nil, getenv, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if ix := c.StoreIndex; ix == nil || ix.Dims != 1536 || ix.APIKey != "sk-x" || !slices.Equal(ix.Fields, []string{"$"}) {
+		t.Fatalf("env: %+v", ix)
+	}
+	// The flag wins over the environment.
+	c, err = server.ParseConfig([]string{"-store-index", `{"dims": 4, "embed": "openai:m", "fields": ["text"]}`}, getenv, io.Discard)
+	if err != nil || c.StoreIndex.Dims != 4 || !slices.Equal(c.StoreIndex.Fields, []string{"text"}) {
+		t.Fatalf("flag: %+v, %v", c.StoreIndex, err)
+	}
+	for _, bad := range []map[string]string{
+		{"WEFT_STORE_INDEX": `{"dims": 4}`, "OPENAI_API_KEY": "k"},
+		{"WEFT_STORE_INDEX": `dims=4`, "OPENAI_API_KEY": "k"},
+		{"WEFT_STORE_INDEX": `{"dims": 4, "embed": "openai:m"}`},
+	} {
+		env = bad
+		if _, err := server.ParseConfig(nil, getenv, io.Discard); err == nil || !strings.Contains(err.Error(), "store index") {
+			t.Errorf("ParseConfig with %v = %v, want a store index error", bad, err)
+		}
+	}
+}

@@ -171,7 +171,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	workers := workerapi.NewHandlers(s.pool, graphs, assistantStore, coord, runSvc, log)
 	stateSvc.SetExternalUpdater(workers) // update_state of graphs external workers serve
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-	listener := postgres.NewListener(s.pool.Config().ConnString(), log, coordinator.NotifyChannels()...)
+	listener := postgres.NewListener(s.pool.Config().ConnString(), log, append(coordinator.NotifyChannels(), store.NotifyChannel)...)
 	runSvc.Start(listener)
 	streams.Start(listener)
 	waitCoord := coord.Start(bg, listener)
@@ -187,11 +187,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	background.Go(func() { stateSvc.RunTTLSweeper(bg, ttlSweep, log) })
 	s.stopRuns = func() { stopBG(); waitRuns(); background.Wait() }
 	storeItems := store.NewStore(s.pool, cfg.StoreClock)
+	if cfg.StoreIndex != nil {
+		storeItems.EnableIndex(cfg.StoreIndex, store.NewOpenAIEmbedder(cfg.StoreIndex))
+		log.Info("store semantic index", "embed", cfg.StoreIndex.Embed, "dims", cfg.StoreIndex.Dims, "fields", cfg.StoreIndex.Fields)
+	}
 	waitSweep := storeItems.StartSweeper(bg, cfg.StoreSweepInterval, log)
 	cronSvc := crons.NewService(s.pool, runSvc, log, crons.Config{Interval: cfg.CronInterval, Clock: cfg.CronClock})
 	waitCrons := cronSvc.Start(bg)
+	waitIndexer := storeItems.StartIndexer(bg, listener, cfg.StoreIndexer, log)
 	stopLoops := s.stopRuns
-	s.stopRuns = func() { stopLoops(); waitSweep(); waitCrons() }
+	s.stopRuns = func() { stopLoops(); waitSweep(); waitCrons(); waitIndexer() }
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Log:        log,
 		DB:         s.pool,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -27,8 +28,10 @@ type PutRequest struct {
 	Key       string   `json:"key" example:"favourite-colour"`
 	// Value must be a JSON object.
 	Value json.RawMessage `json:"value" swaggertype:"object"`
-	// Index is false, null or a list of field paths to index for semantic
-	// search; it is validated and otherwise ignored (no semantic index yet).
+	// Index is false (not indexed: never returned by a semantic search),
+	// null / absent (the fields of the server's index) or a list of field
+	// paths to embed instead ("title", "a.b", "items[*].text", "$"). It is
+	// validated and otherwise ignored when the server has no index.
 	Index json.RawMessage `json:"index" swaggertype:"array,string" extensions:"x-nullable"`
 	// TTL is the item's time to live in minutes (> 0); null or absent: the
 	// item never expires.
@@ -38,12 +41,12 @@ type PutRequest struct {
 // Put godoc
 //
 //	@Summary		Put an item
-//	@Description	Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. index is accepted (false, null or a list of field paths) but semantic indexing is not built.
+//	@Description	Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 //	@Tags			store
 //	@Accept			json
 //	@Param			body	body	PutRequest	true	"Item to store"
 //	@Success		204
-//	@Failure		422	{object}	httpx.ErrorBody	"missing or invalid namespace, key, value, index or ttl"
+//	@Failure		422	{object}	httpx.ErrorBody	"missing or invalid namespace, key, value, index or ttl; index paths selecting too many texts"
 //	@Router			/store/items [put]
 func (h *Handlers) Put(w http.ResponseWriter, r *http.Request) error {
 	var req PutRequest
@@ -63,13 +66,15 @@ func (h *Handlers) Put(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := checkIndex(req.Index); err != nil {
+	noIndex, paths, err := checkIndex(req.Index)
+	if err != nil {
 		return err
 	}
 	if t := req.TTL; t != nil && (!(*t > 0) || math.IsInf(*t, 0) || *t > MaxTTLMinutes) {
 		return apperr.Errorf(apperr.Invalid, "Invalid ttl %v: minutes must be > 0 and at most %d, or null", *t, MaxTTLMinutes)
 	}
-	if err := h.store.Put(r.Context(), PutParams{Namespace: req.Namespace, Key: req.Key, Value: value, TTL: req.TTL}); err != nil {
+	if err := h.store.Put(r.Context(), PutParams{Namespace: req.Namespace, Key: req.Key, Value: value, TTL: req.TTL,
+		NoIndex: noIndex, IndexPaths: paths}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -92,18 +97,30 @@ func objectField(field string, raw json.RawMessage, required bool) (json.RawMess
 	return raw, nil
 }
 
-// checkIndex accepts what LangGraph's put takes as index: false, null or a
-// list of field paths (strings).
-func checkIndex(raw json.RawMessage) error {
+// checkIndex accepts what LangGraph's put takes as index: false (noIndex),
+// null or absent (nil paths: the index's fields) or a list of valid field
+// paths (at most MaxIndexPaths).
+func checkIndex(raw json.RawMessage) (noIndex bool, paths []string, err error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" || string(raw) == "false" {
-		return nil
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return false, nil, nil
+	case string(raw) == "false":
+		return true, nil, nil
 	}
-	var paths []string
 	if raw[0] != '[' || json.Unmarshal(raw, &paths) != nil {
-		return apperr.Errorf(apperr.Invalid, "Invalid request body: index must be false, null or a list of field paths (strings)")
+		return false, nil, apperr.Errorf(apperr.Invalid, "Invalid request body: index must be false, null or a list of field paths (strings)")
 	}
-	return nil
+	if len(paths) > MaxIndexPaths {
+		return false, nil, apperr.Errorf(apperr.Invalid, "Invalid index: %d field paths, at most %d are allowed", len(paths), MaxIndexPaths)
+	}
+	if err := checkPaths(paths); err != nil {
+		return false, nil, apperr.Errorf(apperr.Invalid, "Invalid index: %v", err)
+	}
+	if paths == nil {
+		paths = []string{} // index: [] embeds nothing
+	}
+	return false, paths, nil
 }
 
 // Get godoc
@@ -219,9 +236,12 @@ type SearchRequest struct {
 	// Limit: absent or null means 10; 0 is refused (422) like any value outside 1..1000.
 	Limit  *int `json:"limit" default:"10" minimum:"1" maximum:"1000"`
 	Offset int  `json:"offset" default:"0" minimum:"0"`
-	// Query: until semantic search exists, a case-insensitive substring that
-	// one of the value's strings, numbers or booleans (at any depth, not the
-	// keys) must contain. Results stay ordered by updated_at.
+	// Query: with a semantic index configured, the text whose embedding the
+	// items are ranked by (cosine similarity, best first, in score; items not
+	// embedded yet are left out). Without an index, a case-insensitive
+	// substring that one of the value's strings, numbers or booleans (at any
+	// depth, not the keys) must contain; results stay ordered by updated_at
+	// with a null score. Empty or absent: a listing.
 	Query *string `json:"query" extensions:"x-nullable"`
 	// RefreshTTL (default true): the returned items with a ttl expire ttl
 	// minutes from now.
@@ -236,13 +256,14 @@ type SearchResponse struct {
 // Search godoc
 //
 //	@Summary		Search items
-//	@Description	Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). query is, until semantic search exists, a case-insensitive substring match over the value's strings, numbers and booleans (not its keys); it filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
+//	@Description	Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 //	@Tags			store
 //	@Accept			json
 //	@Produce		json
 //	@Param			body	body		SearchRequest	false	"Search"
 //	@Success		200		{object}	SearchResponse
-//	@Failure		422		{object}	httpx.ErrorBody	"invalid prefix, filter, limit or offset"
+//	@Failure		422		{object}	httpx.ErrorBody	"invalid prefix, filter, limit, offset or query; the embeddings endpoint refused the query"
+//	@Failure		503		{object}	httpx.ErrorBody	"semantic search: the embeddings endpoint failed (unreachable, 5xx, 429, bad answer); retry later"
 //	@Router			/store/items/search [post]
 func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	var req SearchRequest
@@ -265,12 +286,38 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	if req.Query != nil {
 		p.Query = *req.Query
 	}
+	if p.Query != "" && h.store.Indexed() {
+		if p.Vector, err = h.embedQuery(r.Context(), p.Query); err != nil {
+			return err
+		}
+	}
 	items, err := h.store.Search(r.Context(), p)
 	if err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, SearchResponse{Items: items})
 	return nil
+}
+
+// MaxQueryBytes bounds a semantic search's query.
+const MaxQueryBytes = 64 << 10
+
+// embedQuery embeds a search query. The endpoint refusing the query is the
+// client's mistake (422); the endpoint failing is a 503, never a 500.
+func (h *Handlers) embedQuery(ctx context.Context, query string) ([]float32, error) {
+	if len(query) > MaxQueryBytes {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid query: %d bytes, at most %d are allowed", len(query), MaxQueryBytes)
+	}
+	vec, err := h.store.EmbedQuery(ctx, query)
+	ee, ok := isEmbedError(err)
+	switch {
+	case !ok:
+		return vec, err
+	case ee.InputRefused():
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid query: the embeddings endpoint refused it (HTTP %d: %s)", ee.Status, ee.Message)
+	default:
+		return nil, apperr.Errorf(apperr.Unavailable, "Semantic search is unavailable: %v; retry shortly", ee)
+	}
 }
 
 // pageLimit validates a limit (nil: def) in 1..1000 and a non-negative

@@ -18,11 +18,14 @@ type Item struct {
 	UpdatedAt httpx.Time      `json:"updated_at" validate:"required" db:"updated_at" swaggertype:"string" format:"date-time"`
 }
 
-// SearchItem is an Item in search results. Score is always null until
-// semantic search exists.
+// SearchItem is an Item in search results. Score is the cosine similarity
+// of the item's best indexed field to the query (-1..1) in a semantic
+// search, and null otherwise (listing, text match, no index).
 type SearchItem struct {
 	Item
-	Score *float64 `json:"score" validate:"required" extensions:"x-nullable"`
+	// Score is the cosine similarity (-1..1) of the item's best indexed
+	// field to the query in a semantic search; null otherwise.
+	Score *float64 `json:"score" validate:"required" db:"score" extensions:"x-nullable"`
 }
 
 // Limits on names, so that a namespace and key always fit in the primary key

@@ -11,15 +11,20 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
-// Store reads and writes store_items. Exported methods run on the pool (a
-// search that refreshes ttls in a transaction); the statements they run take
-// "now" as their first argument (see nowSQL).
+// Store reads and writes store_items and store_vectors. Exported methods
+// run on the pool (a put with an index, and a search that refreshes ttls, in
+// a transaction); the statements they run take "now" as their first
+// argument (see nowSQL).
 type Store struct {
 	db    *pgxpool.Pool
 	clock func() time.Time
+	// index and embedder are set by EnableIndex (nil: no semantic index).
+	index    *IndexConfig
+	embedder Embedder
 }
 
 // NewStore returns a Store on db. clock, when not nil, is the time every
@@ -27,6 +32,17 @@ type Store struct {
 func NewStore(db *pgxpool.Pool, clock func() time.Time) *Store {
 	return &Store{db: db, clock: clock}
 }
+
+// EnableIndex turns semantic search on: puts file the texts cfg's fields
+// select for embedding, searches with a query rank by cosine similarity to
+// the query's embedding. Call it before the store serves requests, and run
+// an indexer (StartIndexer) to embed what puts leave pending.
+func (s *Store) EnableIndex(cfg *IndexConfig, e Embedder) {
+	s.index, s.embedder = cfg, e
+}
+
+// Indexed reports whether the store has a semantic index.
+func (s *Store) Indexed() bool { return s.index != nil }
 
 // now is the first argument of every statement: nil means the database's
 // now().
@@ -55,6 +71,11 @@ type PutParams struct {
 	Key       string
 	Value     json.RawMessage // a JSON object
 	TTL       *float64        // minutes; nil: never expires
+	// NoIndex (a put's index: false) keeps the item out of semantic search;
+	// IndexPaths (its index: [paths]) replace the index's fields for it.
+	// Both are ignored without an index.
+	NoIndex    bool
+	IndexPaths []string
 }
 
 // itemUpsert inserts or replaces an item. Replacing keeps created_at unless
@@ -70,15 +91,40 @@ var itemUpsert = `
 		ttl_minutes = EXCLUDED.ttl_minutes,
 		created_at = CASE WHEN s.expires_at <= EXCLUDED.updated_at THEN EXCLUDED.created_at ELSE s.created_at END`
 
-// Put inserts the item or replaces the value, ttl and updated_at of an
-// existing one.
-func (s *Store) Put(ctx context.Context, p PutParams) error {
-	return itemPut(ctx, s.db, s.now(), p)
-}
+// itemUpsertUnindexed is itemUpsert dropping the item's vectors: without an
+// index nothing would re-embed the new value, and stale vectors must not
+// answer a search once an index is configured again.
+var itemUpsertUnindexed = `WITH unindexed AS (DELETE FROM store_vectors WHERE namespace = $2 AND key = $3) ` + itemUpsert
 
-func itemPut(ctx context.Context, db postgres.DBTX, now *time.Time, p PutParams) error {
-	_, err := db.Exec(ctx, itemUpsert, now, p.Namespace, p.Key, string(p.Value), p.TTL)
-	return err
+// Put inserts the item or replaces the value, ttl and updated_at of an
+// existing one. With an index, the same transaction files the texts the
+// item's fields select as pending vectors (none with NoIndex) and notifies
+// the indexers: the put never waits for the embeddings endpoint, and an
+// item is never stored without its pending vectors. A path selecting more
+// than MaxIndexTexts texts is a 422.
+func (s *Store) Put(ctx context.Context, p PutParams) error {
+	if s.index == nil {
+		_, err := s.db.Exec(ctx, itemUpsertUnindexed, s.now(), p.Namespace, p.Key, string(p.Value), p.TTL)
+		return err
+	}
+	var texts []fieldText
+	if !p.NoIndex {
+		paths := p.IndexPaths
+		if paths == nil {
+			paths = s.index.Fields
+		}
+		var err error
+		if texts, err = indexTexts(p.Value, paths); err != nil {
+			return apperr.Errorf(apperr.Invalid, "Invalid index: %v", err)
+		}
+	}
+	return postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
+		now := s.now()
+		if _, err := tx.Exec(ctx, itemUpsert, now, p.Namespace, p.Key, string(p.Value), p.TTL); err != nil {
+			return err
+		}
+		return syncVectors(ctx, tx, now, p.Namespace, p.Key, texts, s.index.VectorModel())
+	})
 }
 
 // itemGetRefresh reads a live item, first pushing its expiry forward when
@@ -129,22 +175,26 @@ func itemDeleteOne(ctx context.Context, db postgres.DBTX, namespace []string, ke
 
 // SearchParams select a page of items (validated by the handler).
 type SearchParams struct {
-	Prefix  []string        // namespaces starting with these labels; empty: all
-	Filter  json.RawMessage // a JSON object the value must contain; nil: none
-	Query   string          // case-insensitive substring of a scalar value; "": none
-	Limit   int             // 1..1000
-	Offset  int             // >= 0
-	Refresh bool            // push the expiry of the returned items with a ttl
+	Prefix []string        // namespaces starting with these labels; empty: all
+	Filter json.RawMessage // a JSON object the value must contain; nil: none
+	// Query without Vector: a case-insensitive substring of a scalar value
+	// ("": none). With Vector (the query's embedding, see EmbedQuery) the
+	// items are ranked by cosine similarity to it instead, and Query is not
+	// matched as text.
+	Query   string
+	Vector  []float32
+	Limit   int  // 1..1000
+	Offset  int  // >= 0
+	Refresh bool // push the expiry of the returned items with a ttl
 }
 
 // where renders the conditions of p after the live check, with arguments
-// numbered from $2.
-func (p *SearchParams) where() (string, []any) {
+// appended to args (whose first is now).
+func (p *SearchParams) where(args *[]any) string {
 	var sb strings.Builder
-	args := []any{}
 	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args)+1)
+		*args = append(*args, v)
+		return fmt.Sprintf("$%d", len(*args))
 	}
 	if len(p.Prefix) > 0 {
 		lo, hi := prefixRange(p.Prefix)
@@ -153,37 +203,72 @@ func (p *SearchParams) where() (string, []any) {
 	if p.Filter != nil {
 		fmt.Fprintf(&sb, " AND s.value @> %s::jsonb", arg(string(p.Filter)))
 	}
-	if p.Query != "" {
+	if p.Query != "" && p.Vector == nil {
 		fmt.Fprintf(&sb, ` AND EXISTS (SELECT FROM jsonb_path_query(s.value, 'strict $.**') AS v(j)
 			WHERE jsonb_typeof(v.j) IN ('string', 'number', 'boolean')
 			AND strpos(lower(v.j #>> '{}'), lower(%s)) > 0)`, arg(p.Query))
 	}
-	return sb.String(), args
+	return sb.String()
 }
 
 // Search returns a page of live items, newest update first (ties by
-// namespace and key). With Refresh, the returned items with a ttl expire
-// ttl minutes from now; the page and its refresh are one statement.
+// namespace and key), each with a null score. With a Vector it returns the
+// items that have vectors of the index's model instead, best cosine
+// similarity first (an item's score is that of its best field; ties by
+// namespace and key): items whose vectors are still pending are left out.
+// With Refresh, the returned items with a ttl expire ttl minutes from now;
+// the page and its refresh are one statement.
 func (s *Store) Search(ctx context.Context, p SearchParams) ([]SearchItem, error) {
-	where, args := p.where()
-	args = append([]any{s.now()}, args...)
-	args = append(args, p.Limit, p.Offset)
-	sql := fmt.Sprintf(`WITH page AS (SELECT %s, s.ns_path FROM store_items s WHERE %s%s
-		ORDER BY s.updated_at DESC, s.ns_path, s.key LIMIT $%d OFFSET $%d)`,
-		itemColumns, liveSQL, where, len(args)-1, len(args))
+	args := []any{s.now()}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	where := p.where(&args)
+	var sql string
+	if p.Vector != nil {
+		if s.index == nil {
+			return nil, fmt.Errorf("store: a vector search without an index")
+		}
+		q := make([]float64, len(p.Vector))
+		for i, x := range p.Vector {
+			q[i] = float64(x)
+		}
+		score := fmt.Sprintf(scoreSQL, arg(q), arg(norm(p.Vector)))
+		// Per item, its best vector's score: a lateral subquery, one index
+		// lookup per item, each vector scored once; an item without vectors
+		// of the model has no row there and drops out of the join. The rows
+		// sorted are items with a score, not their vectors.
+		sql = fmt.Sprintf(`WITH page AS (SELECT %s, s.ns_path, best.score
+			FROM store_items s CROSS JOIN LATERAL (
+				SELECT %s AS score FROM store_vectors v
+				WHERE v.namespace = s.namespace AND v.key = s.key AND v.model = %s
+				ORDER BY 1 DESC LIMIT 1) best
+			WHERE %s%s
+			ORDER BY best.score DESC, s.ns_path, s.key LIMIT %s OFFSET %s)`,
+			itemColumns, score, arg(s.index.VectorModel()), liveSQL, where, arg(p.Limit), arg(p.Offset))
+	} else {
+		sql = fmt.Sprintf(`WITH page AS (SELECT %s, s.ns_path, NULL::float8 AS score FROM store_items s WHERE %s%s
+			ORDER BY s.updated_at DESC, s.ns_path, s.key LIMIT %s OFFSET %s)`,
+			itemColumns, liveSQL, where, arg(p.Limit), arg(p.Offset))
+	}
 	if p.Refresh {
 		sql += `, refreshed AS (
 			UPDATE store_items s SET expires_at = ` + fmt.Sprintf(expiresSQL, "s.ttl_minutes") + `
 			FROM page p WHERE s.namespace = p.namespace AND s.key = p.key AND s.ttl_minutes IS NOT NULL)`
 	}
-	sql += ` SELECT namespace, key, value, created_at, updated_at FROM page ORDER BY updated_at DESC, ns_path, key`
-	var items []Item
+	if p.Vector != nil {
+		sql += ` SELECT namespace, key, value, created_at, updated_at, score FROM page ORDER BY score DESC, ns_path, key`
+	} else {
+		sql += ` SELECT namespace, key, value, created_at, updated_at, score FROM page ORDER BY updated_at DESC, ns_path, key`
+	}
+	var items []SearchItem
 	search := func(db postgres.DBTX) error {
 		rows, err := db.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
-		items, err = pgx.CollectRows(rows, pgx.RowToStructByName[Item])
+		items, err = pgx.CollectRows(rows, pgx.RowToStructByName[SearchItem])
 		return err
 	}
 	var err error
@@ -197,11 +282,20 @@ func (s *Store) Search(ctx context.Context, p SearchParams) ([]SearchItem, error
 	if err != nil {
 		return nil, err
 	}
-	out := make([]SearchItem, len(items))
-	for i, it := range items {
-		out[i] = SearchItem{Item: it}
+	if items == nil {
+		items = []SearchItem{}
 	}
-	return out, nil
+	return items, nil
+}
+
+// EmbedQuery returns the embedding of a search query, calling the endpoint
+// synchronously. Its failure is an *EmbedError.
+func (s *Store) EmbedQuery(ctx context.Context, query string) ([]float32, error) {
+	vecs, err := s.embedder.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
 }
 
 // NamespaceParams select a page of namespaces (validated by the handler).

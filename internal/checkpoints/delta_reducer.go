@@ -3,6 +3,8 @@ package checkpoints
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/weftdev/weft/internal/checkpoints/serde"
 )
 
 // Delta channel kinds, as a worker registers them per channel
@@ -127,7 +129,7 @@ var chunkTypes = map[string]string{"AIMessageChunk": "ai", "HumanMessageChunk": 
 func coerceMessage(m any) any {
 	switch t := m.(type) {
 	case string:
-		return map[string]any{"type": "human", "content": t}
+		return withDefaults(map[string]any{"type": "human", "content": t})
 	case map[string]any:
 		typ, _ := t["type"].(string)
 		if typ == "" {
@@ -140,7 +142,7 @@ func coerceMessage(m any) any {
 					}
 				}
 				out["type"] = mt
-				return out
+				return withDefaults(out)
 			}
 			return t
 		}
@@ -155,8 +157,21 @@ func coerceMessage(m any) any {
 				}
 			}
 			out["type"] = mt
-			return out
+			return withDefaults(out)
 		}
+	}
+	return m
+}
+
+// typeClasses maps message types to their LangChain classes.
+var typeClasses = map[string]string{"human": "HumanMessage", "ai": "AIMessage", "system": "SystemMessage",
+	"tool": "ToolMessage", "function": "FunctionMessage", "generic": "ChatMessage", "remove": "RemoveMessage"}
+
+// withDefaults fills in the fields every message dict a read shows has
+// (serde.LangChainMessage), for a message the reducer coerced.
+func withDefaults(m map[string]any) map[string]any {
+	if class, ok := typeClasses[m["type"].(string)]; ok {
+		m, _ = serde.LangChainMessage("langchain_core.messages", class, m)
 	}
 	return m
 }

@@ -78,6 +78,12 @@ type Channel struct {
 	// messages), and several writes to the channel in one superstep are
 	// reduced in order instead of conflicting.
 	Reduce func(current, update any) (any, error)
+	// Delta is set on the channels of a worker's graph that its runtime
+	// keeps as a LangGraph DeltaChannel (only writes and periodic
+	// snapshots stored): "delta:messages" for messagesDeltaReducer, which
+	// state reads rebuild, "delta" for another reducer. Graphs written in
+	// Go leave it empty.
+	Delta string
 }
 
 // Reduces reports whether several writes to c in one superstep are

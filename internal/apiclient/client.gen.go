@@ -2398,6 +2398,24 @@ type WorkerapiClaimedRun struct {
 	Traceparent *string `json:"traceparent,omitempty"`
 }
 
+// WorkerapiDeltaHistoryRequest defines model for workerapi.DeltaHistoryRequest.
+type WorkerapiDeltaHistoryRequest struct {
+	// Channels Channels are the delta channels to walk for (at most 100).
+	//
+	// Example: ["messages"]
+	Channels *[]string `json:"channels,omitempty"`
+
+	// CheckpointId CheckpointID is the checkpoint whose ancestors are walked; empty:
+	// the latest of the namespace.
+	CheckpointId *string `json:"checkpoint_id,omitempty"`
+
+	// CheckpointNs CheckpointNS is the namespace ("" is the root graph).
+	CheckpointNs *string `json:"checkpoint_ns,omitempty"`
+
+	// ThreadId Example: 5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11
+	ThreadId *string `json:"thread_id,omitempty"`
+}
+
 // WorkerapiFenceRequest defines model for workerapi.FenceRequest.
 type WorkerapiFenceRequest struct {
 	ClaimToken *openapi_types.UUID `json:"claim_token,omitempty"`
@@ -2424,8 +2442,17 @@ type WorkerapiGraphRegistration struct {
 	// e.g. [] for a list with a reducer and a default); only channels that
 	// have one. State reads of the graph show them, as LangGraph's do.
 	ChannelDefaults *map[string]interface{} `json:"channel_defaults,omitempty"`
-	ConfigSchema    *map[string]interface{} `json:"config_schema,omitempty"`
-	ContextSchema   *map[string]interface{} `json:"context_schema,omitempty"`
+
+	// ChannelKinds ChannelKinds marks the state channels the graph's runtime keeps as
+	// LangGraph delta channels (DeltaChannel, MessagesDeltaValue: only
+	// writes and periodic snapshots stored): "delta:messages" when the
+	// reducer is messagesDeltaReducer (state reads rebuild it from the
+	// writes along the parent chain), "delta" for any other reducer (reads
+	// show a {"__weft_unresolved__": "delta_channel"} marker for it). Absent
+	// or {}: none.
+	ChannelKinds  *map[string]string      `json:"channel_kinds,omitempty"`
+	ConfigSchema  *map[string]interface{} `json:"config_schema,omitempty"`
+	ContextSchema *map[string]interface{} `json:"context_schema,omitempty"`
 
 	// Drawable Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
 	// data?}], edges: [{source, target, conditional?}]}, as LangGraph's
@@ -2468,6 +2495,12 @@ type WorkerapiNackResponse struct {
 
 // WorkerapiNackResponseState defines model for WorkerapiNackResponse.State.
 type WorkerapiNackResponseState string
+
+// WorkerapiRawDeltaHistory defines model for workerapi.RawDeltaHistory.
+type WorkerapiRawDeltaHistory struct {
+	Seed   *[]string `json:"seed,omitempty"`
+	Writes *[]string `json:"writes,omitempty"`
+}
 
 // WorkerapiRawTuple defines model for workerapi.RawTuple.
 type WorkerapiRawTuple struct {
@@ -2750,6 +2783,9 @@ type PostAssistantsAssistantIdVersionsJSONRequestBody = AssistantsVersionsReques
 
 // PostDispatchCancellationsJSONRequestBody defines body for PostDispatchCancellations for application/json ContentType.
 type PostDispatchCancellationsJSONRequestBody = WorkerapiCancellationsRequest
+
+// PostDispatchCheckpointsDeltaHistoryJSONRequestBody defines body for PostDispatchCheckpointsDeltaHistory for application/json ContentType.
+type PostDispatchCheckpointsDeltaHistoryJSONRequestBody = WorkerapiDeltaHistoryRequest
 
 // PostDispatchCheckpointsGetJSONRequestBody defines body for PostDispatchCheckpointsGet for application/json ContentType.
 type PostDispatchCheckpointsGetJSONRequestBody = WorkerapiCheckpointReadRequest
@@ -3768,6 +3804,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
 	PostDispatchCancellations(ctx context.Context, body PostDispatchCancellationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchCheckpointsDeltaHistoryWithBody Read delta channels' histories (worker API)
+	//
+	// A worker checkpointer's getDeltaChannelHistory (LangGraph's DeltaChannel) in one request: for each channel, the walk starts at the parent of the checkpoint (the latest of checkpoint_ns when checkpoint_id is empty) and goes up the parent chain, collecting each ancestor's writes to the channel, and stops after the first ancestor that stores a value for it (a DeltaSnapshot, or a plain value), which is the seed. Writes come oldest first, each checkpoint's in (task_path, task_id, idx) order, as stored (base64, with their serializer type). Two queries whatever the chain's length. An unknown checkpoint gives empty histories.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dispatch/checkpoints/delta-history (the `PostDispatchCheckpointsDeltaHistory` operationId).
+	PostDispatchCheckpointsDeltaHistoryWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchCheckpointsDeltaHistory Read delta channels' histories (worker API)
+	//
+	// A worker checkpointer's getDeltaChannelHistory (LangGraph's DeltaChannel) in one request: for each channel, the walk starts at the parent of the checkpoint (the latest of checkpoint_ns when checkpoint_id is empty) and goes up the parent chain, collecting each ancestor's writes to the channel, and stops after the first ancestor that stores a value for it (a DeltaSnapshot, or a plain value), which is the seed. Writes come oldest first, each checkpoint's in (task_path, task_id, idx) order, as stored (base64, with their serializer type). Two queries whatever the chain's length. An unknown checkpoint gives empty histories.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /dispatch/checkpoints/delta-history (the `PostDispatchCheckpointsDeltaHistory` operationId).
+	PostDispatchCheckpointsDeltaHistory(ctx context.Context, body PostDispatchCheckpointsDeltaHistoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostDispatchCheckpointsGetWithBody Read a checkpoint as stored (worker API)
 	//
@@ -4956,6 +5010,44 @@ func (c *Client) PostDispatchCancellationsWithBody(ctx context.Context, contentT
 // Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
 func (c *Client) PostDispatchCancellations(ctx context.Context, body PostDispatchCancellationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostDispatchCancellationsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchCheckpointsDeltaHistoryWithBody Read delta channels' histories (worker API)
+//
+// A worker checkpointer's getDeltaChannelHistory (LangGraph's DeltaChannel) in one request: for each channel, the walk starts at the parent of the checkpoint (the latest of checkpoint_ns when checkpoint_id is empty) and goes up the parent chain, collecting each ancestor's writes to the channel, and stops after the first ancestor that stores a value for it (a DeltaSnapshot, or a plain value), which is the seed. Writes come oldest first, each checkpoint's in (task_path, task_id, idx) order, as stored (base64, with their serializer type). Two queries whatever the chain's length. An unknown checkpoint gives empty histories.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dispatch/checkpoints/delta-history (the `PostDispatchCheckpointsDeltaHistory` operationId).
+func (c *Client) PostDispatchCheckpointsDeltaHistoryWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchCheckpointsDeltaHistoryRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchCheckpointsDeltaHistory Read delta channels' histories (worker API)
+//
+// A worker checkpointer's getDeltaChannelHistory (LangGraph's DeltaChannel) in one request: for each channel, the walk starts at the parent of the checkpoint (the latest of checkpoint_ns when checkpoint_id is empty) and goes up the parent chain, collecting each ancestor's writes to the channel, and stops after the first ancestor that stores a value for it (a DeltaSnapshot, or a plain value), which is the seed. Writes come oldest first, each checkpoint's in (task_path, task_id, idx) order, as stored (base64, with their serializer type). Two queries whatever the chain's length. An unknown checkpoint gives empty histories.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /dispatch/checkpoints/delta-history (the `PostDispatchCheckpointsDeltaHistory` operationId).
+func (c *Client) PostDispatchCheckpointsDeltaHistory(ctx context.Context, body PostDispatchCheckpointsDeltaHistoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchCheckpointsDeltaHistoryRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7466,6 +7558,46 @@ func NewPostDispatchCancellationsRequestWithBody(server string, contentType stri
 	}
 
 	operationPath := fmt.Sprintf("/dispatch/cancellations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostDispatchCheckpointsDeltaHistoryRequest calls the generic PostDispatchCheckpointsDeltaHistory builder with application/json body
+func NewPostDispatchCheckpointsDeltaHistoryRequest(server string, body PostDispatchCheckpointsDeltaHistoryJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDispatchCheckpointsDeltaHistoryRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostDispatchCheckpointsDeltaHistoryRequestWithBody constructs an http.Request for the PostDispatchCheckpointsDeltaHistory method, with any body, and a specified content type
+func NewPostDispatchCheckpointsDeltaHistoryRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dispatch/checkpoints/delta-history")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -11164,6 +11296,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /dispatch/cancellations (the `PostDispatchCancellations` operationId).
 	PostDispatchCancellationsWithResponse(ctx context.Context, body PostDispatchCancellationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchCancellationsResponse, error)
 
+	// PostDispatchCheckpointsDeltaHistoryWithBodyWithResponse Read delta channels' histories (worker API)
+	//
+	// A worker checkpointer's getDeltaChannelHistory (LangGraph's DeltaChannel) in one request: for each channel, the walk starts at the parent of the checkpoint (the latest of checkpoint_ns when checkpoint_id is empty) and goes up the parent chain, collecting each ancestor's writes to the channel, and stops after the first ancestor that stores a value for it (a DeltaSnapshot, or a plain value), which is the seed. Writes come oldest first, each checkpoint's in (task_path, task_id, idx) order, as stored (base64, with their serializer type). Two queries whatever the chain's length. An unknown checkpoint gives empty histories.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/checkpoints/delta-history (the `PostDispatchCheckpointsDeltaHistory` operationId).
+	PostDispatchCheckpointsDeltaHistoryWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsDeltaHistoryResponse, error)
+
+	// PostDispatchCheckpointsDeltaHistoryWithResponse Read delta channels' histories (worker API)
+	//
+	// A worker checkpointer's getDeltaChannelHistory (LangGraph's DeltaChannel) in one request: for each channel, the walk starts at the parent of the checkpoint (the latest of checkpoint_ns when checkpoint_id is empty) and goes up the parent chain, collecting each ancestor's writes to the channel, and stops after the first ancestor that stores a value for it (a DeltaSnapshot, or a plain value), which is the seed. Writes come oldest first, each checkpoint's in (task_path, task_id, idx) order, as stored (base64, with their serializer type). Two queries whatever the chain's length. An unknown checkpoint gives empty histories.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/checkpoints/delta-history (the `PostDispatchCheckpointsDeltaHistory` operationId).
+	PostDispatchCheckpointsDeltaHistoryWithResponse(ctx context.Context, body PostDispatchCheckpointsDeltaHistoryJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsDeltaHistoryResponse, error)
+
 	// PostDispatchCheckpointsGetWithBodyWithResponse Read a checkpoint as stored (worker API)
 	//
 	// A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
@@ -12771,6 +12921,54 @@ func (r PostDispatchCancellationsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostDispatchCancellationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostDispatchCheckpointsDeltaHistoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]WorkerapiRawDeltaHistory
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostDispatchCheckpointsDeltaHistoryResponse) GetJSON200() *map[string]WorkerapiRawDeltaHistory {
+	return r.JSON200
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostDispatchCheckpointsDeltaHistoryResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDispatchCheckpointsDeltaHistoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDispatchCheckpointsDeltaHistoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDispatchCheckpointsDeltaHistoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDispatchCheckpointsDeltaHistoryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -16620,6 +16818,36 @@ func (c *ClientWithResponses) PostDispatchCancellationsWithResponse(ctx context.
 	return ParsePostDispatchCancellationsResponse(rsp)
 }
 
+// PostDispatchCheckpointsDeltaHistoryWithBodyWithResponse Read delta channels' histories (worker API)
+//
+// A worker checkpointer's getDeltaChannelHistory (LangGraph's DeltaChannel) in one request: for each channel, the walk starts at the parent of the checkpoint (the latest of checkpoint_ns when checkpoint_id is empty) and goes up the parent chain, collecting each ancestor's writes to the channel, and stops after the first ancestor that stores a value for it (a DeltaSnapshot, or a plain value), which is the seed. Writes come oldest first, each checkpoint's in (task_path, task_id, idx) order, as stored (base64, with their serializer type). Two queries whatever the chain's length. An unknown checkpoint gives empty histories.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/checkpoints/delta-history (the `PostDispatchCheckpointsDeltaHistory` operationId).
+func (c *ClientWithResponses) PostDispatchCheckpointsDeltaHistoryWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsDeltaHistoryResponse, error) {
+	rsp, err := c.PostDispatchCheckpointsDeltaHistoryWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchCheckpointsDeltaHistoryResponse(rsp)
+}
+
+// PostDispatchCheckpointsDeltaHistoryWithResponse Read delta channels' histories (worker API)
+//
+// A worker checkpointer's getDeltaChannelHistory (LangGraph's DeltaChannel) in one request: for each channel, the walk starts at the parent of the checkpoint (the latest of checkpoint_ns when checkpoint_id is empty) and goes up the parent chain, collecting each ancestor's writes to the channel, and stops after the first ancestor that stores a value for it (a DeltaSnapshot, or a plain value), which is the seed. Writes come oldest first, each checkpoint's in (task_path, task_id, idx) order, as stored (base64, with their serializer type). Two queries whatever the chain's length. An unknown checkpoint gives empty histories.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/checkpoints/delta-history (the `PostDispatchCheckpointsDeltaHistory` operationId).
+func (c *ClientWithResponses) PostDispatchCheckpointsDeltaHistoryWithResponse(ctx context.Context, body PostDispatchCheckpointsDeltaHistoryJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchCheckpointsDeltaHistoryResponse, error) {
+	rsp, err := c.PostDispatchCheckpointsDeltaHistory(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchCheckpointsDeltaHistoryResponse(rsp)
+}
+
 // PostDispatchCheckpointsGetWithBodyWithResponse Read a checkpoint as stored (worker API)
 //
 // A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
@@ -18659,6 +18887,39 @@ func ParsePostDispatchCancellationsResponse(rsp *http.Response) (*PostDispatchCa
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest []CoordinatorCancellation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostDispatchCheckpointsDeltaHistoryResponse parses an HTTP response from a PostDispatchCheckpointsDeltaHistoryWithResponse call
+func ParsePostDispatchCheckpointsDeltaHistoryResponse(rsp *http.Response) (*PostDispatchCheckpointsDeltaHistoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDispatchCheckpointsDeltaHistoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]WorkerapiRawDeltaHistory
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -58,6 +58,11 @@ type GraphInfo struct {
 	// channels with a default), for graphs the server has no definition
 	// of: a worker's graph shows them in its state reads.
 	ChannelDefaults map[string]any
+	// ChannelKinds marks the state channels a worker's runtime keeps as
+	// LangGraph delta channels: channel → "delta:messages" (rebuilt by
+	// state reads) or "delta" (another reducer; reads mark it unresolved).
+	// See graph.Channel.Delta.
+	ChannelKinds map[string]string
 }
 
 // InfoOf describes a built-in graph for the catalog.
@@ -94,13 +99,17 @@ func GraphUpsert(ctx context.Context, db postgres.DBTX, g GraphInfo) error {
 	if defaults == nil {
 		defaults = map[string]any{}
 	}
+	kinds := g.ChannelKinds
+	if kinds == nil {
+		kinds = map[string]string{}
+	}
 	enc := func(v any) (string, error) {
 		b, err := json.Marshal(v)
 		return string(b), err
 	}
 	args := []any{g.GraphID, g.Source}
 	for _, v := range []any{g.Drawable, xray, sub, g.Schemas.InputSchema, g.Schemas.OutputSchema,
-		g.Schemas.StateSchema, g.Schemas.ConfigSchema, g.Schemas.ContextSchema, defaults} {
+		g.Schemas.StateSchema, g.Schemas.ConfigSchema, g.Schemas.ContextSchema, defaults, kinds} {
 		s, err := enc(v)
 		if err != nil {
 			return fmt.Errorf("graph catalog: encode %s: %w", g.GraphID, err)
@@ -108,13 +117,14 @@ func GraphUpsert(ctx context.Context, db postgres.DBTX, g GraphInfo) error {
 		args = append(args, s)
 	}
 	_, err := db.Exec(ctx, `INSERT INTO graphs (graph_id, source, drawable, xray_drawables, subgraphs,
-			input_schema, output_schema, state_schema, config_schema, context_schema, channel_defaults)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			input_schema, output_schema, state_schema, config_schema, context_schema, channel_defaults, channel_kinds)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (graph_id) DO UPDATE SET source = EXCLUDED.source, drawable = EXCLUDED.drawable,
 			xray_drawables = EXCLUDED.xray_drawables, subgraphs = EXCLUDED.subgraphs,
 			input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
 			state_schema = EXCLUDED.state_schema, config_schema = EXCLUDED.config_schema,
-			context_schema = EXCLUDED.context_schema, channel_defaults = EXCLUDED.channel_defaults, updated_at = now()`, args...)
+			context_schema = EXCLUDED.context_schema, channel_defaults = EXCLUDED.channel_defaults,
+			channel_kinds = EXCLUDED.channel_kinds, updated_at = now()`, args...)
 	if err != nil {
 		return fmt.Errorf("graph catalog: upsert %s: %w", g.GraphID, err)
 	}
@@ -237,9 +247,9 @@ func DrawableNodes(d map[string]any) ([]string, error) {
 // channels, the properties of its input and state schemas, each a last
 // value (its own reducers run on the worker).
 func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *graph.Graph, ok bool, err error) {
-	var raw, input, state, defaultsDoc []byte
-	err = db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null'), channel_defaults
-		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state, &defaultsDoc)
+	var raw, input, state, defaultsDoc, kindsDoc []byte
+	err = db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null'), channel_defaults, channel_kinds
+		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state, &defaultsDoc, &kindsDoc)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -277,6 +287,20 @@ func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *grap
 	for _, k := range slices.Sorted(maps.Keys(defaults)) {
 		if _, dup := g.Channel(k); !dup {
 			g.Channels = append(g.Channels, graph.Channel{Name: k, Default: defaults[k]})
+		}
+	}
+	var kinds map[string]string
+	if err := json.Unmarshal(kindsDoc, &kinds); err != nil {
+		return nil, false, fmt.Errorf("graph catalog: channel kinds of %s: %w", graphID, err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		if _, ok := g.Channel(k); !ok {
+			g.Channels = append(g.Channels, graph.Channel{Name: k})
+		}
+		for i := range g.Channels {
+			if g.Channels[i].Name == k {
+				g.Channels[i].Delta = kinds[k]
+			}
 		}
 	}
 	return g, true, nil

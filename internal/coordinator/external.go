@@ -218,6 +218,11 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 	if last == nil || !last.Complete {
 		return nil, "", nil
 	}
+	// A graph with delta channels (LangGraph's DeltaChannel) sends them
+	// without their value: the full path rebuilds them from the store.
+	if len(pregel.DeltaKinds(g)) > 0 || last.Metadata["counters_since_delta_snapshot"] != nil {
+		return nil, "", nil
+	}
 	cp := last.Checkpoint
 	cp.ChannelValues = make(map[string]any, len(last.Checkpoint.ChannelValues))
 	for ch, v := range last.Checkpoint.ChannelValues {

@@ -167,6 +167,7 @@ func NewRouter(d Deps) http.Handler {
 	r.Post("/dispatch/graphs", h(d.Workers.RegisterGraph))
 	r.Post("/dispatch/checkpoints/get", h(d.Workers.GetCheckpointRaw))
 	r.Post("/dispatch/checkpoints/list", h(d.Workers.ListCheckpointsRaw))
+	r.Post("/dispatch/checkpoints/delta-history", h(d.Workers.GetDeltaHistory))
 
 	r.Put("/store/items", h(d.Store.Put))
 	r.Get("/store/items", h(d.Store.Get))

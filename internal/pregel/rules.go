@@ -337,3 +337,21 @@ func UsesIntVersions(base *checkpoints.Checkpoint) bool {
 	}
 	return true
 }
+
+// DeltaKinds are the delta channels of g (nil g: none) (graph.Channel.Delta) for
+// checkpoints.CheckpointDeltaResolve; nil when g has none.
+func DeltaKinds(g *graph.Graph) map[string]string {
+	if g == nil {
+		return nil
+	}
+	var out map[string]string
+	for _, c := range g.Channels {
+		if c.Delta != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[c.Name] = c.Delta
+		}
+	}
+	return out
+}

@@ -46,6 +46,9 @@ func ProjectThread(ctx context.Context, tx pgx.Tx, graphs *graph.Registry, threa
 	case err != nil:
 		return err
 	default:
+		if err := checkpoints.CheckpointDeltaResolve(ctx, tx, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
+			return err
+		}
 		tasks := pregel.Tasks(t, g)
 		pendingTasks = len(tasks)
 		values = jsonv.Must(pregel.StateValues(t.Checkpoint.ChannelValues, g))

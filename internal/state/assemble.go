@@ -94,3 +94,4 @@ func interruptsByTask(s *ThreadState) map[string][]any {
 	}
 	return out
 }
+

@@ -82,6 +82,9 @@ func (s *Service) Get(ctx context.Context, threadID uuid.UUID, cfg checkpoints.C
 	if err != nil {
 		return nil, err
 	}
+	if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
+		return nil, err
+	}
 	st := assemble(t, g)
 	return st, s.linkSubgraphs(ctx, threadID, []*ThreadState{st}, subgraphs, 0)
 }
@@ -129,6 +132,9 @@ func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, states 
 			}
 			t, err := checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
 			if err != nil {
+				return err
+			}
+			if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, nil); err != nil {
 				return err
 			}
 			sub := assemble(t, nil)
@@ -182,6 +188,9 @@ func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryPara
 		list, err := checkpoints.CheckpointList(ctx, s.db, checkpoints.Config{ThreadID: threadID.String(), NS: p.NS},
 			checkpoints.ListOptions{Before: before, Limit: chunk, Filter: p.Metadata})
 		if err != nil {
+			return false, err
+		}
+		if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, list, pregel.DeltaKinds(g)); err != nil {
 			return false, err
 		}
 		out := make([]*ThreadState, len(list))

@@ -15,6 +15,7 @@
 //	POST /dispatch/{id}/nack          give the run back for a retry
 //	POST /dispatch/checkpoints/get    a checkpoint as stored (blobs and pending writes as rows)
 //	POST /dispatch/checkpoints/list   checkpoints as stored, newest first
+//	POST /dispatch/checkpoints/delta-history  delta channels' writes along the parent chain (getDeltaChannelHistory)
 //
 // A stale worker gets 409 on every call of a dispatch it no longer holds.
 //

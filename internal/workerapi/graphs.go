@@ -39,6 +39,14 @@ type GraphRegistration struct {
 	// e.g. [] for a list with a reducer and a default); only channels that
 	// have one. State reads of the graph show them, as LangGraph's do.
 	ChannelDefaults map[string]any `json:"channel_defaults" swaggertype:"object"`
+	// ChannelKinds marks the state channels the graph's runtime keeps as
+	// LangGraph delta channels (DeltaChannel, MessagesDeltaValue: only
+	// writes and periodic snapshots stored): "delta:messages" when the
+	// reducer is messagesDeltaReducer (state reads rebuild it from the
+	// writes along the parent chain), "delta" for any other reducer (reads
+	// show a {"__weft_unresolved__": "delta_channel"} marker for it). Absent
+	// or {}: none.
+	ChannelKinds map[string]string `json:"channel_kinds,omitempty"`
 }
 
 // GraphRegistered is the answer to a graph registration.
@@ -98,7 +106,7 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 		return nil, err
 	}
 	info := assistants.GraphInfo{GraphID: req.GraphID, Drawable: req.Drawable, XrayDrawables: req.XrayDrawables,
-		Subgraphs: req.Subgraphs, Source: assistants.SourceWorker, ChannelDefaults: req.ChannelDefaults,
+		Subgraphs: req.Subgraphs, Source: assistants.SourceWorker, ChannelDefaults: req.ChannelDefaults, ChannelKinds: req.ChannelKinds,
 		Schemas: assistants.SubgraphSchemas{InputSchema: req.InputSchema, OutputSchema: req.OutputSchema,
 			StateSchema: req.StateSchema, ConfigSchema: req.ConfigSchema, ContextSchema: req.ContextSchema}}
 	if err := assistants.GraphUpsert(ctx, h.db, info); err != nil {

@@ -66,6 +66,24 @@ export function channelDefaults(graph) {
   return out;
 }
 
+/** Marks LangGraph's messagesDeltaReducer (MessagesDeltaValue's reducer). */
+const MESSAGES_DELTA_REDUCER = Symbol.for("langgraph.messages_delta_reducer");
+
+/**
+ * The state channels LangGraph.js keeps as a DeltaChannel (only writes and
+ * periodic snapshots stored): "delta:messages" for messagesDeltaReducer,
+ * which Weft's state reads rebuild from the writes, "delta" for any other
+ * reducer, which they mark as unresolved rather than show empty.
+ */
+export function channelKinds(graph) {
+  const out = {};
+  for (const [name, channel] of Object.entries(graph.channels ?? {})) {
+    if (channel?.lc_graph_name !== "DeltaChannel") continue;
+    out[name] = channel.reducer?.[MESSAGES_DELTA_REDUCER] === true ? "delta:messages" : "delta";
+  }
+  return out;
+}
+
 /** The registration body of POST /dispatch/graphs for graph id. */
 export async function describeGraph(id, graph) {
   const drawable = (await graph.getGraphAsync()).toJSON();
@@ -78,5 +96,5 @@ export async function describeGraph(id, graph) {
   try {
     for await (const [ns, sub] of graph.getSubgraphsAsync(undefined, true)) subgraphs[ns] = graphSchemas(sub, ns);
   } catch {}
-  return { graph_id: id, drawable, xray_drawables: xray, subgraphs, ...graphSchemas(graph, id), channel_defaults: channelDefaults(graph) };
+  return { graph_id: id, drawable, xray_drawables: xray, subgraphs, ...graphSchemas(graph, id), channel_defaults: channelDefaults(graph), channel_kinds: channelKinds(graph) };
 }

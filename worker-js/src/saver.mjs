@@ -135,6 +135,32 @@ export class WeftSaver extends BaseCheckpointSaver {
     for (const raw of rows) yield await this._load(raw);
   }
 
+  /**
+   * LangGraph's getDeltaChannelHistory (DeltaChannel reads) in one request:
+   * Weft walks the parent chain in SQL (POST /dispatch/checkpoints/delta-history)
+   * instead of the base class's getTuple per ancestor.
+   */
+  async getDeltaChannelHistory({ config, channels }) {
+    if (!channels || channels.length === 0) return {};
+    const { thread_id, checkpoint_ns = "", checkpoint_id = "" } = config.configurable ?? {};
+    const raw = await this.client.post("/dispatch/checkpoints/delta-history", {
+      thread_id,
+      checkpoint_ns,
+      checkpoint_id: checkpoint_id ?? "",
+      channels,
+    });
+    const out = {};
+    for (const ch of channels) {
+      const h = raw[ch] ?? { writes: [] };
+      const writes = [];
+      for (const [taskId, channel, type, b64] of h.writes) writes.push([taskId, channel, await this._loadValue(type, b64)]);
+      const entry = { writes };
+      if (h.seed) entry.seed = await this._loadValue(h.seed[0], h.seed[1]);
+      out[ch] = entry;
+    }
+    return out;
+  }
+
   async put(config, checkpoint, metadata, newVersions) {
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
     const committer = this._committer(thread_id);

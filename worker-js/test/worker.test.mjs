@@ -67,7 +67,7 @@ async function assertSameThread(threadId) {
 test("setup: the worker registers its graphs", async () => {
   worker = await weft.startWorker(["--concurrency", "4"]);
   const logs = worker.logs().filter((l) => l.msg === "graph registered").map((l) => l.graph_id);
-  assert.deepEqual(logs.sort(), ["agent", "foo_bar_js", "memory_js", "nested_js", "slow_js"]);
+  assert.deepEqual(logs.sort(), ["agent", "delta_js", "delta_snap_js", "foo_bar_js", "memory_js", "nested_js", "slow_js"]);
 });
 
 test("registered graphs have system assistants, schemas and a drawing", async () => {

@@ -1,0 +1,1 @@
+ALTER TABLE graphs DROP COLUMN channel_kinds;

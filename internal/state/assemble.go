@@ -94,4 +94,3 @@ func interruptsByTask(s *ThreadState) map[string][]any {
 	}
 	return out
 }
-

@@ -160,7 +160,8 @@ func (h *Handlers) respondWhenDone(w http.ResponseWriter, r *http.Request, run *
 	p := Path(run.ThreadID, run.RunID, false)
 	w.Header().Set("Content-Location", p)
 	w.Header().Set("Location", p+"/join")
-	defer h.svc.CancelOnDisconnect(r.Context(), run, cancel)()
+	done := h.svc.CancelOnDisconnect(r.Context(), run, cancel)
+	defer func() { done(r.Context().Err() != nil) }()
 	return h.writeResult(w, r, run)
 }
 

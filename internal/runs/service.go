@@ -312,18 +312,25 @@ func (s *Service) DeleteTemporary(ctx context.Context, run *Run) {
 }
 
 // CancelOnDisconnect cancels run (interrupt) when ctx, a client's request,
-// is done before the returned stop function is called; a no-op unless
-// enabled (on_disconnect: cancel).
-func (s *Service) CancelOnDisconnect(ctx context.Context, run *Run, enabled bool) (stop func()) {
+// is done before the returned function is called; a no-op unless enabled
+// (on_disconnect: cancel). The returned function ends the watch: gone says
+// the response ended because the client went away (a failed write can tell
+// before ctx does), and then the run is cancelled at once.
+func (s *Service) CancelOnDisconnect(ctx context.Context, run *Run, enabled bool) (done func(gone bool)) {
 	if !enabled {
-		return func() {}
+		return func(bool) {}
 	}
-	after := context.AfterFunc(ctx, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
+	cancel := func() {
+		ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
 		if _, err := s.Cancel(ctx, run.ThreadID, run.RunID, ActionInterrupt); err != nil && apperr.CodeOf(err) != apperr.NotFound {
 			s.log.Warn("cancel on disconnect", "run_id", run.RunID, "error", err)
 		}
-	})
-	return func() { after() }
+	}
+	after := context.AfterFunc(ctx, cancel)
+	return func(gone bool) {
+		if after() && gone { // not cancelled yet: ctx is not done yet
+			cancel()
+		}
+	}
 }

@@ -215,7 +215,7 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *runs.R
 			// on) and read again at the next notification (the listener's
 			// reconnect wakes every stream) or poll.
 			if _, ok := h.idle(ctx, out, sub, beat, poll); !ok {
-				return nil
+				return h.gone()
 			}
 			continue
 		}
@@ -226,7 +226,7 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *runs.R
 			}
 			if name := m.wire(e); name != "" {
 				if err := out.send(name, e.Data, e.Seq); err != nil {
-					return nil // the client went away
+					return errClientGone
 				}
 			}
 		}
@@ -249,7 +249,7 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *runs.R
 		}
 		var ok bool
 		if woken, ok = h.idle(ctx, out, sub, beat, poll); !ok {
-			return nil
+			return h.gone()
 		}
 	}
 }
@@ -283,12 +283,38 @@ func (h *Handlers) createAndStream(w http.ResponseWriter, r *http.Request, threa
 	w.Header().Set("Location", p+"/stream")
 	var k runs.Kwargs
 	_ = jsonv.Decode(run.Kwargs, &k)
-	defer h.svc.runs.CancelOnDisconnect(r.Context(), run, k.OnDisconnect == "cancel")()
+	done := h.svc.runs.CancelOnDisconnect(r.Context(), run, k.OnDisconnect == "cancel")
 	err = h.streamRun(w, r, run, 0, streamModes(k))
+	done(errors.Is(err, errClientGone))
 	if run.Temporary {
 		h.svc.runs.DeleteTemporary(r.Context(), run)
 	}
+	return ignoreGone(err)
+}
+
+// errClientGone ends a stream whose client went away (a failed write, or
+// its request's context done), as opposed to one that ended with its run
+// or with the server's shutdown.
+var errClientGone = errors.New("stream: the client went away")
+
+// ignoreGone is a stream handler's result: a client that went away is not
+// an error to report.
+func ignoreGone(err error) error {
+	if errors.Is(err, errClientGone) {
+		return nil
+	}
 	return err
+}
+
+// gone is why an idle stream stopped: its client went away, unless the
+// server is shutting down.
+func (h *Handlers) gone() error {
+	select {
+	case <-h.svc.draining:
+		return nil
+	default:
+		return errClientGone
+	}
 }
 
 // StreamStateful godoc
@@ -360,8 +386,10 @@ func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, 
 	p := runs.Path(run.ThreadID, run.RunID, threadID == uuid.Nil)
 	w.Header().Set("Content-Location", p)
 	w.Header().Set("Location", p+"/stream")
-	defer h.svc.runs.CancelOnDisconnect(r.Context(), run, cancelOnDisc)()
-	return h.streamRun(w, r, run, after, m)
+	done := h.svc.runs.CancelOnDisconnect(r.Context(), run, cancelOnDisc)
+	err = h.streamRun(w, r, run, after, m)
+	done(errors.Is(err, errClientGone))
+	return ignoreGone(err)
 }
 
 // JoinStream godoc

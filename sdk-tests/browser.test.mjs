@@ -16,10 +16,11 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync, accessSync, constants } from "node:fs";
-import { delimiter, dirname, join } from "node:path";
+import { mkdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { findChromium, bounded } from "./browser/chromium.mjs";
 import { useServer } from "./harness.mjs";
 import { SDK_LINE, SDK_LABEL, SDK_PACKAGE } from "./sdk.mjs";
 import { bundleApp } from "./browser/bundle.mjs";
@@ -32,31 +33,6 @@ const LAUNCH_TIMEOUT_MS = 30_000;
 const CLOSE_TIMEOUT_MS = 10_000;
 
 const server = useServer();
-
-/** The Chromium binary: WEFT_CHROMIUM, /usr/bin/chromium, or chromium / chromium-browser on PATH. */
-function findChromium() {
-  if (process.env.WEFT_CHROMIUM) return process.env.WEFT_CHROMIUM;
-  const candidates = ["/usr/bin/chromium"];
-  for (const dir of (process.env.PATH ?? "").split(delimiter).filter(Boolean)) {
-    candidates.push(join(dir, "chromium"), join(dir, "chromium-browser"));
-  }
-  for (const c of candidates) {
-    try {
-      accessSync(c, constants.X_OK);
-      return c;
-    } catch {}
-  }
-  return null;
-}
-
-/** Resolves to p's value, or rejects after ms (the timer never outlives p). */
-function bounded(p, ms, what) {
-  let timer;
-  return Promise.race([
-    p,
-    new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: no result within ${ms} ms`)), ms))),
-  ]).finally(() => clearTimeout(timer));
-}
 
 let pageServer = null;
 let browser = null;

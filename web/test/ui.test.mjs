@@ -18,10 +18,11 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync, writeFileSync, accessSync, constants } from "node:fs";
-import { delimiter, dirname, join } from "node:path";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { findChromium, bounded } from "../../sdk-tests/browser/chromium.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS = join(HERE, "artifacts");
@@ -31,28 +32,6 @@ const STEP_TIMEOUT_MS = 15_000;
 process.env.WEFT_MAX_ATTEMPTS ??= "1";
 const { useServer } = await import("../../sdk-tests/harness.mjs");
 const server = useServer();
-
-function findChromium() {
-  if (process.env.WEFT_CHROMIUM) return process.env.WEFT_CHROMIUM;
-  const candidates = ["/usr/bin/chromium"];
-  for (const dir of (process.env.PATH ?? "").split(delimiter).filter(Boolean)) {
-    candidates.push(join(dir, "chromium"), join(dir, "chromium-browser"));
-  }
-  for (const c of candidates) {
-    try {
-      accessSync(c, constants.X_OK);
-      return c;
-    } catch {}
-  }
-  return null;
-}
-
-/** Resolves to p's value, or rejects after ms. */
-function bounded(p, ms, what) {
-  let timer;
-  return Promise.race([p, new Promise((_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: no result within ${ms} ms`)), ms)))])
-    .finally(() => clearTimeout(timer));
-}
 
 // ---- API helpers (the test's own calls, not the page's) ----
 

@@ -427,7 +427,10 @@ func TestWorkerCancelArrivesBeforeNextStep(t *testing.T) {
 		defer mu.Unlock()
 		return len(log) == 1
 	})
-	time.Sleep(50 * time.Millisecond) // the first node's checkpoint is committed; second runs
+	waitFor(t, 10*time.Second, "first's checkpoint committed", func() bool { // second runs
+		next, _ := srv.Must(200, "GET", "/threads/"+tid+"/state", nil).Map(t)["next"].([]any)
+		return len(next) == 1 && next[0] == "second"
+	})
 	issued := time.Now()
 	r2 := srv.Must(200, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "go_two", "input": map[string]any{"tag": "r2"},
 		"multitask_strategy": "interrupt"}).Map(t)["run_id"].(string)

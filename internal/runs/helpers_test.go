@@ -183,6 +183,23 @@ func runStatus(t *testing.T, s *servertest.Server, tid, rid string, want ...stri
 	}
 }
 
+// stateUntil polls the thread's state until ok accepts its values (within 20 s):
+// tests wait for a committed step, not for a guessed duration.
+func stateUntil(t *testing.T, s *servertest.Server, tid string, ok func(values map[string]any) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		values, _ := state(t, s, tid)["values"].(map[string]any)
+		if ok(values) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %s: state never reached the wanted values; last %s", tid, js(values))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func thread(t *testing.T, s *servertest.Server, tid string) map[string]any {
 	t.Helper()
 	return s.Must(http.StatusOK, "GET", "/threads/"+tid, nil).Map(t)

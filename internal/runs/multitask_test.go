@@ -63,7 +63,7 @@ func TestMultitaskInterrupt(t *testing.T) {
 	first := create(t, s, tid, slowBody("1", 400, ""))
 	queued := create(t, s, tid, slowBody("q", 0, ""))
 	runStatus(t, s, tid, first["run_id"].(string), "running")
-	time.Sleep(550 * time.Millisecond) // "first" has finished, "second" sleeps
+	stateUntil(t, s, tid, func(v map[string]any) bool { return js(v["log"]) == `["first:1"]` }) // "first" has finished, "second" sleeps
 	last := create(t, s, tid, slowBody("3", 0, "interrupt"))
 	runStatus(t, s, tid, first["run_id"].(string), "interrupted")
 	runStatus(t, s, tid, queued["run_id"].(string), "interrupted")
@@ -87,7 +87,7 @@ func TestMultitaskRollback(t *testing.T) {
 	first := create(t, s, tid, slowBody("1", 400, ""))
 	queued := create(t, s, tid, slowBody("q", 0, ""))
 	runStatus(t, s, tid, first["run_id"].(string), "running")
-	time.Sleep(550 * time.Millisecond)
+	stateUntil(t, s, tid, func(v map[string]any) bool { return js(v["log"]) == `["first:0","second:0","first:1"]` })
 	last := create(t, s, tid, slowBody("3", 0, "rollback"))
 	runStatus(t, s, tid, last["run_id"].(string), "success")
 	s.Must(http.StatusNotFound, "GET", "/threads/"+tid+"/runs/"+first["run_id"].(string), nil)
@@ -112,6 +112,7 @@ func TestCancel(t *testing.T) {
 		run := create(t, s, tid, slowBody("c", 5000, ""))
 		rid := run["run_id"].(string)
 		runStatus(t, s, tid, rid, "running")
+		stateUntil(t, s, tid, func(v map[string]any) bool { return v["tag"] == "c" }) // the input is committed; "first" sleeps
 		start := time.Now()
 		res := s.Must(http.StatusOK, "POST", "/threads/"+tid+"/runs/"+rid+"/cancel?wait=1", nil).Map(t)
 		if time.Since(start) > 3*time.Second {

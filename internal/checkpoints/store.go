@@ -71,6 +71,9 @@ func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpo
 		}
 		channels, versions, types, blobs = append(channels, ch), append(versions, ver), append(types, typ), append(blobs, data)
 	}
+	if err := compactLists(ctx, db, cfg, md, channels, types, blobs); err != nil {
+		return Config{}, fmt.Errorf("checkpoint put: %w", err)
+	}
 	cpJSON, err := encodeCheckpoint(cp)
 	if err != nil {
 		return Config{}, fmt.Errorf("checkpoint put: %w", err)
@@ -184,10 +187,13 @@ func CheckpointMetadataMerge(ctx context.Context, db postgres.DBTX, cfg Config, 
 // three tables, all namespaces, in one statement.
 const checkpointThreadDeleteSQL = `
 WITH blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[])),
-     writes AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[]))
+     writes AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[])),
+     elements AS (DELETE FROM thread_elements WHERE thread_id = ANY($1::text[])),
+     seqs AS (DELETE FROM thread_element_seqs WHERE thread_id = ANY($1::text[]))
 DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])`
 
-// CheckpointThreadDelete deletes every checkpoint, blob and write of the
+// CheckpointThreadDelete deletes every checkpoint, blob, write and list
+// element of the
 // given threads, in all namespaces (the saver's deleteThread). Unknown ids
 // are not an error. One statement: atomic even when db is a pool.
 func CheckpointThreadDelete(ctx context.Context, db postgres.DBTX, threadIDs ...string) error {
@@ -200,10 +206,10 @@ func CheckpointThreadDelete(ctx context.Context, db postgres.DBTX, threadIDs ...
 	return nil
 }
 
-// checkpointThreadCopySQL duplicates a thread's three tables under a new
-// thread id in one statement. The rows keep their checkpoint ids, versions
-// and parents, so the copy has the same history, branches and latest
-// checkpoint as the original.
+// checkpointThreadCopySQL duplicates a thread's three tables and its list
+// elements under a new thread id in one statement. The rows keep their
+// checkpoint ids, versions, parents and element seqs, so the copy has the
+// same history, branches and latest checkpoint as the original.
 const checkpointThreadCopySQL = `
 WITH blobs AS (
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
@@ -213,6 +219,12 @@ WITH blobs AS (
     INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
     SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path
     FROM checkpoint_writes WHERE thread_id = $1
+), elements AS (
+    INSERT INTO thread_elements (thread_id, seq, hash, data, run_id, step)
+    SELECT $2, seq, hash, data, run_id, step FROM thread_elements WHERE thread_id = $1
+), seqs AS (
+    INSERT INTO thread_element_seqs (thread_id, last)
+    SELECT $2, last FROM thread_element_seqs WHERE thread_id = $1
 )
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
 SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
@@ -280,11 +292,22 @@ DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1
   AND NOT (b.checkpoint_ns = '' AND EXISTS (SELECT 1 FROM kept k WHERE k.channel = b.channel AND k.version = b.version))`
 
 // CheckpointThreadPrune deletes a thread's history except checkpoint keep
-// (a root-namespace checkpoint id): other checkpoints, their writes, and
-// the blobs keep does not use. One statement: atomic even on a pool.
+// (a root-namespace checkpoint id): other checkpoints, their writes, the
+// blobs keep does not use and the list elements no kept blob names. Two
+// statements: run it in a transaction.
 func CheckpointThreadPrune(ctx context.Context, db postgres.DBTX, threadID, keep string) error {
 	if _, err := db.Exec(ctx, checkpointThreadPruneSQL, threadID, keep); err != nil {
 		return fmt.Errorf("checkpoint prune: %w", err)
+	}
+	return CheckpointElementsCollect(ctx, db, threadID)
+}
+
+// CheckpointElementsCollect deletes the list elements of a thread that no
+// list blob of the thread names any more (after blobs were deleted: a prune,
+// a rollback). It reads the thread's list headers, not its elements' data.
+func CheckpointElementsCollect(ctx context.Context, db postgres.DBTX, threadID string) error {
+	if _, err := db.Exec(ctx, `SELECT weft_elements_collect($1)`, threadID); err != nil {
+		return fmt.Errorf("checkpoint elements: %w", err)
 	}
 	return nil
 }

@@ -534,6 +534,9 @@ func (s *Service) rollbackRun(ctx context.Context, tx pgx.Tx, threadID, runID uu
 		  AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)`, tid); err != nil {
 		return fmt.Errorf("rollback run %s: blobs: %w", runID, err)
 	}
+	if err := checkpoints.CheckpointElementsCollect(ctx, tx, tid); err != nil {
+		return fmt.Errorf("rollback run %s: %w", runID, err)
+	}
 	_, err := tx.Exec(ctx, `WITH r AS (DELETE FROM runs WHERE run_id = $1 RETURNING run_id)
 		SELECT pg_notify('`+runs.ChannelRunEnd+`', run_id::text) FROM r`, runID)
 	return err

@@ -3,6 +3,7 @@ package checkpoints
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -209,5 +210,62 @@ func TestCompactListAppendOnly(t *testing.T) {
 	got := mustGet(t, db, l.cfg).Checkpoint.ChannelValues["messages"]
 	if _, data, _ := serde.Encode(got); !bytes.HasSuffix(data, []byte(`"id":"49"}]`)) {
 		t.Fatalf("latest messages end %q", data[max(0, len(data)-40):])
+	}
+}
+
+// TestCompactRetention: prune reclaims the elements only pruned versions
+// named, a copy reads the same lists, and a thread delete removes them all.
+func TestCompactRetention(t *testing.T) {
+	t.Parallel()
+	db := pgtest.Pool(t)
+	ctx := context.Background()
+	long := func(i int) map[string]any {
+		return map[string]any{"id": fmt.Sprint(i), "content": fmt.Sprint(i, " ", strings.Repeat("y", CompactMinBytes))}
+	}
+	l := newLine(t, db, "ret", "")
+	var msgs []any
+	for i := range 6 {
+		msgs = append(slices.Clone(msgs), long(i))
+		l.put("loop", map[string]any{"messages": msgs})
+	}
+	// A summary replaces the first five: they are named only by older versions.
+	l.put("loop", map[string]any{"messages": []any{long(100), msgs[5]}})
+	latest := l.cfg
+	if n := countRows(t, db, "thread_elements", "ret"); n != 7 {
+		t.Fatalf("%d elements, want 7", n)
+	}
+	if err := CheckpointThreadCopy(ctx, db, "ret", "ret-copy"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckpointThreadPrune(ctx, tx, "ret", latest.CheckpointID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, db, "thread_elements", "ret"); n != 2 {
+		t.Fatalf("%d elements after prune, want 2 (the summary and message 5)", n)
+	}
+	want, _ := json.Marshal([]any{long(100), long(5)})
+	for _, th := range []string{"ret", "ret-copy"} {
+		got, _ := json.Marshal(mustGet(t, db, Config{ThreadID: th, CheckpointID: latest.CheckpointID}).Checkpoint.ChannelValues["messages"])
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s latest messages differ after prune", th)
+		}
+	}
+	if got := len(mustList(t, db, Config{ThreadID: "ret-copy"}, ListOptions{})); got != 7 {
+		t.Fatalf("copy has %d checkpoints, want 7", got)
+	}
+	if err := CheckpointThreadDelete(ctx, db, "ret", "ret-copy"); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"thread_elements", "thread_element_seqs"} {
+		if n := countRows(t, db, table, "ret") + countRows(t, db, table, "ret-copy"); n != 0 {
+			t.Fatalf("%d %s rows after delete", n, table)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package checkpoints
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/weftdev/weft/internal/apperr"
@@ -290,31 +292,109 @@ func CheckpointBlobMaxIntVersion(ctx context.Context, db postgres.DBTX, cfg Conf
 	return n, nil
 }
 
-// checkpointThreadPruneSQL keeps only checkpoint $2 of the thread's root
-// namespace: every other checkpoint (subgraph namespaces included) and its
-// writes go, and so does every blob the kept checkpoint does not name.
+// checkpointThreadPruneSQL keeps only the root-namespace checkpoints $2:
+// every other checkpoint (subgraph namespaces included) and its writes go,
+// and so does every blob no kept checkpoint names.
 const checkpointThreadPruneSQL = `
 WITH kept AS (
-    SELECT v.key AS channel, v.value AS version
+    SELECT DISTINCT v.key AS channel, v.value AS version
     FROM checkpoints c, jsonb_each_text(c.checkpoint -> 'channel_versions') v
-    WHERE c.thread_id = $1 AND c.checkpoint_ns = '' AND c.checkpoint_id = $2
+    WHERE c.thread_id = $1 AND c.checkpoint_ns = '' AND c.checkpoint_id = ANY($2::text[])
 ), w AS (
-    DELETE FROM checkpoint_writes WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = $2)
+    DELETE FROM checkpoint_writes WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = ANY($2::text[]))
 ), c AS (
-    DELETE FROM checkpoints WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = $2)
+    DELETE FROM checkpoints WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = ANY($2::text[]))
 )
 DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1
   AND NOT (b.checkpoint_ns = '' AND EXISTS (SELECT 1 FROM kept k WHERE k.channel = b.channel AND k.version = b.version))`
 
+// deltaSnapshotPutSQL stores a snapshot as the value of a delta channel's
+// version that had none (its row is "empty" or absent).
+const deltaSnapshotPutSQL = `
+INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+VALUES ($1, '', $2, $3, $4, $5)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version)
+DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob WHERE checkpoint_blobs.type = 'empty'`
+
 // CheckpointThreadPrune deletes a thread's history except checkpoint keep
 // (a root-namespace checkpoint id): other checkpoints, their writes, the
-// blobs keep does not use and the list elements no kept blob names. Two
-// statements: run it in a transaction.
-func CheckpointThreadPrune(ctx context.Context, db postgres.DBTX, threadID, keep string) error {
-	if _, err := db.Exec(ctx, checkpointThreadPruneSQL, threadID, keep); err != nil {
+// blobs keep does not use and the list elements no kept blob names.
+//
+// It never breaks a LangGraph delta channel (DeltaChannels of keep with
+// kinds): one whose value keep does not store is first given one — a
+// DeltaSnapshot of its rebuilt value at keep's version, for the messages
+// reducer Weft implements — or, for a reducer Weft cannot replay, keep's
+// parent chain back to the nearest stored value is kept with its writes.
+// Several statements: run it in a transaction.
+func CheckpointThreadPrune(ctx context.Context, db postgres.DBTX, threadID, keep string, kinds map[string]string) error {
+	keepIDs, err := deltaPreserve(ctx, db, threadID, keep, kinds)
+	if err != nil {
+		return fmt.Errorf("checkpoint prune: %w", err)
+	}
+	if _, err := db.Exec(ctx, checkpointThreadPruneSQL, threadID, keepIDs); err != nil {
 		return fmt.Errorf("checkpoint prune: %w", err)
 	}
 	return CheckpointElementsCollect(ctx, db, threadID)
+}
+
+// deltaPreserve makes keep's delta channels readable without the history
+// a prune deletes and returns the checkpoint ids the prune must keep.
+func deltaPreserve(ctx context.Context, db postgres.DBTX, threadID, keep string, kinds map[string]string) ([]string, error) {
+	keepIDs := []string{keep}
+	t, err := CheckpointGetTuple(ctx, db, Config{ThreadID: threadID, CheckpointID: keep})
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return keepIDs, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rebuild, chainOnly []string
+	for ch, kind := range DeltaChannels(t, kinds) {
+		if _, stored := t.Checkpoint.ChannelValues[ch]; stored {
+			continue
+		}
+		if _, versioned := t.Checkpoint.ChannelVersions[ch]; !versioned {
+			continue
+		}
+		if kind == DeltaMessages {
+			rebuild = append(rebuild, ch)
+		} else {
+			chainOnly = append(chainOnly, ch)
+		}
+	}
+	if len(rebuild) > 0 {
+		resolved := []Tuple{*t}
+		resolved[0].Checkpoint.ChannelValues = maps.Clone(t.Checkpoint.ChannelValues)
+		if err := CheckpointDeltaResolve(ctx, db, resolved, kinds); err != nil {
+			return nil, err
+		}
+		for _, ch := range rebuild {
+			v, ok := resolved[0].Checkpoint.ChannelValues[ch]
+			if !ok {
+				continue
+			}
+			typ, data, err := serde.Encode(map[string]any{"lc": 2, "type": "delta_snapshot", "value": v})
+			if err != nil {
+				return nil, err
+			}
+			if _, err := db.Exec(ctx, deltaSnapshotPutSQL, threadID, ch, t.Checkpoint.ChannelVersions[ch], typ, data); err != nil {
+				return nil, fmt.Errorf("delta snapshot of %q: %w", ch, err)
+			}
+		}
+	}
+	if len(chainOnly) > 0 {
+		slices.Sort(chainOnly)
+		chain, err := deltaChainLoad(ctx, db, threadID, "", []string{keep}, chainOnly)
+		if err != nil {
+			return nil, err
+		}
+		for id := range chain.parent {
+			if id != keep {
+				keepIDs = append(keepIDs, id)
+			}
+		}
+	}
+	return keepIDs, nil
 }
 
 // CheckpointElementsCollect deletes the list elements of a thread that no

@@ -444,7 +444,12 @@ func (s *Service) Prune(ctx context.Context, ids []uuid.UUID, strategy string) (
 
 func (s *Service) keepLatest(ctx context.Context, id uuid.UUID) error {
 	return postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
-		if _, err := s.threads.LockForState(ctx, tx, id, true); err != nil {
+		ref, err := s.threads.LockForState(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		g, err := s.readGraph(ctx, ref)
+		if err != nil {
 			return err
 		}
 		latest, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: id.String()})
@@ -454,6 +459,6 @@ func (s *Service) keepLatest(ctx context.Context, id uuid.UUID) error {
 		if err != nil {
 			return err
 		}
-		return checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID)
+		return checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID, pregel.DeltaKinds(g))
 	})
 }

@@ -237,7 +237,7 @@ type UpdateParams struct {
 // the thread) and returns its address. 409 while a run is active, 400 when
 // the thread has no registered graph.
 func (s *Service) Update(ctx context.Context, threadID uuid.UUID, p UpdateParams) (checkpoints.Config, error) {
-	updates, err := parseUpdates(p.Values)
+	updates, err := pregel.ParseUpdates(p.Values)
 	if err != nil {
 		return checkpoints.Config{}, err
 	}
@@ -280,10 +280,10 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 	}
 	asNode := p.AsNode
 	if asNode == "" {
-		if asNode, err = defaultAsNode(g, base); err != nil {
+		if asNode, err = pregel.DefaultAsNode(g, base); err != nil {
 			return out, err
 		}
-	} else if err := checkAsNode(g, asNode); err != nil {
+	} else if err := pregel.CheckAsNode(g, asNode); err != nil {
 		return out, err
 	}
 	var threadMax int64
@@ -334,7 +334,7 @@ func (s *Service) ApplySupersteps(ctx context.Context, tx pgx.Tx, threadID uuid.
 	}
 	for i, step := range steps {
 		for j, u := range step.Updates {
-			updates, err := parseUpdates(u.Values)
+			updates, err := pregel.ParseUpdates(u.Values)
 			if err == nil {
 				_, err = s.updateTx(ctx, tx, threadID, updates, UpdateParams{AsNode: u.AsNode})
 			}

@@ -77,9 +77,13 @@ type Deps struct {
 //
 //	@title						Weft
 //	@version					0.1.0
-//	@description				Open, self-hosted thread/run server for LangGraph-style agents, speaking the LangGraph Agent Server REST API.
+//	@description				Open, self-hosted thread/run server for LangGraph-style agents, speaking the LangGraph Agent Server REST API. With auth on (WEFT_AUTH=keys or jwt, or an embedding program's hook) every operation but GET /ok and /livez needs a credential, in x-api-key or as Authorization: Bearer: a missing or bad one is a 401 {"detail"}, a credential without the scope the route needs (tenant data, worker, admin; docs/production.md) a 403. Without auth (the default) the server listens on loopback only and no credential is needed.
 //	@license.name				Apache-2.0
 //	@BasePath					/
+//	@securityDefinitions.apikey	ApiKeyAuth
+//	@in							header
+//	@name						x-api-key
+//	@description				An API key (weft keys create), or with WEFT_AUTH=jwt a JWT; what the LangGraph SDKs' apiKey option sends.
 func NewRouter(d Deps) http.Handler {
 	if d.MaxBody == 0 {
 		d.MaxBody = DefaultMaxBody

@@ -190,12 +190,12 @@ func (j *JWT) key(ctx context.Context, t *jwt.Token) (any, error) {
 	}
 	if err := j.refresh(ctx); err != nil {
 		j.log.Warn("jwt auth: fetching the key set failed", "error", err)
-		j.mu.RLock()
-		empty := len(j.keys) == 0
-		j.mu.RUnlock()
-		if empty {
-			return nil, &Error{Status: http.StatusServiceUnavailable, Detail: "The token's key set cannot be fetched right now; retry shortly"}
-		}
+	}
+	j.mu.RLock()
+	empty := len(j.keys) == 0
+	j.mu.RUnlock()
+	if empty {
+		return nil, &Error{Status: http.StatusServiceUnavailable, Detail: "The token's key set cannot be fetched right now; retry shortly"}
 	}
 	if k, ok := j.lookup(kid); ok {
 		return k, nil

@@ -44,6 +44,29 @@ LANGUAGE sql STABLE PARALLEL SAFE AS $$
     END
 $$;
 
+-- weft_list_extend is the ranges of a list that is its parent version's
+-- list (ranges p_ranges) plus the p_count elements just stored under the
+-- seqs ending at p_last: the last range grows when the new block follows
+-- it. A missing parent version is an error, never a shorter list.
+CREATE FUNCTION weft_list_extend(p_ranges JSONB, p_last BIGINT, p_count BIGINT) RETURNS JSONB
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    n INTEGER;
+BEGIN
+    IF p_ranges IS NULL THEN
+        RAISE EXCEPTION 'weft: the parent version of a list is missing' USING ERRCODE = 'P0002';
+    END IF;
+    IF p_count = 0 THEN
+        RETURN p_ranges;
+    END IF;
+    n := jsonb_array_length(p_ranges);
+    IF n > 0 AND (p_ranges -> (n - 1) ->> 1)::BIGINT = p_last - p_count THEN
+        RETURN jsonb_set(p_ranges, ARRAY[(n - 1)::TEXT, '1'], to_jsonb(p_last));
+    END IF;
+    RETURN p_ranges || jsonb_build_array(jsonb_build_array(p_last - p_count + 1, p_last));
+END
+$$;
+
 -- weft_elements_collect deletes the elements of a thread that no
 -- 'weft_list' blob of the thread names any more (after a prune, a rollback,
 -- a delete through the langgraph views).

@@ -5,10 +5,13 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -44,7 +47,9 @@ type compactList struct {
 	idx    int      // its position in the put's blob arrays
 	elems  [][]byte // the elements' JSON, sub-slices of the encoded list
 	hashes [][32]byte
-	seqs   []int64 // per element; 0 until known
+	seqs   []int64 // per element, once known
+	hash   [32]byte
+	parent listMeta // the parent's version of the channel
 }
 
 // splitList returns the elements of a JSON array as they appear in data
@@ -91,12 +96,68 @@ func (l *listHash) add(e [32]byte) {
 	l.h = sha256.Sum256(buf[:])
 }
 
-// parentListsSQL reads the headers of the parent checkpoint's TypeList
-// blobs for the given channels.
+// listMeta is what a put needs of its parent's version of a list channel:
+// the version, the list's length and hash (N < 0: the version is not a
+// TypeList). It depends on the list's content only, never on seqs, so a
+// cached one stays true even when the put that cached it was rolled back.
+type listMeta struct {
+	Version string
+	N       int
+	H       []byte
+}
+
+// listMetas caches, per checkpoint (thread, namespace, id), the listMeta of
+// its list channels as this process put them: a put whose parent this
+// process wrote (the usual case: the previous step of the same run) needs
+// no read to find it.
+var listMetas = newMetaCache(20000)
+
+type metaCache struct {
+	mu    sync.Mutex
+	max   int
+	m     map[string]map[string]listMeta
+	order []string
+}
+
+func newMetaCache(n int) *metaCache { return &metaCache{max: n, m: map[string]map[string]listMeta{}} }
+
+func metaKey(thread, ns, id string) string { return thread + "\x00" + ns + "\x00" + id }
+
+func (c *metaCache) get(key string) map[string]listMeta {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[key]
+}
+
+// clear forgets everything (tests: every put then reads its parent).
+func (c *metaCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m, c.order = map[string]map[string]listMeta{}, nil
+}
+
+func (c *metaCache) put(key string, v map[string]listMeta) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[key]; !ok {
+		if len(c.order) >= c.max {
+			drop := c.order[:c.max/2]
+			for _, k := range drop {
+				delete(c.m, k)
+			}
+			c.order = append([]string(nil), c.order[c.max/2:]...)
+		}
+		c.order = append(c.order, key)
+	}
+	c.m[key] = v
+}
+
+// parentListsSQL reads the parent checkpoint's versions of the given
+// channels, with the header when the version is a TypeList.
 const parentListsSQL = `
-SELECT v.key AS channel, b.blob FROM checkpoints c
+SELECT v.key AS channel, v.value AS version, b.blob FROM checkpoints c
 CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v
-JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
     AND b.channel = v.key AND b.version = v.value AND b.type = '` + TypeList + `'
 WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3 AND v.key = ANY($4::text[])`
 
@@ -119,15 +180,45 @@ WITH a AS (
 )
 SELECT last FROM a`
 
-// compactLists rewrites the put's JSON lists (types[i] "json") of at least
-// CompactMinBytes as TypeList headers, storing the elements the thread does not hold yet.
-// A list that is its parent version's list plus new elements costs one
-// header read and the new elements; any other list (an element replaced or
-// removed, a fork's first write, a list written before migration 014)
-// finds its known elements by hash.
-func compactLists(ctx context.Context, db postgres.DBTX, cfg Config, md Metadata, channels, types []string, blobs [][]byte) error {
+// listExtendSQL stores a list that is its parent version's list ($4) plus
+// $6 new elements, without reading anything first (so it can wait in a
+// Pipeline behind the parent's own put): the new elements get the next
+// block of the thread's seqs and the header the parent's ranges extended
+// by that block (weft_list_extend raises when the parent version is
+// missing).
+const listExtendSQL = `
+WITH p AS (
+    SELECT convert_from(blob, 'UTF8')::jsonb -> 'r' AS r FROM checkpoint_blobs
+    WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4 AND type = '` + TypeList + `'
+), a AS (
+    INSERT INTO thread_element_seqs AS s (thread_id, last) VALUES ($1, $6)
+    ON CONFLICT (thread_id) DO UPDATE SET last = s.last + $6
+    RETURNING last
+), ins AS (
+    INSERT INTO thread_elements (thread_id, seq, hash, data, run_id, step)
+    SELECT $1, a.last - $6 + e.ord, e.hash, e.data, $9, $10
+    FROM a, unnest($7::bytea[], $8::bytea[]) WITH ORDINALITY AS e(hash, data, ord)
+)
+INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+SELECT $1, $2, $3, $5, '` + TypeList + `', convert_to(jsonb_build_object('n', $11::int, 'h', $12::text,
+    'r', weft_list_extend((SELECT r FROM p), a.last, $6))::text, 'UTF8')
+FROM a
+ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`
+
+// compactLists stores the put's JSON lists (types[i] "json") of at least
+// CompactMinBytes by reference to the thread's element log and returns the
+// indexes of the channels it wrote itself (the caller leaves them out of
+// its blob insert); the others it rewrote in place as TypeList headers.
+//
+// A list that is its parent version's list plus new elements (a turn of a
+// conversation) costs no read when this process put the parent: one
+// statement stores the new elements and the header. Any other list (an
+// element replaced or removed, a fork's first write, a list that just
+// reached CompactMinBytes) reads the parent's version and finds its known
+// elements by hash; on a Pipeline without a Reader those reads fail with
+// postgres.ErrPipelineRead, before anything was queued.
+func compactLists(ctx context.Context, db postgres.DBTX, cfg Config, cpID string, md Metadata, channels, versions, types []string, blobs [][]byte) (written map[int]bool, err error) {
 	var lists []*compactList
-	var names []string
 	for i := range channels {
 		if types[i] != serde.TypeJSON || len(blobs[i]) < CompactMinBytes {
 			continue
@@ -140,127 +231,180 @@ func compactLists(ctx context.Context, db postgres.DBTX, cfg Config, md Metadata
 		for j, e := range elems {
 			l.hashes[j] = sha256.Sum256(e)
 		}
-		lists, names = append(lists, l), append(names, channels[i])
+		lists = append(lists, l)
 	}
-	if len(lists) == 0 {
-		return nil
+	parentKey := metaKey(cfg.ThreadID, cfg.NS, cfg.CheckpointID)
+	parents := maps.Clone(listMetas.get(parentKey))
+	if parents == nil {
+		parents = map[string]listMeta{}
 	}
-	parents := map[string]listHeader{}
-	if cfg.CheckpointID != "" {
-		rows, err := db.Query(ctx, parentListsSQL, cfg.ThreadID, cfg.NS, cfg.CheckpointID, names)
-		if err != nil {
-			return fmt.Errorf("parent lists: %w", err)
-		}
-		type parentRow struct {
-			Channel string `db:"channel"`
-			Blob    []byte `db:"blob"`
-		}
-		found, err := pgx.CollectRows(rows, pgx.RowToStructByName[parentRow])
-		if err != nil {
-			return fmt.Errorf("parent lists: %w", err)
-		}
-		for _, f := range found {
-			var h listHeader
-			if err := json.Unmarshal(f.Blob, &h); err != nil {
-				return fmt.Errorf("parent list %q: %w", f.Channel, err)
-			}
-			parents[f.Channel] = h
+	var missing []string
+	for _, l := range lists {
+		if _, ok := parents[channels[l.idx]]; !ok && cfg.CheckpointID != "" {
+			missing = append(missing, channels[l.idx])
 		}
 	}
-	// Lists extending their parent's reuse its ranges; the rest look their
-	// elements up by hash.
-	var lookup [][]byte
-	headers := make([]listHeader, len(lists))
-	for i, l := range lists {
+	if len(missing) > 0 {
+		if err := readParentLists(ctx, db, cfg, missing, parents); err != nil {
+			return nil, err
+		}
+	}
+	// Each list either extends its parent's (one statement, queued) or is
+	// assembled here from known and new elements.
+	metas := maps.Clone(parents)
+	var extend, assemble []*compactList
+	for _, l := range lists {
 		var lh listHash
 		p, ok := parents[channels[l.idx]]
-		prefix := 0
+		ok = ok && p.N > 0 && p.N <= len(l.hashes)
 		for j, h := range l.hashes {
-			if ok && j == p.N && bytes.Equal(lh.h[:], p.H) {
-				prefix = p.N
+			if ok && j == p.N && !bytes.Equal(lh.h[:], p.H) {
+				ok = false
 			}
 			lh.add(h)
 		}
-		if ok && p.N == len(l.hashes) && bytes.Equal(lh.h[:], p.H) {
-			prefix = p.N
+		if ok && p.N == len(l.hashes) && !bytes.Equal(lh.h[:], p.H) {
+			ok = false
 		}
-		headers[i] = listHeader{N: len(l.elems), H: lh.h[:]}
-		if prefix > 0 {
-			headers[i].R = append(headers[i].R, p.R...)
-			for j := range prefix {
-				l.seqs[j] = -1 // covered by the parent's ranges
-			}
+		l.hash = lh.h
+		l.parent = p
+		if ok {
+			extend = append(extend, l)
+		} else {
+			assemble = append(assemble, l)
 		}
-		if prefix == 0 {
-			for _, h := range l.hashes {
-				lookup = append(lookup, h[:])
-			}
+		metas[channels[l.idx]] = listMeta{Version: versions[l.idx], N: len(l.elems), H: lh.h[:]}
+	}
+	runID, step := elementOrigin(md)
+	if err := assembleLists(ctx, db, cfg.ThreadID, runID, step, assemble, types, blobs); err != nil {
+		return nil, err
+	}
+	written = map[int]bool{}
+	for _, l := range extend {
+		newHashes, newData := make([][]byte, 0, len(l.elems)-l.parent.N), make([][]byte, 0, len(l.elems)-l.parent.N)
+		for j := l.parent.N; j < len(l.elems); j++ {
+			newHashes, newData = append(newHashes, l.hashes[j][:]), append(newData, l.elems[j])
+		}
+		ch := channels[l.idx]
+		if _, err := db.Exec(ctx, listExtendSQL, cfg.ThreadID, cfg.NS, ch, l.parent.Version, versions[l.idx],
+			len(newHashes), newHashes, newData, runID, step, len(l.elems), base64.StdEncoding.EncodeToString(l.hash[:])); err != nil {
+			return nil, fmt.Errorf("list %q: %w", ch, err)
+		}
+		written[l.idx] = true
+	}
+	// What this checkpoint holds: its parent's lists, with the channels it
+	// wrote replaced (a value that is not a stored list forgets the entry).
+	for i, ch := range channels {
+		if _, isList := metas[ch]; isList && types[i] != TypeList && !written[i] {
+			delete(metas, ch)
 		}
 	}
-	known := map[[32]byte]int64{}
-	if len(lookup) > 0 {
-		rows, err := db.Query(ctx, elementsByHashSQL, cfg.ThreadID, lookup)
-		if err != nil {
-			return fmt.Errorf("list elements: %w", err)
+	listMetas.put(metaKey(cfg.ThreadID, cfg.NS, cpID), metas)
+	return written, nil
+}
+
+// readParentLists adds to parents the parent checkpoint's versions of
+// channels (N = -1 for a version that is not a TypeList).
+func readParentLists(ctx context.Context, db postgres.DBTX, cfg Config, channels []string, parents map[string]listMeta) error {
+	rows, err := db.Query(ctx, parentListsSQL, cfg.ThreadID, cfg.NS, cfg.CheckpointID, channels)
+	if err != nil {
+		return fmt.Errorf("parent lists: %w", err)
+	}
+	type parentRow struct {
+		Channel string `db:"channel"`
+		Version string `db:"version"`
+		Blob    []byte `db:"blob"`
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[parentRow])
+	if err != nil {
+		return fmt.Errorf("parent lists: %w", err)
+	}
+	for _, f := range found {
+		m := listMeta{Version: f.Version, N: -1}
+		if f.Blob != nil {
+			h, err := parseListHeader(f.Blob)
+			if err != nil {
+				return fmt.Errorf("parent list %q: %w", f.Channel, err)
+			}
+			m.N, m.H = h.N, h.H
 		}
-		type knownRow struct {
-			Hash []byte `db:"hash"`
-			Seq  int64  `db:"seq"`
+		parents[f.Channel] = m
+	}
+	return nil
+}
+
+// elementOrigin is the run and step a checkpoint's metadata names: what
+// the thread's message log shows for the elements it stores first.
+func elementOrigin(md Metadata) (runID *string, step *int) {
+	if r, ok := md["run_id"].(string); ok {
+		runID = &r
+	}
+	if s, ok := md.Step(); ok {
+		step = &s
+	}
+	return runID, step
+}
+
+// assembleLists stores lists that do not extend their parent's: the
+// elements the thread holds already are found by hash, the rest stored as
+// one new block, and each list's header (seq ranges in list order) is
+// written into types/blobs.
+func assembleLists(ctx context.Context, db postgres.DBTX, threadID string, runID *string, step *int, lists []*compactList, types []string, blobs [][]byte) error {
+	if len(lists) == 0 {
+		return nil
+	}
+	var lookup [][]byte
+	for _, l := range lists {
+		for _, h := range l.hashes {
+			lookup = append(lookup, h[:])
 		}
-		found, err := pgx.CollectRows(rows, pgx.RowToStructByName[knownRow])
-		if err != nil {
-			return fmt.Errorf("list elements: %w", err)
-		}
-		for _, f := range found {
-			known[[32]byte(f.Hash)] = f.Seq
-		}
+	}
+	rows, err := db.Query(ctx, elementsByHashSQL, threadID, lookup)
+	if err != nil {
+		return fmt.Errorf("list elements: %w", err)
+	}
+	type knownRow struct {
+		Hash []byte `db:"hash"`
+		Seq  int64  `db:"seq"`
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[knownRow])
+	if err != nil {
+		return fmt.Errorf("list elements: %w", err)
+	}
+	known := make(map[[32]byte]int64, len(found))
+	for _, f := range found {
+		known[[32]byte(f.Hash)] = f.Seq
 	}
 	// New elements, each stored once even when several lists hold it.
 	var newHashes, newData [][]byte
 	newIndex := map[[32]byte]int{}
 	for _, l := range lists {
 		for j, h := range l.hashes {
-			if l.seqs[j] != 0 {
-				continue
-			}
 			if s, ok := known[h]; ok {
 				l.seqs[j] = s
-				continue
-			}
-			if _, ok := newIndex[h]; !ok {
+			} else if _, ok := newIndex[h]; !ok {
 				newIndex[h] = len(newHashes)
 				newHashes, newData = append(newHashes, l.hashes[j][:]), append(newData, l.elems[j])
 			}
 		}
 	}
 	if len(newHashes) > 0 {
-		var runID *string
-		if r, ok := md["run_id"].(string); ok {
-			runID = &r
-		}
-		var step *int
-		if s, ok := md.Step(); ok {
-			step = &s
-		}
 		var last int64
-		if err := db.QueryRow(ctx, elementsInsertSQL, cfg.ThreadID, len(newHashes), newHashes, newData, runID, step).Scan(&last); err != nil {
+		if err := db.QueryRow(ctx, elementsInsertSQL, threadID, len(newHashes), newHashes, newData, runID, step).Scan(&last); err != nil {
 			return fmt.Errorf("list elements: %w", err)
 		}
 		first := last - int64(len(newHashes)) + 1
 		for _, l := range lists {
 			for j, h := range l.hashes {
-				if l.seqs[j] == 0 {
-					l.seqs[j] = first + int64(newIndex[h])
+				if i, ok := newIndex[h]; ok {
+					l.seqs[j] = first + int64(i)
 				}
 			}
 		}
 	}
-	for i, l := range lists {
-		h := &headers[i]
+	for _, l := range lists {
+		h := listHeader{N: len(l.elems), H: l.hash[:]}
 		for _, s := range l.seqs {
-			if s == -1 {
-				continue
-			}
 			if n := len(h.R); n > 0 && h.R[n-1][1]+1 == s {
 				h.R[n-1][1] = s
 			} else {

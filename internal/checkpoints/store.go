@@ -71,8 +71,12 @@ func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpo
 		}
 		channels, versions, types, blobs = append(channels, ch), append(versions, ver), append(types, typ), append(blobs, data)
 	}
-	if err := compactLists(ctx, db, cfg, md, channels, types, blobs); err != nil {
+	written, err := compactLists(ctx, db, cfg, cp.ID, md, channels, versions, types, blobs)
+	if err != nil {
 		return Config{}, fmt.Errorf("checkpoint put: %w", err)
+	}
+	if len(written) > 0 {
+		channels, versions, types, blobs = dropIndexes(written, channels), dropIndexes(written, versions), dropIndexes(written, types), dropIndexes(written, blobs)
 	}
 	cpJSON, err := encodeCheckpoint(cp)
 	if err != nil {
@@ -91,6 +95,17 @@ func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpo
 		return Config{}, fmt.Errorf("checkpoint put: %w", err)
 	}
 	return Config{ThreadID: cfg.ThreadID, NS: cfg.NS, CheckpointID: cp.ID}, nil
+}
+
+// dropIndexes is s without the elements at the given indexes.
+func dropIndexes[T any](drop map[int]bool, s []T) []T {
+	out := make([]T, 0, len(s)-len(drop))
+	for i, v := range s {
+		if !drop[i] {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // checkpointWritesPutSQL inserts writes; a row that exists is replaced only

@@ -26,6 +26,7 @@ const (
 	targetFullReadMBps   = 300.0 // full-value state and history reads, MB of JSON per second
 	targetWindowFlat     = 1.5   // windowed state p50 at the most turns ≤ 1.5x at the fewest
 	targetStatelessPerS  = 350.0 // stateless runs/wait on foo_bar at concurrency 16
+	refBefore200         = 232.0 // row bytes / messages JSON at 200 turns measured in issue 16 before compact list storage
 	longTextChars        = 200   // characters of each human message
 	longWindow           = 20    // messages_window and messages page size
 	longStatelessWorkers = 16
@@ -704,6 +705,7 @@ func printLongTargets(threads []*longThread, saver []saverResult, reads []readPh
 	if t200 != nil {
 		x := float64(sumBytes(t200.rows)) / float64(t200.msgsJSON)
 		line("row bytes / messages JSON at 200 turns", fmt.Sprintf("%.1fx", x), fmt.Sprintf("≤%.0fx", targetLongRatio200), x <= targetLongRatio200)
+		fmt.Printf("%-48s %26s %22s\n", "  (before compact list storage, issue 16)", fmt.Sprintf("%.0fx", refBefore200), "(reference)")
 		g := float64(sumMap(t200.growth)) / float64(t200.msgsJSON)
 		fmt.Printf("%-48s %26s %22s\n", "  (relation growth / messages JSON, 200 turns)", fmt.Sprintf("%.1fx", g), "(for the record)")
 	} else {

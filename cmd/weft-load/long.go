@@ -71,6 +71,19 @@ func sumBytes(t []tableBytes) (n int64) {
 	return n
 }
 
+// checkpointBytes is the row bytes of the tables that hold what a
+// LangGraph saver holds (checkpoints, checkpoint_blobs, checkpoint_writes
+// and the thread's element log), without the run records (runs, run_events,
+// run_dispatches, threads) a saver does not keep.
+func checkpointBytes(t []tableBytes) (n int64) {
+	for _, x := range t {
+		if strings.HasPrefix(x.table, "checkpoint") || strings.HasPrefix(x.table, "thread_element") {
+			n += x.bytes
+		}
+	}
+	return n
+}
+
 func sumRaw(t []tableBytes) (n int64) {
 	for _, x := range t {
 		n += x.raw
@@ -449,7 +462,7 @@ func (l *load) longSaver(ctx context.Context, conn *pgx.Conn, o longOpts, thread
 		}
 		out = append(out, r)
 	}
-	fmt.Printf("%6s %12s %11s %7s %10s %12s %7s %10s %9s %9s %s\n", "turns", "msgs KiB", "row MiB", "x msgs", "row B/turn", "rel MiB", "x msgs", "rel B/turn", "turn p50", "turn p95", "vs Weft (row bytes)")
+	fmt.Printf("%6s %12s %11s %7s %10s %12s %7s %10s %9s %9s %s\n", "turns", "msgs KiB", "row MiB", "x msgs", "row B/turn", "rel MiB", "x msgs", "rel B/turn", "turn p50", "turn p95", "vs Weft (row bytes: all tables; checkpoints, checkpoint_blobs, checkpoint_writes, thread_elements)")
 	for _, r := range out {
 		if r.note != "" {
 			fmt.Printf("%6d n/a: %s\n", r.turns, r.note)
@@ -465,7 +478,7 @@ func (l *load) longSaver(ctx context.Context, conn *pgx.Conn, o longOpts, thread
 		vs := "-"
 		for _, t := range threads {
 			if t.turns == r.turns {
-				vs = fmt.Sprintf("saver %.1fx Weft's", float64(rb)/float64(sumBytes(t.rows)))
+				vs = fmt.Sprintf("saver %.1fx Weft's; %.1fx Weft's checkpoint tables", float64(rb)/float64(sumBytes(t.rows)), float64(rb)/float64(checkpointBytes(t.rows)))
 			}
 		}
 		fmt.Printf("%6d %12s %11s %7s %10d %12s %7s %10d %7.2fms %7.2fms %s\n", r.turns, kb(r.msgsJSON), mb(rb), ratio(rb), rb/int64(r.turns),

@@ -110,7 +110,7 @@ func TestLongSuite(t *testing.T) {
 			t.Errorf("no storage row for %q:\n%s", n, out)
 		}
 	}
-	saverRow := regexp.MustCompile(`(?m)^\s+3\s+\d+\.\d\s+\d+\.\d\d\s+\d+\.\d\s+\d+\s.*saver \d+\.\dx Weft's$`)
+	saverRow := regexp.MustCompile(`(?m)^\s+3\s+\d+\.\d\s+\d+\.\d\d\s+\d+\.\d\s+\d+\s.*saver \d+\.\dx Weft's; \d+\.\dx Weft's checkpoint tables$`)
 	if withSaver && !saverRow.MatchString(out) {
 		t.Errorf("node_modules present but no PostgresSaver row:\n%s", out)
 	}

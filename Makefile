@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build test test-go test-sdk test-worker-js test-ui soak lint openapi openapi-check bench ci
+.PHONY: run build test test-go test-sdk test-worker-js test-ui soak lint openapi openapi-check bench bench-long ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -50,5 +50,8 @@ openapi-check: ## Fail when api/openapi.yaml or the client generated from it is 
 bench: ## Benchmarks: HTTP load on threads, then the Go benchmarks
 	$(GO) run ./cmd/weft-load
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+bench-long: ## Long threads (issue 16): storage per turn, the stock PostgresSaver side by side, reads on long threads
+	$(GO) run ./cmd/weft-load -suite long
 
 ci: lint openapi-check test

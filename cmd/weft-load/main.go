@@ -30,10 +30,25 @@
 // NOTIFY of each commit. The in-process servers register a "loop" graph
 // besides the built-in ones for it.
 //
+// The long suite (-suite long, not part of all; needs the database: in
+// process, or -database-url) is issue 16's long-thread benchmark:
+// echo_chat conversations of -long-turns turns (one runs/wait per turn, a
+// human message of 200 random characters), run one after another, with the
+// row bytes each leaves per table (pg_column_size, stored and uncompressed)
+// and the growth of pg_total_relation_size over schema public, as ratios of
+// the final messages' JSON and per turn; the same conversations written by
+// LangGraph.js's own PostgresSaver (worker-js/bench/long-saver.mjs, run by
+// node on its own schema of the same database) at -long-saver-turns; state,
+// history(10), windowed state (messages_window) and the messages page read
+// on threads of -long-read-turns turns (n/a where the server has no such
+// endpoint); stateless runs/wait on foo_bar at concurrency 16; and the
+// issue's targets, PASS/MISS. Run it from the repository root.
+//
 //	go run ./cmd/weft-load                      # self-contained
 //	go run ./cmd/weft-load -suite threads -cpuprofile /tmp/create.pprof
 //	go run ./cmd/weft-load -suite runs -duration 5s
 //	go run ./cmd/weft-load -suite stream
+//	go run ./cmd/weft-load -suite long -long-saver-turns 100,200,1000
 //	go run ./cmd/weft-load -url http://127.0.0.1:8123 -duration 10s
 package main
 
@@ -66,18 +81,40 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "length of each phase")
 	maxReq := flag.Int("max-requests", 200000, "request cap per phase")
 	concs := flag.String("concurrency", "1,16", "comma-separated concurrencies")
-	suites := flag.String("suite", "all", "threads, state, runs, stream or all")
+	suites := flag.String("suite", "all", "threads, state, runs, stream, all (those four) or long")
 	dsn := flag.String("database-url", "", "with -url: the server's database, for the INSERT baseline and created→claimed")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the create phases to this file")
 	workers := flag.Int("workers", 4*runtime.NumCPU(), "in-process server only: its run workers (the server's -workers default)")
 	streamRuns := flag.Int("stream-runs", 10, "stream suite: runs measured in the first-event and join-latency phases (also bounded by -duration, -max-requests)")
 	idleN := flag.Int("idle-streams", 1000, "stream suite: concurrent idle streams")
 	idleHold := flag.Duration("idle-hold", 5*time.Second, "stream suite: how long the idle streams are held open")
+	longTurns := flag.String("long-turns", "100,200,1000", "long suite: turns of the echo_chat threads whose storage is measured (run one after another)")
+	longReadTurns := flag.String("long-read-turns", "10,100,1000", "long suite: turns of the threads read (the storage threads of that length are reused)")
+	longSaverTurns := flag.String("long-saver-turns", "100,200", "long suite: turns of LangGraph.js PostgresSaver's conversations (quadratic: 1000 takes minutes); empty skips it")
+	longReads := flag.Int("long-reads", 50, "long suite: requests per read measurement")
+	longNode := flag.String("node", "node", "long suite: the node binary for the PostgresSaver baseline")
+	longScript := flag.String("long-saver-script", "worker-js/bench/long-saver.mjs", "long suite: the PostgresSaver baseline script (its ../node_modules must hold @langchain/langgraph-checkpoint-postgres)")
 	flag.Parse()
 	switch *suites {
-	case "all", "threads", "state", "runs", "stream":
+	case "all", "threads", "state", "runs", "stream", "long":
 	default:
-		fmt.Fprintf(os.Stderr, "weft-load: unknown suite %q (threads, state, runs, stream or all)\n", *suites)
+		fmt.Fprintf(os.Stderr, "weft-load: unknown suite %q (threads, state, runs, stream, all or long)\n", *suites)
+		os.Exit(2)
+	}
+	lo := longOpts{reads: *longReads, node: *longNode, script: *longScript}
+	for _, f := range []struct {
+		name, value string
+		dst         *[]int
+		max         int
+	}{{"-long-turns", *longTurns, &lo.turns, 10000}, {"-long-read-turns", *longReadTurns, &lo.readTurns, 10000}, {"-long-saver-turns", *longSaverTurns, &lo.saverTurns, 2000}} {
+		var err error
+		if *f.dst, err = parseCounts(f.value, f.max); err != nil {
+			fmt.Fprintf(os.Stderr, "weft-load: %s: %v\n", f.name, err)
+			os.Exit(2)
+		}
+	}
+	if len(lo.turns) == 0 || len(lo.readTurns) == 0 || lo.reads < 1 || lo.reads > 10000 {
+		fmt.Fprintf(os.Stderr, "weft-load: -long-turns and -long-read-turns must not be empty, -long-reads must be in 1..10000\n")
 		os.Exit(2)
 	}
 	if *streamRuns < 1 || *streamRuns > 1000 || *idleN < 1 || *idleN > 10000 || *idleHold <= 0 || *idleHold > time.Minute {
@@ -89,7 +126,7 @@ func main() {
 		os.Exit(2)
 	}
 	so := streamOpts{runs: *streamRuns, idleN: *idleN, idleHold: *idleHold}
-	if err := run(*target, *duration, *maxReq, *concs, *suites, *dsn, *cpuProfile, *workers, so); err != nil {
+	if err := run(*target, *duration, *maxReq, *concs, *suites, *dsn, *cpuProfile, *workers, so, lo); err != nil {
 		fmt.Fprintln(os.Stderr, "weft-load:", err)
 		os.Exit(1)
 	}
@@ -101,7 +138,7 @@ type streamOpts struct {
 	idleHold    time.Duration
 }
 
-func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, cpuProfile string, workers int, so streamOpts) error {
+func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, cpuProfile string, workers int, so streamOpts, lo longOpts) error {
 	var inproc *server.Server
 	if target == "" {
 		dir, err := os.MkdirTemp("", "weft-load-")
@@ -165,7 +202,29 @@ func run(target string, duration time.Duration, maxReq int, concs, suites, dsn, 
 			return err
 		}
 	}
+	if suites == "long" {
+		if err := l.longSuite(lo); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// parseCounts parses a comma-separated list of counts in 1..max ("" is
+// an empty list).
+func parseCounts(s string, maxN int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > maxN {
+			return nil, fmt.Errorf("%q is not a count in 1..%d", f, maxN)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func checkLoopback(target string) error {

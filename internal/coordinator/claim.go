@@ -93,8 +93,15 @@ func (s *Service) ClaimWait(ctx context.Context, worker string, graphIDs []strin
 	deadline := time.Now().Add(wait)
 	var sub chan struct{}
 	if wait > 0 {
-		sub = s.queue.Subscribe(queueGrew)
-		defer s.queue.Unsubscribe(queueGrew, sub)
+		keys := []uuid.UUID{queueGrew}
+		if graphIDs != nil {
+			keys = keys[:0]
+			for _, g := range graphIDs {
+				keys = append(keys, graphKey(g))
+			}
+		}
+		sub = s.queue.SubscribeAll(keys)
+		defer s.queue.UnsubscribeAll(keys, sub)
 	}
 	for {
 		got, err := s.Claim(ctx, worker, graphIDs, limit)

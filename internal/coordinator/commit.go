@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,33 @@ type WriteBatch struct {
 type Event struct {
 	Event string `json:"event" example:"values"`
 	Data  any    `json:"data" swaggertype:"object"`
+}
+
+// UnmarshalJSON decodes an event an external worker commits. Data that
+// cannot hold a LangChain envelope (its text has no "lc" key and no \u
+// escape that could spell one) stays the JSON text it came as and is
+// stored as it is, sparing a decode and re-encode of every event; other
+// data is decoded (numbers as json.Number, as request bodies are) for the
+// worker API to normalise (checkpoints.NormalizeLC). JSON null is nil.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Event string          `json:"event"`
+		Data  json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	e.Event, e.Data = raw.Event, nil
+	switch {
+	case len(raw.Data) == 0 || string(raw.Data) == "null":
+	case bytes.Contains(raw.Data, lcMarker) || bytes.Contains(raw.Data, []byte(`\u`)):
+		dec := json.NewDecoder(bytes.NewReader(raw.Data))
+		dec.UseNumber()
+		return dec.Decode(&e.Data)
+	default:
+		e.Data = raw.Data
+	}
+	return nil
 }
 
 // End ends the run.
@@ -318,8 +346,21 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		}
 		res.CheckpointIDs = append(res.CheckpointIDs, out.CheckpointID)
 	}
+	// Writes under a checkpoint this commit writes with the run's id in its
+	// metadata (a worker's usual step) are the run's own: putWrites' check
+	// of the stored row would find exactly that, so it is skipped.
+	var mine map[[2]string]bool
+	for _, c := range req.Checkpoints {
+		if id, _ := c.Metadata["run_id"].(string); id == d.RunID.String() {
+			if mine == nil {
+				mine = map[[2]string]bool{}
+			}
+			mine[[2]string{c.NS, c.Checkpoint.ID}] = true
+		}
+	}
 	for _, b := range req.Writes {
-		if err := putWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes, b.Own); err != nil {
+		own := b.Own || mine[[2]string{b.NS, b.CheckpointID}]
+		if err := putWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes, own); err != nil {
 			return err
 		}
 	}

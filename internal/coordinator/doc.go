@@ -54,5 +54,6 @@
 //
 // Whenever work may have become claimable (a dispatch notification, a
 // requeue, a reconnect), Wake wakes long-polling claims (ClaimWait) and the
-// pools registered with OnWork.
+// pools registered with OnWork; a dispatch notification names its graph
+// (WakeGraph), and wakes only the claimers that may take it.
 package coordinator

@@ -60,7 +60,7 @@ type Service struct {
 	// onWork are the in-process pools told of new work.
 	queue  *postgres.Hub
 	mu     sync.Mutex
-	onWork []func(n int)
+	onWork []func(n int, graphID string)
 	// standIns caches the stand-ins of worker graphs (graphOf; under mu).
 	standIns map[string]standIn
 	// claims remembers the run, thread and graph of dispatches claimed
@@ -81,30 +81,57 @@ func NewService(db *pgxpool.Pool, graphs *graph.Registry, ts *threads.Store, log
 func (s *Service) Lease() time.Duration { return s.cfg.Lease }
 
 // OnWork registers fn to be called with a hint of how many dispatches may
-// have become claimable (a dispatch notification, a requeue by the
-// reaper, a reconnect of the listener). fn must not block.
-func (s *Service) OnWork(fn func(n int)) {
+// have become claimable and of which graph ("": any graph; a requeue by
+// the reaper, a reconnect of the listener). fn must not block.
+func (s *Service) OnWork(fn func(n int, graphID string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onWork = append(s.onWork, fn)
 }
 
 // Wake tells long-polling claims and the registered pools that up to n
-// dispatches may have become claimable (all pools' workers when n < 0).
+// dispatches of any graph may have become claimable (all pools' workers
+// when n < 0).
 func (s *Service) Wake(n int) {
+	s.queue.FireAll()
+	s.wakePools(n, "")
+}
+
+// WakeGraph tells the long-polling claims that may take a run of graphID
+// (those with no graph filter, and those naming it), and the registered
+// pools, that a dispatch of graphID was queued. A claimer whose filter
+// does not name the graph sleeps on: a run of a graph only a worker serves
+// costs the in-process pool no claim, and the reverse.
+func (s *Service) WakeGraph(graphID string) {
+	if graphID == "" {
+		s.Wake(1)
+		return
+	}
 	s.queue.Fire(queueGrew)
+	s.queue.Fire(graphKey(graphID))
+	s.wakePools(1, graphID)
+}
+
+func (s *Service) wakePools(n int, graphID string) {
 	s.mu.Lock()
 	fns := s.onWork
 	s.mu.Unlock()
 	for _, fn := range fns {
-		fn(n)
+		fn(n, graphID)
 	}
 }
 
-// queueGrew is the queue hub's key: fired whenever work may have been
-// queued, it wakes long-polling claims of external workers at once instead
-// of at their next poll.
+// queueGrew is the queue hub's key of claims that take any graph: fired
+// whenever work may have been queued, it wakes long-polling claims of
+// external workers at once instead of at their next poll. Claims limited
+// to some graphs wait on those graphs' keys (graphKey).
 var queueGrew = uuid.Nil
+
+// graphKeys is the name space of graphKey.
+var graphKeys = uuid.MustParse("6c1f0e55-2f5e-4d0b-9a59-3f3b6f0c8a11")
+
+// graphKey is the queue hub's key of claims that take runs of graphID.
+func graphKey(graphID string) uuid.UUID { return uuid.NewSHA1(graphKeys, []byte(graphID)) }
 
 // NotifyChannels are the channels a Listener must hold for the run
 // packages: the queue's, the cancellation requests and the runs' own.
@@ -116,7 +143,7 @@ func NotifyChannels() []string {
 // runs) and starts the reaper; it stops when ctx is cancelled, and the
 // returned wait function blocks until it has.
 func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func()) {
-	l.Subscribe(dispatch.ChannelDispatch, func(string) { s.Wake(1) })
+	l.Subscribe(dispatch.ChannelDispatch, s.WakeGraph) // the payload is the graph id
 	l.Subscribe(dispatch.ChannelCancel, func(string) { s.queue.Fire(cancelRequested) })
 	l.OnConnect(func() { s.Wake(-1); s.queue.Fire(cancelRequested) })
 	var wg sync.WaitGroup

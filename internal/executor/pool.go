@@ -91,8 +91,15 @@ func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func())
 	return wg.Wait
 }
 
-// wakeWorkers wakes up to n idle workers (all of them when n < 0).
-func (s *Service) wakeWorkers(n int) {
+// wakeWorkers wakes up to n idle workers (all of them when n < 0) when
+// work of graphID ("": any) may have been queued; a graph not compiled in
+// wakes none (an external worker's run is not this pool's to claim).
+func (s *Service) wakeWorkers(n int, graphID string) {
+	if graphID != "" {
+		if _, ok := s.graphs.Lookup(graphID); !ok {
+			return
+		}
+	}
 	if n < 0 {
 		n = s.cfg.Workers
 	}
@@ -133,7 +140,9 @@ func (s *Service) workerLoop(ctx context.Context, i int) {
 			}
 			continue
 		}
-		s.coord.Wake(1) // there may be more work: let another worker (or a long-polling one) look
+		// There may be more work: let another worker look. (Long-polling
+		// external workers had their own wake-up from the notification.)
+		s.wakeWorkers(1, "")
 		s.execute(ctx, got[0])
 	}
 }

@@ -33,6 +33,28 @@ func (h *Hub) Subscribe(id uuid.UUID) chan struct{} {
 	return ch
 }
 
+// SubscribeAll returns one channel that receives a signal whenever any of
+// ids fires, until UnsubscribeAll with the same ids.
+func (h *Hub) SubscribeAll(ids []uuid.UUID) chan struct{} {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		if h.subs[id] == nil {
+			h.subs[id] = map[chan struct{}]bool{}
+		}
+		h.subs[id][ch] = true
+	}
+	return ch
+}
+
+// UnsubscribeAll stops signals of ids to ch.
+func (h *Hub) UnsubscribeAll(ids []uuid.UUID, ch chan struct{}) {
+	for _, id := range ids {
+		h.Unsubscribe(id, ch)
+	}
+}
+
 // Unsubscribe stops signals of id to ch.
 func (h *Hub) Unsubscribe(id uuid.UUID, ch chan struct{}) {
 	h.mu.Lock()

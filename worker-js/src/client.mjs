@@ -21,18 +21,31 @@ export const isFenced = (err) => err instanceof WeftHTTPError && (err.status ===
 /**
  * send makes one request with node:http over a keep-alive agent (cheaper
  * per request than fetch, which matters at a few requests per run) and
- * resolves to {status, retryAfter, text}.
+ * resolves to {status, retryAfter, text}. It fails when the answer is not
+ * complete within timeoutMs (one timer, not a signal per request).
  */
-function send(url, agent, method, headers, payload, signal) {
+function send(base, agent, method, path, headers, payload, signal, timeoutMs) {
   return new Promise((resolve, reject) => {
-    const mod = url.protocol === "https:" ? https : http;
-    const req = mod.request(url, { method, agent, headers, signal }, (res) => {
+    const mod = base.protocol === "https:" ? https : http;
+    const opts = { protocol: base.protocol, hostname: base.hostname, port: base.port, path: base.pathname + path, method, agent, headers };
+    if (signal) opts.signal = signal;
+    const req = mod.request(opts, (res) => {
       const chunks = [];
       res.on("data", (c) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode, retryAfter: res.headers["retry-after"], text: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
+      res.on("end", () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode, retryAfter: res.headers["retry-after"], text: Buffer.concat(chunks).toString("utf8") });
+      });
+      res.on("error", (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
     });
-    req.on("error", reject);
+    const timer = setTimeout(() => req.destroy(Object.assign(new Error(`${method} ${path}: no answer within ${timeoutMs} ms`), { name: "TimeoutError" })), timeoutMs);
+    req.on("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     req.end(payload);
   });
 }
@@ -50,6 +63,8 @@ export class WeftClient {
     this.timeoutMs = timeoutMs;
     this.headers = headers;
     const base = new URL(this.url);
+    // Requests name the parts, not a URL to parse again each time.
+    this.base = { protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ""), port: base.port, pathname: base.pathname.replace(/\/$/, "") };
     this.agent = new (base.protocol === "https:" ? https : http).Agent({ keepAlive: true, scheduling: "lifo" });
   }
 
@@ -67,14 +82,11 @@ export class WeftClient {
     const payload = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
     const headers = { "content-type": "application/json", ...this.headers, ...extra };
     if (payload !== undefined) headers["content-length"] = Buffer.byteLength(payload);
-    const url = new URL(this.url + path);
     let delay = 100;
     for (let attempt = 0; ; attempt++) {
       let res;
       try {
-        const signals = [AbortSignal.timeout(timeoutMs)];
-        if (signal) signals.push(signal);
-        res = await send(url, this.agent, method, headers, payload, AbortSignal.any(signals));
+        res = await send(this.base, this.agent, method, path, headers, payload, signal, timeoutMs);
       } catch (err) {
         if (signal?.aborted || attempt >= retries) throw err;
         await sleep(delay);

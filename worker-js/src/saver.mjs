@@ -37,6 +37,38 @@ function versionsText(m) {
   return out;
 }
 
+const objectProto = Object.prototype;
+
+/**
+ * True when v is plain JSON data: null, booleans, finite numbers, strings,
+ * and arrays and plain objects of them, none undefined (LangGraph's
+ * serializer writes undefined, array holes included, as an envelope), at
+ * most 32 deep (deeper, or a cycle, takes the serializer's way).
+ */
+function isPlainJSON(v, depth) {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(v);
+    case "object":
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (depth >= 32) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!isPlainJSON(v[i], depth + 1)) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(v) !== objectProto && Object.getPrototypeOf(v) !== null) return false;
+  if ("toJSON" in v) return false;
+  for (const k in v) if (!isPlainJSON(v[k], depth + 1)) return false;
+  return true;
+}
+
 export class WeftSaver extends BaseCheckpointSaver {
   /**
    * @param {import("./client.mjs").WeftClient} client
@@ -47,6 +79,9 @@ export class WeftSaver extends BaseCheckpointSaver {
     this.client = client;
     /** thread id → the committer of the run this worker executes on it */
     this.committers = new Map();
+    // Only LangGraph's default serializer is known to write plain JSON data
+    // as JSON.stringify does.
+    this.plainJSON = serde === undefined;
   }
 
   /** Routes writes to threadId to committer while its run executes here. */
@@ -64,8 +99,14 @@ export class WeftSaver extends BaseCheckpointSaver {
     return c;
   }
 
-  /** JSON text of a value as LangGraph's serializer writes it. */
+  /**
+   * JSON text of a value as LangGraph's serializer writes it. Plain JSON
+   * data (what most channel values, writes and events are) is the same
+   * text through JSON.stringify, without the serializer's replacer pass
+   * and its encoding to bytes and back.
+   */
   async dumpJSON(value) {
+    if (this.plainJSON && isPlainJSON(value, 0)) return JSON.stringify(value);
     const [type, bytes] = await this.serde.dumpsTyped(value);
     if (type !== "json") throw new Error(`WeftSaver: values of serializer type ${type} are not supported (only json)`);
     return typeof bytes === "string" ? bytes : decoder.decode(bytes);

@@ -93,3 +93,17 @@ test("a claim's traceparent reaches the run's commits (traceparent header of the
   await executeRun({ claimed: plain.claimed, graph, saver: plain.saver, client: plain.client, log: () => {}, heartbeatMs: 60_000 });
   assert.ok(seen.length >= 1 && seen.every((t) => t === undefined), JSON.stringify(seen));
 });
+
+test("dumpJSON writes what LangGraph's serializer writes, plain data through JSON.stringify", async () => {
+  const { HumanMessage, AIMessage } = await import("@langchain/core/messages");
+  const saver = new WeftSaver(null);
+  const viaSerde = async (v) => new TextDecoder().decode((await saver.serde.dumpsTyped(v))[1]);
+  const cyclic = { a: 1 };
+  cyclic.self = cyclic;
+  let deep = 1;
+  for (let i = 0; i < 40; i++) deep = [deep];
+  const values = [null, true, 0, -0, 1.5, NaN, Infinity, "a\u2028b\ud800", [], {}, [1, [2, { a: "x" }]], { a: undefined },
+    [1, , 3], [undefined], new Map([["a", 1]]), new Set([1]), new Date(0), { d: new Date(0) }, new HumanMessage("hi"),
+    [new AIMessage("x")], Object.create(null), { toJSON: () => 5 }, cyclic, deep];
+  for (const v of values) assert.equal(await saver.dumpJSON(v), await viaSerde(v));
+});

@@ -152,7 +152,7 @@ func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if withThreads {
-		a, err := h.store.Resolve(r.Context(), h.store.db, ref)
+		a, err := h.store.ResolveOwned(r.Context(), h.store.db, ref)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/postgres"
 )
@@ -376,21 +377,27 @@ func DispatchRequestCancel(ctx context.Context, db postgres.DBTX, runID uuid.UUI
 // DispatchRetry puts a dead-lettered dispatch back in the queue with a fresh
 // attempt budget (max_attempts more claims; attempts keep counting, so the
 // audit keeps every one) and returns it; any other state is a 409.
+//
+// Only a dispatch of a run of ctx's tenant is found: another tenant's is a
+// 404.
 func DispatchRetry(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error) {
+	tenant := auth.Tenant(ctx)
 	list, err := collect(db.Query(ctx, `
 		WITH d AS (
 			UPDATE run_dispatches SET state = 'queued', max_attempts = attempt + max_attempts, available_at = now(), finished_at = NULL,
 				cancel_action = NULL, claimed_by = NULL, updated_at = now()
 			WHERE dispatch_id = $1 AND state = 'dead_letter'
+			  AND EXISTS (SELECT 1 FROM runs r WHERE r.run_id = run_dispatches.run_id AND r.tenant_id = $2)
 			RETURNING *
 		)
-		SELECT `+columns+` FROM d, pg_notify('`+ChannelDispatch+`', d.graph_id) n`, id))
+		SELECT `+columns+` FROM d, pg_notify('`+ChannelDispatch+`', d.graph_id) n`, id, tenant))
 	if err != nil {
 		return nil, fmt.Errorf("dispatch retry: %w", err)
 	}
 	if len(list) == 0 {
 		var state State
-		err := db.QueryRow(ctx, `SELECT state FROM run_dispatches WHERE dispatch_id = $1`, id).Scan(&state)
+		err := db.QueryRow(ctx, `SELECT state FROM run_dispatches d WHERE dispatch_id = $1
+			AND EXISTS (SELECT 1 FROM runs r WHERE r.run_id = d.run_id AND r.tenant_id = $2)`, id, tenant).Scan(&state)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, apperr.Errorf(apperr.NotFound, "Dispatch %s not found", id)
 		}
@@ -416,6 +423,9 @@ func Get(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error)
 
 // ListParams filter List.
 type ListParams struct {
+	// Tenant owns the runs whose dispatches are listed (dispatches are
+	// listed for one tenant only).
+	Tenant  string
 	State   string
 	GraphID string
 	RunID   *uuid.UUID
@@ -431,7 +441,8 @@ func List(ctx context.Context, db postgres.DBTX, p ListParams) ([]Dispatch, erro
 	}
 	return collect(db.Query(ctx, `SELECT `+columns+` FROM run_dispatches
 		WHERE ($1 = '' OR state = $1) AND ($2 = '' OR graph_id = $2) AND ($3::uuid IS NULL OR run_id = $3)
-		ORDER BY `+order+` LIMIT $4 OFFSET $5`, p.State, p.GraphID, p.RunID, p.Limit, p.Offset))
+		  AND EXISTS (SELECT 1 FROM runs r WHERE r.run_id = run_dispatches.run_id AND r.tenant_id = $6)
+		ORDER BY `+order+` LIMIT $4 OFFSET $5`, p.State, p.GraphID, p.RunID, p.Limit, p.Offset, p.Tenant))
 }
 
 // Attempts returns every attempt of a dispatch, oldest first.
@@ -462,4 +473,18 @@ func DispatchDepth(ctx context.Context, db postgres.DBTX) ([]Depth, error) {
 		return nil, fmt.Errorf("dispatch depth: %w", err)
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Depth])
+}
+
+// DispatchClaimTenant returns the tenant of the run of dispatch id while it
+// is claimed with token: what a worker's requests made on behalf of that run
+// (its graph's store) act for. Any other dispatch, state or token is
+// ErrFenced (409): a claim token is the worker's proof that it runs the run.
+func DispatchClaimTenant(ctx context.Context, db postgres.DBTX, id, token uuid.UUID) (string, error) {
+	var tenant string
+	err := db.QueryRow(ctx, `SELECT r.tenant_id FROM run_dispatches d JOIN runs r ON r.run_id = d.run_id
+		WHERE d.dispatch_id = $1 AND d.claim_token = $2 AND d.state = 'claimed'`, id, token).Scan(&tenant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fenced(id)
+	}
+	return tenant, err
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
@@ -61,6 +62,23 @@ func StartWith(t testing.TB, dsn string, edit func(*server.Config)) *Server {
 	}
 	t.Cleanup(pool.Close)
 	return &Server{URL: srv.URL(), DB: pool, DSN: dsn, Srv: srv, http: &http.Client{Timeout: 60 * time.Second}, t: t}
+}
+
+// TenantHeader names the tenant of a request to a server started with
+// TestTenants (absent: the default tenant "").
+const TenantHeader = "X-Test-Tenant"
+
+// TestTenants is an edit for StartWith: every request acts for the tenant
+// its TenantHeader names, as if an authenticator had said so. It stands in
+// for real authentication (API keys, JWT) so that tenant isolation is tested
+// on its own; never use it outside tests.
+func TestTenants(cfg *server.Config) {
+	cfg.WrapHandler = func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := auth.WithPrincipal(r.Context(), auth.Principal{Identity: "test", Tenant: r.Header.Get(TenantHeader)})
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
 }
 
 // Response is a decoded response.

@@ -232,7 +232,9 @@ func operations() []op {
 		}},
 		{"POST /runs/cancel", func(w *walker) {
 			w.same(http.StatusNotFound, "POST", func(ids) string { return "/runs/cancel" },
-				func(x ids) any { return map[string]any{"thread_id": x.PendingThread, "run_ids": []string{x.PendingRun}} })
+				func(x ids) any {
+					return map[string]any{"thread_id": x.PendingThread, "run_ids": []string{x.PendingRun}}
+				})
 			// Every run of B's: A's pending run stays pending (the snapshot).
 			w.clean(0, "POST", "/runs/cancel", map[string]any{"status": "all"})
 		}},
@@ -345,4 +347,3 @@ func operations() []op {
 func run2(suffix string) p {
 	return func(x ids) string { return run(x) + suffix }
 }
-

@@ -82,6 +82,7 @@ type PutRequest struct {
 //	@Accept			json
 //	@Param			body	body	PutRequest	true	"Item to store"
 //	@Success		204
+//	@Failure		409	{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422	{object}	httpx.ErrorBody	"missing or invalid namespace, key, value, index or ttl; index paths selecting too many texts"
 //	@Router			/store/items [put]
 func (h *Handlers) Put(w http.ResponseWriter, r *http.Request) error {
@@ -174,6 +175,7 @@ func checkIndex(raw json.RawMessage) (noIndex bool, paths []string, err error) {
 //	@Param			refresh_ttl	query		string	false	"Push the expiry of an item with a ttl forward (true/false, default true)"
 //	@Success		200			{object}	Item	"the item, or null when absent or expired"
 //	@Failure		400			{object}	httpx.ErrorBody	"key missing"
+//	@Failure		409			{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422			{object}	httpx.ErrorBody	"invalid namespace, key or refresh_ttl"
 //	@Router			/store/items [get]
 func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
@@ -248,6 +250,7 @@ type DeleteRequest struct {
 //	@Accept			json
 //	@Param			body	body	DeleteRequest	true	"Item to delete"
 //	@Success		204
+//	@Failure		409	{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422	{object}	httpx.ErrorBody	"missing key, invalid namespace"
 //	@Router			/store/items [delete]
 func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
@@ -310,6 +313,7 @@ type SearchResponse struct {
 //	@Produce		json
 //	@Param			body	body		SearchRequest	false	"Search"
 //	@Success		200		{object}	SearchResponse
+//	@Failure		409		{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422		{object}	httpx.ErrorBody	"invalid prefix, filter, limit, offset or query; the embeddings endpoint refused the query"
 //	@Failure		503		{object}	httpx.ErrorBody	"semantic search: the embeddings endpoint failed (unreachable, 5xx, 429, bad answer); retry later"
 //	@Router			/store/items/search [post]
@@ -416,6 +420,7 @@ type NamespacesResponse struct {
 //	@Produce		json
 //	@Param			body	body		NamespacesRequest	false	"Listing"
 //	@Success		200		{object}	NamespacesResponse
+//	@Failure		409		{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422		{object}	httpx.ErrorBody	"invalid prefix, suffix, max_depth, limit or offset"
 //	@Router			/store/namespaces [post]
 func (h *Handlers) ListNamespaces(w http.ResponseWriter, r *http.Request) error {

@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build test test-go test-sdk test-worker-js test-ui lint openapi openapi-check bench ci
+.PHONY: run build test test-go test-sdk test-worker-js test-ui soak lint openapi openapi-check bench ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -12,7 +12,7 @@ run: build ## Build bin/weft and run it (managed local PostgreSQL under ./.weft 
 build:
 	$(GO) build -o bin/weft ./cmd/server
 
-test: test-go test-sdk test-worker-js test-ui ## Every test: Go (race detector), the official JS SDK suite, the JS worker, the web UI
+test: test-go test-sdk test-worker-js test-ui soak ## Every test: Go (race detector), the official JS SDK suite, the JS worker, the web UI, the 2-minute chaos soak
 
 test-go: worker-js/node_modules ## Go tests, all packages sharing one throw-away PostgreSQL cluster (weft dev's test runs the JS worker)
 	$(GO) run ./cmd/weft-testdb $(GO) test -race -count=1 ./...
@@ -28,6 +28,10 @@ test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.j
 
 test-ui: ## The web UI in headless Chromium against a real server (web/test; screenshots in web/test/artifacts)
 	cd web/test && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
+
+# SOAK_ARGS='-duration 30m -seed 42 -out /tmp/soak' for a longer one (docs/soak.md).
+soak: worker-js/node_modules ## Chaos soak, 2 minutes: 3 servers + Go and JS workers on one PostgreSQL, SIGKILLs and a PostgreSQL restart, then the invariants
+	$(GO) run ./cmd/weft-soak -duration 2m $(SOAK_ARGS)
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -2,6 +2,7 @@ package weft
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -47,6 +48,16 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			return err
 		}
 		p.out = stderr
+		if cfg.AuthOn() {
+			// The worker this command runs authenticates with a key of its
+			// own, valid for this server process only.
+			b := make([]byte, 32)
+			if _, err := rand.Read(b); err != nil {
+				return err
+			}
+			p.apiKey = "weft_dev_" + hex.EncodeToString(b)
+			cfg.WorkerKey = p.apiKey
+		}
 		if cfg.StoreIndex == nil { // WEFT_STORE_INDEX wins over the project's store.index
 			if cfg.StoreIndex, err = store.IndexConfigFromLangGraphJSON(p.raw); err == nil && cfg.StoreIndex != nil {
 				err = cfg.StoreIndex.WithOpenAIEnv(getenv)
@@ -96,6 +107,7 @@ type project struct {
 	worker      string // the unpacked worker's bin/weft-worker.mjs
 	out         io.Writer
 	raw         []byte // langgraph.json
+	apiKey      string // the worker's key when the server authenticates ("" none)
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -244,6 +256,9 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 	cmd := exec.Command(p.node, p.worker, "--config", p.config, "--url", url,
 		"--worker-id", fmt.Sprintf("weft-dev-%d", os.Getpid()))
 	cmd.Dir = filepath.Dir(p.config)
+	if p.apiKey != "" {
+		cmd.Env = append(os.Environ(), "WEFT_API_KEY="+p.apiKey)
+	}
 	cmd.Stdout, cmd.Stderr = p.out, p.out // its JSON log lines among the server's
 	// Its own process group: a terminal's Ctrl-C reaches the worker through
 	// this process, after the server stopped claiming on its behalf.

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -39,8 +40,9 @@ import (
 // managed PostgreSQL under ./.weft, migrates it, and runs 4 × CPUs
 // in-process workers: the weft binary's defaults.
 type Options struct {
-	// Addr is the listen address (default 127.0.0.1:8123; ":0" or
-	// "127.0.0.1:0" picks a free port, see Server.URL).
+	// Addr is the listen address (default 127.0.0.1:8123; "127.0.0.1:0"
+	// picks a free port, see Server.URL). An address other than loopback
+	// needs Auth or Authenticate (or Auth "none").
 	Addr string
 	// DatabaseURL is a PostgreSQL URL; empty runs a managed local cluster
 	// in DataDir.
@@ -61,6 +63,23 @@ type Options struct {
 	// MetricsAddr also serves GET /metrics on this address (it is on Addr
 	// either way); "" for none.
 	MetricsAddr string
+	// Auth authenticates requests like WEFT_AUTH: "keys" (API keys, weft
+	// keys create), "jwt" (bearer tokens, configured by JWT), "none"; ""
+	// (the default) is none, and the server then refuses an Addr that is
+	// not loopback. An Authenticate hook replaces it.
+	Auth string
+	// JWT configures Auth "jwt": JWKSURL, Issuer and Audience are required.
+	JWT JWTOptions
+	// Authenticate is the program's own authentication: it returns the
+	// caller's Principal (its Tenant and Scopes decide what it may touch),
+	// or an error — Unauthorized(detail) for a missing or bad credential
+	// (401), an *AuthError for another status, any other error a 500. It
+	// is not called for /ok, /livez and the web UI's files.
+	Authenticate func(r *http.Request) (Principal, error)
+	// Authorize is asked about every request to the API after its scope was
+	// checked: Allow(), Deny(reason) (403) or Filter(metadata). nil: every
+	// request its scopes allow is allowed.
+	Authorize func(ctx context.Context, req AuthRequest) (AuthDecision, error)
 }
 
 // Server is a running embedded server.
@@ -98,6 +117,10 @@ func Start(ctx context.Context, graphs *graph.Registry, opt Options) (*Server, e
 	cfg.Graphs = graphs
 	cfg.TracerProvider = opt.TracerProvider
 	cfg.MetricsAddr = opt.MetricsAddr
+	cfg.Auth, cfg.JWT, cfg.Authenticate, cfg.Authorize = opt.Auth, opt.JWT, opt.Authenticate, opt.Authorize
+	if cfg.JWT.TenantClaim == "" {
+		cfg.JWT.TenantClaim = "tenant"
+	}
 	s, err := server.Start(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -134,7 +157,7 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.s.Shutdown(ctx) 
 // exits 0. It exits 2 on a bad flag, 1 when the server cannot start or
 // stops on its own. It does not return.
 func Main(graphs *graph.Registry) {
-	os.Exit(run(graphs, os.Args[1:], os.Getenv, os.Stderr))
+	os.Exit(run(graphs, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
 // usage names the commands; the flags follow it (-help).
@@ -143,12 +166,13 @@ const usage = `Usage:
   weft dev --config langgraph.json [flags]
                                        serve a LangGraph.js project: the server, no demo graphs,
                                        and the project's graphs through the JS worker (needs node)
+  weft keys create|list|revoke [flags] manage API keys (WEFT_AUTH=keys); weft keys -help
 
 Flags (every command; each has an environment variable, see -help):`
 
 // run is Main without the exit: the command (serve, the default, or, for
 // the weft binary itself, dev), then its flags.
-func run(graphs *graph.Registry, args []string, getenv func(string) string, stderr io.Writer) int {
+func run(graphs *graph.Registry, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -158,6 +182,8 @@ func run(graphs *graph.Registry, args []string, getenv func(string) string, stde
 		return serve(graphs, args, getenv, stderr, nil, nil)
 	case cmd == "dev" && graphs == nil:
 		return dev(args, getenv, stderr)
+	case cmd == "keys":
+		return keys(args, getenv, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "weft: unknown command %q\n%s\n", cmd, usage)
 	_, _ = server.ParseConfig([]string{"-help"}, getenv, stderr) // prints the flags

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -83,14 +84,14 @@ func TestStartRejectsBadOptions(t *testing.T) {
 
 func TestRunFlags(t *testing.T) {
 	var stderr bytes.Buffer
-	if code := run(nil, []string{"-help"}, func(string) string { return "" }, &stderr); code != 0 {
+	if code := run(nil, []string{"-help"}, func(string) string { return "" }, io.Discard, &stderr); code != 0 {
 		t.Errorf("-help: exit %d", code)
 	}
 	if !strings.Contains(stderr.String(), "WEFT_ADDR") {
 		t.Errorf("-help output lacks the environment variables: %s", stderr.String())
 	}
 	stderr.Reset()
-	if code := run(nil, []string{"-workers", "x"}, func(string) string { return "" }, &stderr); code != 2 ||
+	if code := run(nil, []string{"-workers", "x"}, func(string) string { return "" }, io.Discard, &stderr); code != 2 ||
 		!strings.Contains(stderr.String(), "workers") {
 		t.Errorf("bad flag: exit %d, %s", code, stderr.String())
 	}

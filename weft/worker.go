@@ -35,6 +35,11 @@ type WorkerOptions struct {
 	// Wait is how long one claim waits for work on the server (long poll;
 	// default 10s, at most 30s).
 	Wait time.Duration
+	// APIKey is sent as x-api-key on every request: a key with the worker
+	// scope (weft keys create --scope worker) when the server runs with
+	// WEFT_AUTH=keys, a token with the worker scope with WEFT_AUTH=jwt.
+	// "" sends none (a server without auth).
+	APIKey string
 	// HTTPClient sends the worker API's requests (default: a client
 	// without timeout; every request has a deadline of its own).
 	HTTPClient *http.Client
@@ -81,7 +86,8 @@ func RunWorker(ctx context.Context, url string, graphs *graph.Registry, opt Work
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	return executor.RunRemote(ctx, executor.RemoteConfig{URL: url, Graphs: graphs, WorkerID: opt.WorkerID,
-		Concurrency: opt.Concurrency, Wait: opt.Wait, Client: opt.HTTPClient, Log: log, TracerProvider: opt.TracerProvider})
+		Concurrency: opt.Concurrency, Wait: opt.Wait, Client: opt.HTTPClient, Log: log, TracerProvider: opt.TracerProvider,
+		APIKey: opt.APIKey})
 }
 
 func checkURL(s string) error {
@@ -100,7 +106,8 @@ func defaultWorkerID() string {
 }
 
 // WorkerMain is a complete main function serving graphs as a remote
-// worker: it reads WEFT_URL (the server, required), WEFT_WORKER_ID,
+// worker: it reads WEFT_URL (the server, required), WEFT_API_KEY (its
+// worker key when the server authenticates), WEFT_WORKER_ID,
 // WEFT_WORKER_CONCURRENCY and the OTEL_* tracing variables (as the server
 // does; service name weft-worker) from the environment, runs RunWorker until
 // SIGINT or SIGTERM (runs in progress are given back) and exits 0. It
@@ -112,7 +119,7 @@ func WorkerMain(graphs *graph.Registry) {
 
 // workerMain is WorkerMain without the exit.
 func workerMain(graphs *graph.Registry, getenv func(string) string, stderr io.Writer) int {
-	opt := WorkerOptions{WorkerID: getenv("WEFT_WORKER_ID")}
+	opt := WorkerOptions{WorkerID: getenv("WEFT_WORKER_ID"), APIKey: getenv("WEFT_API_KEY")}
 	if s := getenv("WEFT_WORKER_CONCURRENCY"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {

@@ -70,6 +70,9 @@ func run(out string) error {
 	if err := reshape(v3); err != nil {
 		return err
 	}
+	if err := secure(v3); err != nil {
+		return err
+	}
 	if err := v3.Validate(context.Background()); err != nil {
 		return fmt.Errorf("generated document is invalid: %w", err)
 	}

@@ -96,18 +96,20 @@ func TestMigrationMatchesLangGraphSchema(t *testing.T) {
 	}
 
 	// The down migration drops exactly the four tables (tried in a
-	// transaction that is rolled back).
-	down, err := migrations.FS.ReadFile("002_checkpoints.down.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// transaction that is rolled back), once 014's views of them are gone.
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, string(down)); err != nil {
-		t.Fatalf("down migration: %v", err)
+	for _, name := range []string{"014_thread_elements.down.sql", "002_checkpoints.down.sql"} {
+		down, err := migrations.FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, string(down)); err != nil {
+			t.Fatalf("down migration %s: %v", name, err)
+		}
 	}
 	var left int
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'checkpoint%'`).Scan(&left); err != nil || left != 0 {

@@ -108,6 +108,16 @@ func deltaChainLoad(ctx context.Context, db postgres.DBTX, threadID, ns string, 
 	if err != nil {
 		return nil, fmt.Errorf("delta chain: %w", err)
 	}
+	var types []*string
+	var data []*[]byte
+	for i := range chain {
+		if chain[i].Type != nil {
+			types, data = append(types, chain[i].Type), append(data, &chain[i].Blob)
+		}
+	}
+	if err := resolveLists(ctx, db, threadID, types, data); err != nil {
+		return nil, fmt.Errorf("delta chain: %w", err)
+	}
 	c := &deltaChain{parent: map[string]string{}, stored: map[[2]string]StoredValue{}, writes: map[[2]string][]StoredWrite{},
 		memo: map[[2]string]any{}, has: map[[2]string]bool{}, failed: map[[2]string]error{}}
 	for _, r := range chain {

@@ -163,3 +163,62 @@ func TestDeltaHistoryIsLangGraphsWalk(t *testing.T) {
 		t.Errorf("c5: writes %v", ids(h["messages"]))
 	}
 }
+
+// TestPruneKeepsDeltaChannelsReadable: pruning to one checkpoint of a
+// delta-format thread stores a snapshot of the messages delta channel at
+// the kept version (so the deleted chain is not needed), and keeps the
+// chain back to the nearest stored value when the reducer is one Weft
+// cannot replay.
+func TestPruneKeepsDeltaChannelsReadable(t *testing.T) {
+	t.Parallel()
+	db := pgtest.Pool(t)
+	ctx := context.Background()
+	messages := map[string]string{"messages": DeltaMessages}
+	read := func(thread string, c Config) []string {
+		t.Helper()
+		tu := mustGet(t, db, Config{ThreadID: thread, CheckpointID: c.CheckpointID})
+		page := []Tuple{*tu}
+		if err := CheckpointDeltaResolve(ctx, db, page, messages); err != nil {
+			t.Fatal(err)
+		}
+		return contents(page[0].Checkpoint.ChannelValues["messages"])
+	}
+	prune := func(thread string, keep Config, kinds map[string]string) {
+		t.Helper()
+		tx, err := db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		if err := CheckpointThreadPrune(ctx, tx, thread, keep.CheckpointID, kinds); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cs := deltaThread(t, db, "dp1")
+	prune("dp1", cs[2], messages)
+	if n := countRows(t, db, "checkpoints", "dp1"); n != 1 {
+		t.Fatalf("%d checkpoints after prune, want 1", n)
+	}
+	if got := read("dp1", cs[2]); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Fatalf("kept checkpoint reads %v, want [a b]", got)
+	}
+
+	cs = deltaThread(t, db, "dp2")
+	prune("dp2", cs[2], map[string]string{"messages": DeltaUnknown})
+	if n := countRows(t, db, "checkpoints", "dp2"); n != 3 {
+		t.Fatalf("%d checkpoints after prune, want 3 (the chain back to the root)", n)
+	}
+	if got := read("dp2", cs[2]); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Fatalf("kept checkpoint reads %v, want [a b]", got)
+	}
+
+	cs = deltaThread(t, db, "dp3")
+	prune("dp3", cs[4], messages)
+	if got := read("dp3", cs[4]); !reflect.DeepEqual(got, []string{"d"}) {
+		t.Fatalf("kept checkpoint reads %v, want [d]", got)
+	}
+}

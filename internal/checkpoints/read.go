@@ -235,6 +235,13 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint blobs: %w", err)
 		}
+		types, data := make([]*string, len(blobs)), make([]*[]byte, len(blobs))
+		for i := range blobs {
+			types[i], data[i] = &blobs[i].Type, &blobs[i].Blob
+		}
+		if err := resolveLists(ctx, db, threadID, types, data); err != nil {
+			return nil, fmt.Errorf("checkpoint blobs: %w", err)
+		}
 		for _, b := range blobs {
 			v, err := decodeValue(b.Type, b.Blob)
 			if errors.Is(err, serde.ErrEmpty) {

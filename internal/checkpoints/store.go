@@ -3,6 +3,8 @@ package checkpoints
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/weftdev/weft/internal/apperr"
@@ -71,6 +73,13 @@ func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpo
 		}
 		channels, versions, types, blobs = append(channels, ch), append(versions, ver), append(types, typ), append(blobs, data)
 	}
+	written, err := compactLists(ctx, db, cfg, cp.ID, md, channels, versions, types, blobs)
+	if err != nil {
+		return Config{}, fmt.Errorf("checkpoint put: %w", err)
+	}
+	if len(written) > 0 {
+		channels, versions, types, blobs = dropIndexes(written, channels), dropIndexes(written, versions), dropIndexes(written, types), dropIndexes(written, blobs)
+	}
 	cpJSON, err := encodeCheckpoint(cp)
 	if err != nil {
 		return Config{}, fmt.Errorf("checkpoint put: %w", err)
@@ -88,6 +97,17 @@ func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpo
 		return Config{}, fmt.Errorf("checkpoint put: %w", err)
 	}
 	return Config{ThreadID: cfg.ThreadID, NS: cfg.NS, CheckpointID: cp.ID}, nil
+}
+
+// dropIndexes is s without the elements at the given indexes.
+func dropIndexes[T any](drop map[int]bool, s []T) []T {
+	out := make([]T, 0, len(s)-len(drop))
+	for i, v := range s {
+		if !drop[i] {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // checkpointWritesPutSQL inserts writes; a row that exists is replaced only
@@ -184,10 +204,13 @@ func CheckpointMetadataMerge(ctx context.Context, db postgres.DBTX, cfg Config, 
 // three tables, all namespaces, in one statement.
 const checkpointThreadDeleteSQL = `
 WITH blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[])),
-     writes AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[]))
+     writes AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[])),
+     elements AS (DELETE FROM thread_elements WHERE thread_id = ANY($1::text[])),
+     seqs AS (DELETE FROM thread_element_seqs WHERE thread_id = ANY($1::text[]))
 DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])`
 
-// CheckpointThreadDelete deletes every checkpoint, blob and write of the
+// CheckpointThreadDelete deletes every checkpoint, blob, write and list
+// element of the
 // given threads, in all namespaces (the saver's deleteThread). Unknown ids
 // are not an error. One statement: atomic even when db is a pool.
 func CheckpointThreadDelete(ctx context.Context, db postgres.DBTX, threadIDs ...string) error {
@@ -200,10 +223,10 @@ func CheckpointThreadDelete(ctx context.Context, db postgres.DBTX, threadIDs ...
 	return nil
 }
 
-// checkpointThreadCopySQL duplicates a thread's three tables under a new
-// thread id in one statement. The rows keep their checkpoint ids, versions
-// and parents, so the copy has the same history, branches and latest
-// checkpoint as the original.
+// checkpointThreadCopySQL duplicates a thread's three tables and its list
+// elements under a new thread id in one statement. The rows keep their
+// checkpoint ids, versions, parents and element seqs, so the copy has the
+// same history, branches and latest checkpoint as the original.
 const checkpointThreadCopySQL = `
 WITH blobs AS (
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
@@ -213,6 +236,12 @@ WITH blobs AS (
     INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path)
     SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path
     FROM checkpoint_writes WHERE thread_id = $1
+), elements AS (
+    INSERT INTO thread_elements (thread_id, seq, hash, data, run_id, step)
+    SELECT $2, seq, hash, data, run_id, step FROM thread_elements WHERE thread_id = $1
+), seqs AS (
+    INSERT INTO thread_element_seqs (thread_id, last)
+    SELECT $2, last FROM thread_element_seqs WHERE thread_id = $1
 )
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
 SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
@@ -263,28 +292,117 @@ func CheckpointBlobMaxIntVersion(ctx context.Context, db postgres.DBTX, cfg Conf
 	return n, nil
 }
 
-// checkpointThreadPruneSQL keeps only checkpoint $2 of the thread's root
-// namespace: every other checkpoint (subgraph namespaces included) and its
-// writes go, and so does every blob the kept checkpoint does not name.
+// checkpointThreadPruneSQL keeps only the root-namespace checkpoints $2:
+// every other checkpoint (subgraph namespaces included) and its writes go,
+// and so does every blob no kept checkpoint names.
 const checkpointThreadPruneSQL = `
 WITH kept AS (
-    SELECT v.key AS channel, v.value AS version
+    SELECT DISTINCT v.key AS channel, v.value AS version
     FROM checkpoints c, jsonb_each_text(c.checkpoint -> 'channel_versions') v
-    WHERE c.thread_id = $1 AND c.checkpoint_ns = '' AND c.checkpoint_id = $2
+    WHERE c.thread_id = $1 AND c.checkpoint_ns = '' AND c.checkpoint_id = ANY($2::text[])
 ), w AS (
-    DELETE FROM checkpoint_writes WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = $2)
+    DELETE FROM checkpoint_writes WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = ANY($2::text[]))
 ), c AS (
-    DELETE FROM checkpoints WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = $2)
+    DELETE FROM checkpoints WHERE thread_id = $1 AND NOT (checkpoint_ns = '' AND checkpoint_id = ANY($2::text[]))
 )
 DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1
   AND NOT (b.checkpoint_ns = '' AND EXISTS (SELECT 1 FROM kept k WHERE k.channel = b.channel AND k.version = b.version))`
 
+// deltaSnapshotPutSQL stores a snapshot as the value of a delta channel's
+// version that had none (its row is "empty" or absent).
+const deltaSnapshotPutSQL = `
+INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+VALUES ($1, '', $2, $3, $4, $5)
+ON CONFLICT (thread_id, checkpoint_ns, channel, version)
+DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob WHERE checkpoint_blobs.type = 'empty'`
+
 // CheckpointThreadPrune deletes a thread's history except checkpoint keep
-// (a root-namespace checkpoint id): other checkpoints, their writes, and
-// the blobs keep does not use. One statement: atomic even on a pool.
-func CheckpointThreadPrune(ctx context.Context, db postgres.DBTX, threadID, keep string) error {
-	if _, err := db.Exec(ctx, checkpointThreadPruneSQL, threadID, keep); err != nil {
+// (a root-namespace checkpoint id): other checkpoints, their writes, the
+// blobs keep does not use and the list elements no kept blob names.
+//
+// It never breaks a LangGraph delta channel (DeltaChannels of keep with
+// kinds): one whose value keep does not store is first given one — a
+// DeltaSnapshot of its rebuilt value at keep's version, for the messages
+// reducer Weft implements — or, for a reducer Weft cannot replay, keep's
+// parent chain back to the nearest stored value is kept with its writes.
+// Several statements: run it in a transaction.
+func CheckpointThreadPrune(ctx context.Context, db postgres.DBTX, threadID, keep string, kinds map[string]string) error {
+	keepIDs, err := deltaPreserve(ctx, db, threadID, keep, kinds)
+	if err != nil {
 		return fmt.Errorf("checkpoint prune: %w", err)
+	}
+	if _, err := db.Exec(ctx, checkpointThreadPruneSQL, threadID, keepIDs); err != nil {
+		return fmt.Errorf("checkpoint prune: %w", err)
+	}
+	return CheckpointElementsCollect(ctx, db, threadID)
+}
+
+// deltaPreserve makes keep's delta channels readable without the history
+// a prune deletes and returns the checkpoint ids the prune must keep.
+func deltaPreserve(ctx context.Context, db postgres.DBTX, threadID, keep string, kinds map[string]string) ([]string, error) {
+	keepIDs := []string{keep}
+	t, err := CheckpointGetTuple(ctx, db, Config{ThreadID: threadID, CheckpointID: keep})
+	if apperr.CodeOf(err) == apperr.NotFound {
+		return keepIDs, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rebuild, chainOnly []string
+	for ch, kind := range DeltaChannels(t, kinds) {
+		if _, stored := t.Checkpoint.ChannelValues[ch]; stored {
+			continue
+		}
+		if _, versioned := t.Checkpoint.ChannelVersions[ch]; !versioned {
+			continue
+		}
+		if kind == DeltaMessages {
+			rebuild = append(rebuild, ch)
+		} else {
+			chainOnly = append(chainOnly, ch)
+		}
+	}
+	if len(rebuild) > 0 {
+		resolved := []Tuple{*t}
+		resolved[0].Checkpoint.ChannelValues = maps.Clone(t.Checkpoint.ChannelValues)
+		if err := CheckpointDeltaResolve(ctx, db, resolved, kinds); err != nil {
+			return nil, err
+		}
+		for _, ch := range rebuild {
+			v, ok := resolved[0].Checkpoint.ChannelValues[ch]
+			if !ok {
+				continue
+			}
+			typ, data, err := serde.Encode(map[string]any{"lc": 2, "type": "delta_snapshot", "value": v})
+			if err != nil {
+				return nil, err
+			}
+			if _, err := db.Exec(ctx, deltaSnapshotPutSQL, threadID, ch, t.Checkpoint.ChannelVersions[ch], typ, data); err != nil {
+				return nil, fmt.Errorf("delta snapshot of %q: %w", ch, err)
+			}
+		}
+	}
+	if len(chainOnly) > 0 {
+		slices.Sort(chainOnly)
+		chain, err := deltaChainLoad(ctx, db, threadID, "", []string{keep}, chainOnly)
+		if err != nil {
+			return nil, err
+		}
+		for id := range chain.parent {
+			if id != keep {
+				keepIDs = append(keepIDs, id)
+			}
+		}
+	}
+	return keepIDs, nil
+}
+
+// CheckpointElementsCollect deletes the list elements of a thread that no
+// list blob of the thread names any more (after blobs were deleted: a prune,
+// a rollback). It reads the thread's list headers, not its elements' data.
+func CheckpointElementsCollect(ctx context.Context, db postgres.DBTX, threadID string) error {
+	if _, err := db.Exec(ctx, `SELECT weft_elements_collect($1)`, threadID); err != nil {
+		return fmt.Errorf("checkpoint elements: %w", err)
 	}
 	return nil
 }

@@ -186,10 +186,11 @@ func (s *Service) commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 	}
 	if req.InProcess {
 		res, err := s.commitOneShot(ctx, dispatchID, req)
-		if postgres.SQLState(err) != postgres.CodeCancelPending {
+		if postgres.SQLState(err) != postgres.CodeCancelPending && !errors.Is(err, errFullPath) {
 			return res, err
 		}
-		// A cancellation is pending: the full path decides what the end means.
+		// A cancellation is pending (the full path decides what the end
+		// means), or a list put needs reads.
 	} else {
 		res, err := s.commitExternal(ctx, dispatchID, key, req)
 		if !errors.Is(err, errFullPath) {
@@ -225,6 +226,9 @@ func (s *Service) commitOneShot(ctx context.Context, dispatchID uuid.UUID, req *
 	})
 	d := &dispatch.Dispatch{DispatchID: dispatchID, RunID: req.RunID, ThreadID: req.ThreadID}
 	if err := s.queueCommit(ctx, p, d, "", req, res); err != nil {
+		if errors.Is(err, postgres.ErrPipelineRead) {
+			return nil, errFullPath // a list put needs reads: commitTx has a transaction for them
+		}
 		return nil, err
 	}
 	err := p.Send(ctx, s.db)
@@ -285,7 +289,7 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 	if d.CancelAction != nil {
 		res.Cancel = *d.CancelAction
 	}
-	p := &postgres.Pipeline{}
+	p := &postgres.Pipeline{Reader: tx}
 	if err := s.queueCommit(ctx, p, d, key, req, res); err != nil {
 		return nil, err
 	}
@@ -533,6 +537,9 @@ func (s *Service) rollbackRun(ctx context.Context, tx pgx.Tx, threadID, runID uu
 		SELECT 1 FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = b.checkpoint_ns
 		  AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)`, tid); err != nil {
 		return fmt.Errorf("rollback run %s: blobs: %w", runID, err)
+	}
+	if err := checkpoints.CheckpointElementsCollect(ctx, tx, tid); err != nil {
+		return fmt.Errorf("rollback run %s: %w", runID, err)
 	}
 	_, err := tx.Exec(ctx, `WITH r AS (DELETE FROM runs WHERE run_id = $1 RETURNING run_id)
 		SELECT pg_notify('`+runs.ChannelRunEnd+`', run_id::text) FROM r`, runID)

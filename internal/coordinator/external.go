@@ -170,6 +170,12 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 	}
 	d := &dispatch.Dispatch{DispatchID: dispatchID, RunID: who.runID, ThreadID: who.threadID, GraphID: who.graphID}
 	if err := s.queueCommit(ctx, p, d, key, req, res); err != nil {
+		if errors.Is(err, postgres.ErrPipelineRead) {
+			if req.End != nil {
+				req.End.Projection = nil
+			}
+			return nil, errFullPath // a list put needs reads: commitTx has a transaction for them
+		}
 		return nil, err
 	}
 	err = p.Send(ctx, s.db)

@@ -427,6 +427,9 @@ func (x *execution) exec(ctx context.Context) error {
 	if x.g == nil {
 		return x.fail(ctx, fmt.Errorf("graph %q is not registered on this worker", x.run.GraphID))
 	}
+	if u, ok := x.updateOf(); ok {
+		return x.applyUpdate(ctx, u)
+	}
 	var err error
 	if x.limit, err = runs.RecursionLimit(x.k.Config); err != nil {
 		return x.fail(ctx, err)

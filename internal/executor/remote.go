@@ -49,6 +49,9 @@ type RemoteConfig struct {
 	// Client sends the requests (default: a client without timeout; every
 	// request has a deadline of its own).
 	Client *http.Client
+	// APIKey is sent as x-api-key on every request: a key with the worker
+	// scope when the server authenticates ("" sends none).
+	APIKey string
 	// Log receives the worker's logs (default: slog.Default()).
 	Log *slog.Logger
 	// TracerProvider traces the runs this worker executes (attempt,
@@ -89,7 +92,8 @@ func RunRemote(ctx context.Context, cfg RemoteConfig) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	c := &workerClient{base: strings.TrimRight(cfg.URL, "/"), http: cfg.Client, tracer: tracing.Tracer(cfg.TracerProvider)}
+	c := &workerClient{base: strings.TrimRight(cfg.URL, "/"), http: cfg.Client, tracer: tracing.Tracer(cfg.TracerProvider),
+		apiKey: cfg.APIKey}
 	if err := registerGraphs(ctx, c, cfg); err != nil {
 		return err
 	}
@@ -460,6 +464,7 @@ type workerClient struct {
 	base   string
 	http   *http.Client
 	tracer trace.Tracer // nil: no client spans
+	apiKey string       // sent as x-api-key ("" none)
 }
 
 // httpError is a response other than 2xx.
@@ -507,6 +512,9 @@ func (c *workerClient) try(ctx context.Context, path string, body []byte, out an
 		return fmt.Errorf("POST %s: %w", path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.apiKey != "" {
+		req.Header.Set("X-Api-Key", c.apiKey)
+	}
 	// A request of a run (its context holds the run's span, or its
 	// traceparent when tracing is off here) carries the trace onward; a
 	// span of its own when tracing is on.

@@ -121,6 +121,8 @@ func logRequests(log *slog.Logger, m *metrics.Metrics, tr trace.Tracer) func(htt
 				switch {
 				case sw.status >= 500 && sw.status != http.StatusServiceUnavailable:
 					level = slog.LevelError
+				case sw.status == httpx.StatusClientClosedRequest: // nobody reads the answer
+					level = slog.LevelInfo
 				case sw.status >= 400: // 503 too: a database outage, logged once by the server
 					level = slog.LevelWarn
 				}

@@ -12,11 +12,13 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/api"
 	"github.com/weftdev/weft/internal/assistants"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/crons"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/inspect"
@@ -59,15 +61,29 @@ type Deps struct {
 	Tracer trace.Tracer
 	// Inspect serves the read endpoints of the web UI (/inspect/…).
 	Inspect *inspect.Handlers
+	// Auth authenticates every request but the health probes and the web
+	// UI's files (nil: auth off — every request is the default tenant's
+	// and no scope is checked).
+	Auth auth.Authenticator
+	// Authorize is the authorize hook of a Go program embedding Weft (nil:
+	// none), asked about every request to a guarded route.
+	Authorize auth.AuthorizeFunc
+	// ThreadMetadata reads a thread's metadata (tenant scoped, 404 when it
+	// is not there), to hold it against an authorize decision's filters.
+	ThreadMetadata func(ctx context.Context, id uuid.UUID) (map[string]any, error)
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
 //
 //	@title						Weft
 //	@version					0.1.0
-//	@description				Open, self-hosted thread/run server for LangGraph-style agents, speaking the LangGraph Agent Server REST API.
+//	@description				Open, self-hosted thread/run server for LangGraph-style agents, speaking the LangGraph Agent Server REST API. With auth on (WEFT_AUTH=keys or jwt, or an embedding program's hook) every operation but GET /ok and /livez needs a credential, in x-api-key or as Authorization: Bearer: a missing or bad one is a 401 {"detail"}, a credential without the scope the route needs (tenant data, worker, admin; docs/production.md) a 403. Without auth (the default) the server listens on loopback only and no credential is needed.
 //	@license.name				Apache-2.0
 //	@BasePath					/
+//	@securityDefinitions.apikey	ApiKeyAuth
+//	@in							header
+//	@name						x-api-key
+//	@description				An API key (weft keys create), or with WEFT_AUTH=jwt a JWT; what the LangGraph SDKs' apiKey option sends.
 func NewRouter(d Deps) http.Handler {
 	if d.MaxBody == 0 {
 		d.MaxBody = DefaultMaxBody
@@ -79,7 +95,16 @@ func NewRouter(d Deps) http.Handler {
 	h := func(fn httpx.HandlerFunc) http.HandlerFunc { return httpx.Handle(d.Log, fn) }
 	r := chi.NewRouter()
 	// GetHead serves HEAD from the GET route (net/http drops the body).
-	r.Use(logRequests(d.Log, d.Metrics, d.Tracer), d.Security.Handler, postOnly, middleware.GetHead, limitBody(d.MaxBody))
+	r.Use(logRequests(d.Log, d.Metrics, d.Tracer), d.Security.Handler, postOnly, authenticate(d.Auth, d.Log),
+		middleware.GetHead, limitBody(d.MaxBody))
+	// Each route names the resource it touches and the action: the scope
+	// it needs follows (auth.Scope*), and the authorize hook decides on
+	// both. g.thread routes hold the thread in their path against the
+	// hook's filters; g.threads routes apply them in their handler; g.need
+	// routes refuse a decision with filters.
+	g := &guard{on: d.Auth != nil, authorize: d.Authorize, threadMeta: d.ThreadMetadata, log: d.Log}
+	th, ths := g.thread, g.threads
+	need := g.need
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Not Found"})
 	})
@@ -92,94 +117,94 @@ func NewRouter(d Deps) http.Handler {
 
 	r.Get("/ok", s.ok)
 	r.Get("/livez", s.livez)
-	r.Get("/info", s.info)
-	r.Get("/openapi.yaml", s.openapi)
-	r.Get("/metrics", s.serveMetrics)
+	r.With(need("system", "read")).Get("/info", s.info)
+	r.With(need("system", "read")).Get("/openapi.yaml", s.openapi)
+	r.With(need("admin", "read")).Get("/metrics", s.serveMetrics)
 
-	r.Post("/threads", h(d.Threads.Create))
-	r.Post("/threads/search", h(d.Threads.Search))
-	r.Post("/threads/count", h(d.Threads.Count))
-	r.Post("/threads/prune", h(d.State.Prune))
-	r.Get("/threads/{thread_id}", h(d.Threads.Get))
-	r.Patch("/threads/{thread_id}", h(d.Threads.Patch))
-	r.Delete("/threads/{thread_id}", h(d.Threads.Delete))
-	r.Get("/threads/{thread_id}/children", h(d.Threads.Children))
-	r.Post("/threads/{thread_id}/copy", h(d.State.Copy))
-	r.Get("/threads/{thread_id}/stream", h(d.Streams.ThreadStream))
-	r.Post("/threads/{thread_id}/stream/events", h(d.Streams.ProtocolEvents))
-	r.Post("/threads/{thread_id}/commands", h(d.Streams.ProtocolCommands))
+	r.With(ths("create")).Post("/threads", h(d.Threads.Create))
+	r.With(ths("search")).Post("/threads/search", h(d.Threads.Search))
+	r.With(ths("search")).Post("/threads/count", h(d.Threads.Count))
+	r.With(need("threads", "delete")).Post("/threads/prune", h(d.State.Prune))
+	r.With(th("read")).Get("/threads/{thread_id}", h(d.Threads.Get))
+	r.With(th("update")).Patch("/threads/{thread_id}", h(d.Threads.Patch))
+	r.With(th("delete")).Delete("/threads/{thread_id}", h(d.Threads.Delete))
+	r.With(ths("search")).Get("/threads/{thread_id}/children", h(d.Threads.Children))
+	r.With(th("copy")).Post("/threads/{thread_id}/copy", h(d.State.Copy))
+	r.With(th("read")).Get("/threads/{thread_id}/stream", h(d.Streams.ThreadStream))
+	r.With(th("read")).Post("/threads/{thread_id}/stream/events", h(d.Streams.ProtocolEvents))
+	r.With(th("update")).Post("/threads/{thread_id}/commands", h(d.Streams.ProtocolCommands))
 
-	r.Get("/threads/{thread_id}/state", h(d.State.GetState))
-	r.Post("/threads/{thread_id}/state", h(d.State.UpdateState))
-	r.Patch("/threads/{thread_id}/state", h(d.State.PatchState))
-	r.Post("/threads/{thread_id}/state/checkpoint", h(d.State.PostStateAt))
-	r.Get("/threads/{thread_id}/state/{checkpoint_id}", h(d.State.GetStateAt))
-	r.Get("/threads/{thread_id}/history", h(d.State.GetHistory))
-	r.Post("/threads/{thread_id}/history", h(d.State.PostHistory))
+	r.With(th("read")).Get("/threads/{thread_id}/state", h(d.State.GetState))
+	r.With(th("update")).Post("/threads/{thread_id}/state", h(d.State.UpdateState))
+	r.With(th("update")).Patch("/threads/{thread_id}/state", h(d.State.PatchState))
+	r.With(th("read")).Post("/threads/{thread_id}/state/checkpoint", h(d.State.PostStateAt))
+	r.With(th("read")).Get("/threads/{thread_id}/state/{checkpoint_id}", h(d.State.GetStateAt))
+	r.With(th("read")).Get("/threads/{thread_id}/history", h(d.State.GetHistory))
+	r.With(th("read")).Post("/threads/{thread_id}/history", h(d.State.PostHistory))
 
-	r.Post("/assistants", h(d.Assistants.Create))
-	r.Post("/assistants/search", h(d.Assistants.Search))
-	r.Post("/assistants/count", h(d.Assistants.Count))
-	r.Get("/assistants/{assistant_id}", h(d.Assistants.Get))
-	r.Patch("/assistants/{assistant_id}", h(d.Assistants.Patch))
-	r.Delete("/assistants/{assistant_id}", h(d.Assistants.Delete))
-	r.Post("/assistants/{assistant_id}/versions", h(d.Assistants.Versions))
-	r.Post("/assistants/{assistant_id}/latest", h(d.Assistants.SetLatest))
-	r.Get("/assistants/{assistant_id}/graph", h(d.Assistants.Graph))
-	r.Get("/assistants/{assistant_id}/schemas", h(d.Assistants.Schemas))
-	r.Get("/assistants/{assistant_id}/subgraphs", h(d.Assistants.Subgraphs))
-	r.Get("/assistants/{assistant_id}/subgraphs/{namespace}", h(d.Assistants.SubgraphsOf))
+	r.With(need("assistants", "create")).Post("/assistants", h(d.Assistants.Create))
+	r.With(need("assistants", "search")).Post("/assistants/search", h(d.Assistants.Search))
+	r.With(need("assistants", "search")).Post("/assistants/count", h(d.Assistants.Count))
+	r.With(need("assistants", "read")).Get("/assistants/{assistant_id}", h(d.Assistants.Get))
+	r.With(need("assistants", "update")).Patch("/assistants/{assistant_id}", h(d.Assistants.Patch))
+	r.With(need("assistants", "delete")).Delete("/assistants/{assistant_id}", h(d.Assistants.Delete))
+	r.With(need("assistants", "search")).Post("/assistants/{assistant_id}/versions", h(d.Assistants.Versions))
+	r.With(need("assistants", "update")).Post("/assistants/{assistant_id}/latest", h(d.Assistants.SetLatest))
+	r.With(need("assistants", "read")).Get("/assistants/{assistant_id}/graph", h(d.Assistants.Graph))
+	r.With(need("assistants", "read")).Get("/assistants/{assistant_id}/schemas", h(d.Assistants.Schemas))
+	r.With(need("assistants", "read")).Get("/assistants/{assistant_id}/subgraphs", h(d.Assistants.Subgraphs))
+	r.With(need("assistants", "read")).Get("/assistants/{assistant_id}/subgraphs/{namespace}", h(d.Assistants.SubgraphsOf))
 
-	r.Post("/threads/{thread_id}/runs", h(d.Runs.CreateStateful))
-	r.Get("/threads/{thread_id}/runs", h(d.Runs.List))
-	r.Post("/threads/{thread_id}/runs/wait", h(d.Runs.WaitStateful))
-	r.Post("/threads/{thread_id}/runs/stream", h(d.Streams.StreamStateful))
-	r.Get("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Get))
-	r.Delete("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Delete))
-	r.Get("/threads/{thread_id}/runs/{run_id}/join", h(d.Runs.Join))
-	r.Get("/threads/{thread_id}/runs/{run_id}/stream", h(d.Streams.JoinStream))
-	r.Post("/threads/{thread_id}/runs/{run_id}/cancel", h(d.Runs.Cancel))
-	r.Get("/threads/{thread_id}/runs/{run_id}/dispatches", h(d.Runs.RunDispatches))
-	r.Post("/runs", h(d.Runs.CreateStateless))
-	r.Post("/runs/wait", h(d.Runs.WaitStateless))
-	r.Post("/runs/stream", h(d.Streams.StreamStateless))
-	r.Get("/runs/{run_id}", h(d.Runs.GetStateless))
-	r.Get("/runs/{run_id}/stream", h(d.Streams.JoinStreamStateless))
-	r.Post("/runs/batch", h(d.Runs.Batch))
-	r.Post("/runs/cancel", h(d.Runs.CancelMany))
+	r.With(th("create_run")).Post("/threads/{thread_id}/runs", h(d.Runs.CreateStateful))
+	r.With(th("read")).Get("/threads/{thread_id}/runs", h(d.Runs.List))
+	r.With(th("create_run")).Post("/threads/{thread_id}/runs/wait", h(d.Runs.WaitStateful))
+	r.With(th("create_run")).Post("/threads/{thread_id}/runs/stream", h(d.Streams.StreamStateful))
+	r.With(th("read")).Get("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Get))
+	r.With(th("delete")).Delete("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Delete))
+	r.With(th("read")).Get("/threads/{thread_id}/runs/{run_id}/join", h(d.Runs.Join))
+	r.With(th("read")).Get("/threads/{thread_id}/runs/{run_id}/stream", h(d.Streams.JoinStream))
+	r.With(th("update")).Post("/threads/{thread_id}/runs/{run_id}/cancel", h(d.Runs.Cancel))
+	r.With(th("read")).Get("/threads/{thread_id}/runs/{run_id}/dispatches", h(d.Runs.RunDispatches))
+	r.With(need("threads", "create_run")).Post("/runs", h(d.Runs.CreateStateless))
+	r.With(need("threads", "create_run")).Post("/runs/wait", h(d.Runs.WaitStateless))
+	r.With(need("threads", "create_run")).Post("/runs/stream", h(d.Streams.StreamStateless))
+	r.With(need("threads", "read")).Get("/runs/{run_id}", h(d.Runs.GetStateless))
+	r.With(need("threads", "read")).Get("/runs/{run_id}/stream", h(d.Streams.JoinStreamStateless))
+	r.With(need("threads", "create_run")).Post("/runs/batch", h(d.Runs.Batch))
+	r.With(need("threads", "update")).Post("/runs/cancel", h(d.Runs.CancelMany))
 
-	r.Post("/runs/crons", h(d.Crons.CreateStateless))
-	r.Post("/runs/crons/search", h(d.Crons.Search))
-	r.Post("/runs/crons/count", h(d.Crons.Count))
-	r.Get("/runs/crons/{cron_id}", h(d.Crons.Get))
-	r.Patch("/runs/crons/{cron_id}", h(d.Crons.Patch))
-	r.Delete("/runs/crons/{cron_id}", h(d.Crons.Delete))
-	r.Post("/threads/{thread_id}/runs/crons", h(d.Crons.CreateForThread))
+	r.With(need("crons", "create")).Post("/runs/crons", h(d.Crons.CreateStateless))
+	r.With(need("crons", "search")).Post("/runs/crons/search", h(d.Crons.Search))
+	r.With(need("crons", "search")).Post("/runs/crons/count", h(d.Crons.Count))
+	r.With(need("crons", "read")).Get("/runs/crons/{cron_id}", h(d.Crons.Get))
+	r.With(need("crons", "update")).Patch("/runs/crons/{cron_id}", h(d.Crons.Patch))
+	r.With(need("crons", "delete")).Delete("/runs/crons/{cron_id}", h(d.Crons.Delete))
+	r.With(need("crons", "create")).Post("/threads/{thread_id}/runs/crons", h(d.Crons.CreateForThread))
 
-	r.Get("/dispatches", h(d.Runs.ListDispatches))
-	r.Post("/dispatches/{dispatch_id}/retry", h(d.Runs.RetryDispatch))
-	r.Post("/dispatch/claim", h(d.Workers.Claim))
-	r.Post("/dispatch/cancellations", h(d.Workers.Cancellations))
-	r.Post("/dispatch/{dispatch_id}/heartbeat", h(d.Workers.Heartbeat))
-	r.Post("/dispatch/{dispatch_id}/ack", h(d.Workers.Ack))
-	r.Post("/dispatch/{dispatch_id}/nack", h(d.Workers.Nack))
-	r.Post("/dispatch/{dispatch_id}/commit", h(d.Workers.Commit))
-	r.Post("/dispatch/graphs", h(d.Workers.RegisterGraph))
-	r.Post("/dispatch/checkpoints/get", h(d.Workers.GetCheckpointRaw))
-	r.Post("/dispatch/checkpoints/list", h(d.Workers.ListCheckpointsRaw))
-	r.Post("/dispatch/checkpoints/delta-history", h(d.Workers.GetDeltaHistory))
+	r.With(need("admin", "read")).Get("/dispatches", h(d.Runs.ListDispatches))
+	r.With(need("admin", "update")).Post("/dispatches/{dispatch_id}/retry", h(d.Runs.RetryDispatch))
+	r.With(need("worker", "claim")).Post("/dispatch/claim", h(d.Workers.Claim))
+	r.With(need("worker", "read")).Post("/dispatch/cancellations", h(d.Workers.Cancellations))
+	r.With(need("worker", "heartbeat")).Post("/dispatch/{dispatch_id}/heartbeat", h(d.Workers.Heartbeat))
+	r.With(need("worker", "ack")).Post("/dispatch/{dispatch_id}/ack", h(d.Workers.Ack))
+	r.With(need("worker", "nack")).Post("/dispatch/{dispatch_id}/nack", h(d.Workers.Nack))
+	r.With(need("worker", "commit")).Post("/dispatch/{dispatch_id}/commit", h(d.Workers.Commit))
+	r.With(need("worker", "register")).Post("/dispatch/graphs", h(d.Workers.RegisterGraph))
+	r.With(need("worker", "read")).Post("/dispatch/checkpoints/get", h(d.Workers.GetCheckpointRaw))
+	r.With(need("worker", "read")).Post("/dispatch/checkpoints/list", h(d.Workers.ListCheckpointsRaw))
+	r.With(need("worker", "read")).Post("/dispatch/checkpoints/delta-history", h(d.Workers.GetDeltaHistory))
 
-	r.Put("/store/items", h(d.Store.Put))
-	r.Get("/store/items", h(d.Store.Get))
-	r.Delete("/store/items", h(d.Store.Delete))
-	r.Post("/store/items/search", h(d.Store.Search))
-	r.Post("/store/namespaces", h(d.Store.ListNamespaces))
+	r.With(need("store", "update")).Put("/store/items", h(d.Store.Put))
+	r.With(need("store", "read")).Get("/store/items", h(d.Store.Get))
+	r.With(need("store", "delete")).Delete("/store/items", h(d.Store.Delete))
+	r.With(need("store", "search")).Post("/store/items/search", h(d.Store.Search))
+	r.With(need("store", "search")).Post("/store/namespaces", h(d.Store.ListNamespaces))
 
-	r.Get("/inspect/threads/storage", h(d.Inspect.ThreadStorage))
-	r.Get("/inspect/threads/{thread_id}/checkpoints", h(d.Inspect.Checkpoints))
-	r.Get("/inspect/threads/{thread_id}/checkpoints/{checkpoint_id}", h(d.Inspect.Checkpoint))
-	r.Get("/inspect/threads/{thread_id}/runs", h(d.Inspect.Runs))
-	r.Get("/inspect/threads/{thread_id}/runs/{run_id}", h(d.Inspect.Run))
+	r.With(need("threads", "search")).Get("/inspect/threads/storage", h(d.Inspect.ThreadStorage))
+	r.With(th("read")).Get("/inspect/threads/{thread_id}/checkpoints", h(d.Inspect.Checkpoints))
+	r.With(th("read")).Get("/inspect/threads/{thread_id}/checkpoints/{checkpoint_id}", h(d.Inspect.Checkpoint))
+	r.With(th("read")).Get("/inspect/threads/{thread_id}/runs", h(d.Inspect.Runs))
+	r.With(th("read")).Get("/inspect/threads/{thread_id}/runs/{run_id}", h(d.Inspect.Run))
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)

@@ -7,6 +7,7 @@ package httpx
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,11 +40,17 @@ var statusOf = map[apperr.Code]int{
 	apperr.TooLarge:   http.StatusRequestEntityTooLarge,
 }
 
+// StatusClientClosedRequest (499, nginx's convention) is the status logged
+// for a request whose client went away before it was answered: the client
+// reads nothing, so it is no server error to count or alert on.
+const StatusClientClosedRequest = 499
+
 // WriteError writes err as {"detail": ...}. An *apperr.Error gets its
 // mapped status and message; a database that cannot be reached right now
 // (postgres.IsUnavailable) is a 503 with Retry-After (see
-// WriteUnavailable); anything else is logged and answered with a bare 500
-// whose body reveals nothing.
+// WriteUnavailable); an error caused by the client going away (the
+// request's context cancelled) is a 499, logged at debug level; anything
+// else is logged and answered with a bare 500 whose body reveals nothing.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
@@ -57,6 +64,13 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if postgres.IsUnavailable(err) {
 		log.DebugContext(r.Context(), "database unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
 		WriteUnavailable(w, DetailUnavailable)
+		return
+	}
+	if r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The client left (a worker killed mid-request, a caller that gave
+		// up): what failed was its own request being abandoned.
+		log.DebugContext(r.Context(), "request abandoned by its client", "method", r.Method, "path", r.URL.Path, "error", err)
+		WriteJSON(w, StatusClientClosedRequest, ErrorBody{Detail: "Client closed the request"})
 		return
 	}
 	if msg, ok := postgres.DataException(err); ok {

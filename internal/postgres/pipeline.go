@@ -11,11 +11,18 @@ import (
 // Pipeline collects statements and sends them to PostgreSQL together, in
 // one round trip. It is a DBTX whose Exec queues the statement (and always
 // succeeds: errors come from Send), so the store functions that only Exec
-// can write into it unchanged; Query and QueryRow are not supported (use
-// Queue with a callback for results).
-type Pipeline struct{ b pgx.Batch }
+// can write into it unchanged. Query and QueryRow run at once on Reader
+// (the transaction the pipeline will be sent on), before the statements
+// queued so far; without a Reader they fail with ErrPipelineRead (use Queue
+// with a callback for results).
+type Pipeline struct {
+	b      pgx.Batch
+	Reader DBTX
+}
 
-var errPipelineRead = errors.New("postgres: a Pipeline only queues statements; read with Queue(...).QueryRow")
+// ErrPipelineRead is the error of a read on a Pipeline without a Reader: a
+// caller that can retry in a transaction does so.
+var ErrPipelineRead = errors.New("postgres: a Pipeline only queues statements; read with Queue(...).QueryRow")
 
 // Exec queues sql.
 func (p *Pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
@@ -23,17 +30,25 @@ func (p *Pipeline) Exec(_ context.Context, sql string, args ...any) (pgconn.Comm
 	return pgconn.CommandTag{}, nil
 }
 
-// Query is not supported.
-func (p *Pipeline) Query(context.Context, string, ...any) (pgx.Rows, error) {
-	return nil, errPipelineRead
+// Query runs sql at once on Reader.
+func (p *Pipeline) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if p.Reader == nil {
+		return nil, ErrPipelineRead
+	}
+	return p.Reader.Query(ctx, sql, args...)
 }
 
-// QueryRow is not supported.
-func (p *Pipeline) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
+// QueryRow runs sql at once on Reader.
+func (p *Pipeline) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if p.Reader == nil {
+		return errRow{}
+	}
+	return p.Reader.QueryRow(ctx, sql, args...)
+}
 
 type errRow struct{}
 
-func (errRow) Scan(...any) error { return errPipelineRead }
+func (errRow) Scan(...any) error { return ErrPipelineRead }
 
 // Queue queues sql and returns it, to attach a result callback.
 func (p *Pipeline) Queue(sql string, args ...any) *pgx.QueuedQuery { return p.b.Queue(sql, args...) }

@@ -159,14 +159,21 @@ func (s *Service) Cancel(ctx context.Context, threadID, runID uuid.UUID, action 
 	running := false
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		running = false
+		// NO KEY UPDATE, not UPDATE: a commit of this run holds its
+		// dispatch and then inserts run_events, whose foreign key checks
+		// take KEY SHARE on the run and thread rows. FOR UPDATE would block
+		// those checks while this transaction waits for the dispatch: a
+		// deadlock (found by the chaos soak). NO KEY UPDATE still
+		// serialises with every other writer of these rows.
 		tenant := auth.Tenant(ctx)
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR UPDATE`, threadID, tenant); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR NO KEY UPDATE`,
+			threadID, tenant); err != nil {
 			return err
 		}
 		var status Status
 		var graphID string
-		err := tx.QueryRow(ctx, `SELECT status, graph_id FROM runs WHERE run_id = $1 AND thread_id = $2 AND tenant_id = $3 FOR UPDATE`,
-			runID, threadID, tenant).Scan(&status, &graphID)
+		err := tx.QueryRow(ctx, `SELECT status, graph_id FROM runs WHERE run_id = $1 AND thread_id = $2 AND tenant_id = $3
+			FOR NO KEY UPDATE`, runID, threadID, tenant).Scan(&status, &graphID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.Errorf(apperr.NotFound, "Run %s not found in thread %s", runID, threadID)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/store"
 	"github.com/weftdev/weft/internal/tracing"
@@ -94,6 +96,34 @@ type Config struct {
 	// TracerProvider is not a flag: when set, the server traces with it instead of one built from
 	// Tracing (tests record spans with an in-memory exporter); the caller shuts it down
 	TracerProvider trace.TracerProvider
+
+	// -auth, WEFT_AUTH: how requests are authenticated. "" (the default): not at all, and then the
+	// server listens only on a loopback address; "none": not at all, on any address (a warning is
+	// logged); "keys": API keys (weft keys create); "jwt": bearer tokens checked against JWT. See
+	// docs/production.md.
+	Auth string
+	// JWT is WEFT_AUTH=jwt's settings: -jwt-jwks-url WEFT_JWT_JWKS_URL, -jwt-issuer WEFT_JWT_ISSUER,
+	// -jwt-audience WEFT_JWT_AUDIENCE (all three required), -jwt-tenant-claim WEFT_JWT_TENANT_CLAIM
+	// (default tenant), -jwt-jwks-refresh WEFT_JWT_JWKS_REFRESH (default 10m).
+	JWT auth.JWTConfig
+	// KeyCacheTTL is not a flag: how long an API key found valid is trusted without asking the
+	// database again, so how long a revoked key keeps working at most (default 5s).
+	KeyCacheTTL time.Duration
+	// Authenticate is not a flag: a Go program's own authentication (it replaces WEFT_AUTH's keys or
+	// jwt). It returns the caller's Principal, or an error: an *auth.Error is answered with its status
+	// (auth.Unauthorized: 401), any other error is a 500.
+	Authenticate func(r *http.Request) (auth.Principal, error)
+	// Authorize is not a flag: a Go program's per-resource authorize hook (allow, deny, or filter by
+	// metadata), asked about every request after its scope was checked.
+	Authorize auth.AuthorizeFunc
+	// WorkerKey is not a flag: a credential accepted with the worker scope in every auth mode, that
+	// weft dev gives the JS worker it runs.
+	WorkerKey string
+}
+
+// AuthOn tells whether requests are authenticated (WEFT_AUTH keys or jwt, or an Authenticate hook).
+func (c Config) AuthOn() bool {
+	return c.Authenticate != nil || c.Auth == "keys" || c.Auth == "jwt"
 }
 
 // ParseConfig reads flags from args and the environment through getenv.
@@ -108,6 +138,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.SetOutput(stderr)
 	var c Config
 	var builtinGraphs, level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts, storeIndex string
+	var jwksRefresh string
 	fs.StringVar(&c.Addr, "addr", env("WEFT_ADDR", "127.0.0.1:8123"), "listen address (WEFT_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty runs a managed local cluster (DATABASE_URL)")
 	fs.StringVar(&c.DataDir, "data-dir", env("WEFT_DATA_DIR", ".weft"), "directory of the managed local cluster (WEFT_DATA_DIR)")
@@ -126,6 +157,12 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("WEFT_METRICS_ADDR", ""), "also serve GET /metrics on this address, e.g. 127.0.0.1:9090 (WEFT_METRICS_ADDR)")
 	fs.StringVar(&allowedHosts, "allowed-hosts", env("WEFT_ALLOWED_HOSTS", ""), "comma list of Host names accepted on loopback besides localhost ones; * = no check (WEFT_ALLOWED_HOSTS)")
 	fs.StringVar(&storeIndex, "store-index", env("WEFT_STORE_INDEX", ""), `store semantic index, langgraph.json's store.index as JSON: {"dims": 1536, "embed": "openai:text-embedding-3-small", "fields": ["$"]}; endpoint from OPENAI_BASE_URL, OPENAI_API_KEY (WEFT_STORE_INDEX)`)
+	fs.StringVar(&c.Auth, "auth", env("WEFT_AUTH", ""), "authentication: keys (API keys, weft keys create), jwt (bearer tokens), none; unset: none and loopback addresses only (WEFT_AUTH)")
+	fs.StringVar(&c.JWT.JWKSURL, "jwt-jwks-url", env("WEFT_JWT_JWKS_URL", ""), "auth=jwt: URL of the issuer's JSON Web Key Set (WEFT_JWT_JWKS_URL)")
+	fs.StringVar(&c.JWT.Issuer, "jwt-issuer", env("WEFT_JWT_ISSUER", ""), "auth=jwt: the iss every token must carry (WEFT_JWT_ISSUER)")
+	fs.StringVar(&c.JWT.Audience, "jwt-audience", env("WEFT_JWT_AUDIENCE", ""), "auth=jwt: the aud every token must include (WEFT_JWT_AUDIENCE)")
+	fs.StringVar(&c.JWT.TenantClaim, "jwt-tenant-claim", env("WEFT_JWT_TENANT_CLAIM", "tenant"), "auth=jwt: the claim naming the tenant (WEFT_JWT_TENANT_CLAIM)")
+	fs.StringVar(&jwksRefresh, "jwt-jwks-refresh", env("WEFT_JWT_JWKS_REFRESH", "10m"), "auth=jwt: how long the key set is cached; an unknown key id fetches it at once (WEFT_JWT_JWKS_REFRESH)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -201,7 +238,79 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	if c.Tracing, err = tracing.SettingsFromEnv(getenv); err != nil {
 		return c, fmt.Errorf("tracing: %w", err)
 	}
+	if c.JWT.Refresh, err = time.ParseDuration(jwksRefresh); err != nil || c.JWT.Refresh < time.Second {
+		return c, fmt.Errorf("jwt jwks refresh: %q must be a duration of at least 1s", jwksRefresh)
+	}
+	if err := c.checkAuth(); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// checkAuth validates the auth settings.
+func (c Config) checkAuth() error {
+	switch c.Auth {
+	case "", "none", "keys":
+	case "jwt":
+		var missing []string
+		for _, s := range []struct{ v, name string }{{c.JWT.JWKSURL, "WEFT_JWT_JWKS_URL"}, {c.JWT.Issuer, "WEFT_JWT_ISSUER"},
+			{c.JWT.Audience, "WEFT_JWT_AUDIENCE"}} {
+			if strings.TrimSpace(s.v) == "" {
+				missing = append(missing, s.name)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("auth: WEFT_AUTH=jwt needs %s", strings.Join(missing, ", "))
+		}
+		if u, err := url.Parse(c.JWT.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("auth: WEFT_JWT_JWKS_URL %q must be an http(s) URL", c.JWT.JWKSURL)
+		}
+	default:
+		return fmt.Errorf("auth: WEFT_AUTH %q must be keys, jwt or none", c.Auth)
+	}
+	if c.Authenticate != nil && (c.Auth == "keys" || c.Auth == "jwt") {
+		return fmt.Errorf("auth: an Authenticate hook replaces WEFT_AUTH=%s; set one or the other", c.Auth)
+	}
+	return nil
+}
+
+// checkExposure refuses an address other than loopback without
+// authentication, unless WEFT_AUTH=none says so (then it warns).
+func (c Config) checkExposure(log *slog.Logger) error {
+	if c.AuthOn() || loopbackAddr(c.Addr) {
+		return nil
+	}
+	if c.Auth == "none" {
+		log.Warn("serving WITHOUT authentication on a non-loopback address (WEFT_AUTH=none): anyone who reaches "+
+			c.Addr+" can read and change every thread", "addr", c.Addr)
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s without authentication: anyone who can reach it could read and change "+
+		"every thread. Set WEFT_AUTH=keys (API keys: weft keys create) or WEFT_AUTH=jwt (see docs/production.md), "+
+		"listen on 127.0.0.1 (-addr, WEFT_ADDR), or set WEFT_AUTH=none to serve without authentication anyway", c.Addr)
+}
+
+// loopbackAddr tells whether addr (host:port) listens on loopback only: a
+// loopback IP, or a name that resolves to loopback addresses only. An
+// empty host (all interfaces) is not.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return ip.IsLoopback()
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
 }
 
 // acceleratedClock is a clock that runs speed times faster than real time

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/assistants"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/coordinator"
@@ -69,6 +71,12 @@ type Server struct {
 func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err error) {
 	// done has room for both a supervisor failure and the serve error.
 	s := &Server{cfg: cfg, log: log, done: make(chan error, 2)}
+	if err := cfg.checkAuth(); err != nil {
+		return nil, err
+	}
+	if err := cfg.checkExposure(log); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			s.closeDB()
@@ -197,6 +205,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	waitIndexer := storeItems.StartIndexer(bg, listener, cfg.StoreIndexer, log)
 	stopLoops := s.stopRuns
 	s.stopRuns = func() { stopLoops(); waitSweep(); waitCrons(); waitIndexer() }
+	authn, err := newAuthenticator(ctx, cfg, s.pool, log)
+	if err != nil {
+		s.ln.Close()
+		return nil, err
+	}
 	handler := httpapi.NewRouter(httpapi.Deps{
 		Log:        log,
 		DB:         s.pool,
@@ -214,6 +227,19 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Security:   cfg.Security(),
 		Metrics:    m,
 		Tracer:     tracer,
+		Auth:       authn,
+		Authorize:  cfg.Authorize,
+		ThreadMetadata: func(ctx context.Context, id uuid.UUID) (map[string]any, error) {
+			t, err := threadStore.Get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			var md map[string]any
+			if err := json.Unmarshal(t.Metadata, &md); err != nil {
+				return nil, fmt.Errorf("thread %s metadata: %w", id, err)
+			}
+			return md, nil
+		},
 	})
 	if cfg.WrapHandler != nil {
 		handler = cfg.WrapHandler(handler)
@@ -234,8 +260,43 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		}()
 		log.Info("metrics listening", "addr", s.metricsLn.Addr().String())
 	}
-	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil, "tracing", tp != nil)
+	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil, "tracing", tp != nil,
+		"auth", authMode(cfg))
 	return s, nil
+}
+
+// newAuthenticator is the authenticator cfg asks for (nil: auth off).
+func newAuthenticator(ctx context.Context, cfg Config, pool *pgxpool.Pool, log *slog.Logger) (auth.Authenticator, error) {
+	var a auth.Authenticator
+	switch {
+	case cfg.Authenticate != nil:
+		a = auth.AuthenticatorFunc(cfg.Authenticate)
+	case cfg.Auth == "keys":
+		a = auth.NewKeys(pool, cfg.KeyCacheTTL)
+	case cfg.Auth == "jwt":
+		j, err := auth.NewJWT(ctx, cfg.JWT, log)
+		if err != nil {
+			return nil, err
+		}
+		a = j
+	default:
+		return nil, nil
+	}
+	if cfg.WorkerKey != "" {
+		a = auth.Chain(map[string]auth.Principal{cfg.WorkerKey: {Identity: "weft-dev-worker", Scopes: []string{auth.ScopeWorker}}}, a)
+	}
+	return a, nil
+}
+
+// authMode names the auth mode for the start log line.
+func authMode(cfg Config) string {
+	switch {
+	case cfg.Authenticate != nil:
+		return "hook"
+	case cfg.Auth == "":
+		return "none (loopback only)"
+	}
+	return cfg.Auth
 }
 
 // newMetrics is this process's metrics, with the pool's statistics and the

@@ -237,7 +237,7 @@ type UpdateParams struct {
 // the thread) and returns its address. 409 while a run is active, 400 when
 // the thread has no registered graph.
 func (s *Service) Update(ctx context.Context, threadID uuid.UUID, p UpdateParams) (checkpoints.Config, error) {
-	updates, err := parseUpdates(p.Values)
+	updates, err := pregel.ParseUpdates(p.Values)
 	if err != nil {
 		return checkpoints.Config{}, err
 	}
@@ -280,10 +280,10 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 	}
 	asNode := p.AsNode
 	if asNode == "" {
-		if asNode, err = defaultAsNode(g, base); err != nil {
+		if asNode, err = pregel.DefaultAsNode(g, base); err != nil {
 			return out, err
 		}
-	} else if err := checkAsNode(g, asNode); err != nil {
+	} else if err := pregel.CheckAsNode(g, asNode); err != nil {
 		return out, err
 	}
 	var threadMax int64
@@ -334,7 +334,7 @@ func (s *Service) ApplySupersteps(ctx context.Context, tx pgx.Tx, threadID uuid.
 	}
 	for i, step := range steps {
 		for j, u := range step.Updates {
-			updates, err := parseUpdates(u.Values)
+			updates, err := pregel.ParseUpdates(u.Values)
 			if err == nil {
 				_, err = s.updateTx(ctx, tx, threadID, updates, UpdateParams{AsNode: u.AsNode})
 			}
@@ -444,7 +444,12 @@ func (s *Service) Prune(ctx context.Context, ids []uuid.UUID, strategy string) (
 
 func (s *Service) keepLatest(ctx context.Context, id uuid.UUID) error {
 	return postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
-		if _, err := s.threads.LockForState(ctx, tx, id, true); err != nil {
+		ref, err := s.threads.LockForState(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		g, err := s.readGraph(ctx, ref)
+		if err != nil {
 			return err
 		}
 		latest, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: id.String()})
@@ -454,6 +459,6 @@ func (s *Service) keepLatest(ctx context.Context, id uuid.UUID) error {
 		if err != nil {
 			return err
 		}
-		return checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID)
+		return checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID, pregel.DeltaKinds(g))
 	})
 }

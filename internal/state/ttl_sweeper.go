@@ -79,7 +79,10 @@ func (s *Service) pruneExpired(ctx context.Context, id uuid.UUID) (bool, error) 
 		case err != nil:
 			return err
 		default:
-			if err := checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID); err != nil {
+			// The graph's delta kinds are not looked up here: a LangGraph delta
+			// channel then keeps its chain back to its snapshot (see
+			// CheckpointThreadPrune), which is safe for any reducer.
+			if err := checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID, nil); err != nil {
 				return err
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
 )
 
@@ -93,7 +94,10 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	p := CreateParams{Metadata: req.Metadata, IfExists: req.IfExists, ResourceID: req.ResourceID, TTL: req.TTL}
+	// A caller restricted by an authorize hook's filters creates threads
+	// it can see: the filters are written into the metadata.
+	p := CreateParams{Metadata: auth.Stamp(req.Metadata, auth.Filters(r.Context())), IfExists: req.IfExists,
+		ResourceID: req.ResourceID, TTL: req.TTL}
 	if req.ThreadID != "" {
 		id, err := httpx.ParseUUID(req.ThreadID, "thread")
 		if err != nil {
@@ -243,22 +247,28 @@ type SearchRequest struct {
 	Select    []string `json:"select"`
 }
 
-func (req *SearchRequest) filter() (Filter, error) {
-	f := Filter{Metadata: req.Metadata, Values: req.Values, Status: req.Status,
+// filter is the store filter of req, restricted by the authorize
+// decision's metadata filters of ctx (auth.Filters); none is false when
+// they contradict the request's own metadata filter, so nothing matches.
+func (req *SearchRequest) filter(ctx context.Context) (f Filter, none bool, err error) {
+	md, ok := auth.MergeFilters(req.Metadata, auth.Filters(ctx))
+	if !ok {
+		return f, true, nil
+	}
+	f = Filter{Metadata: md, Values: req.Values, Status: req.Status,
 		RootOnly: req.RootOnly, ResourceID: req.ResourceID}
 	if req.IDs != nil {
 		f.IDs = make([]uuid.UUID, 0, len(req.IDs))
 		for _, s := range req.IDs {
 			id, err := httpx.ParseUUID(s, "thread")
 			if err != nil {
-				return f, err
+				return f, false, err
 			}
 			f.IDs = append(f.IDs, id)
 		}
 	}
-	var err error
 	f.ParentThreadID, err = optionalUUID(req.ParentThreadID, "parent_thread_id")
-	return f, err
+	return f, false, err
 }
 
 // Search godoc
@@ -279,7 +289,7 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	f, err := req.filter()
+	f, none, err := req.filter(r.Context())
 	if err != nil {
 		return err
 	}
@@ -297,6 +307,11 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	p := SearchParams{Filter: f, Limit: limit, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
 	if err := p.Validate(); err != nil {
 		return err
+	}
+	if none {
+		httpx.SetPagination(w, p.Offset, 0, 0, false)
+		httpx.WriteJSON(w, http.StatusOK, []any{})
+		return nil
 	}
 	// The page ends early once it passes MaxSearchPageBytes.
 	var page httpx.ArrayPage
@@ -337,8 +352,11 @@ func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	f, err := req.filter()
-	if err != nil {
+	f, none, err := req.filter(r.Context())
+	if err != nil || none {
+		if err == nil {
+			httpx.WriteJSON(w, http.StatusOK, 0)
+		}
 		return err
 	}
 	n, err := h.store.Count(r.Context(), f)
@@ -377,10 +395,20 @@ func (h *Handlers) Children(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var page httpx.ArrayPage
-	n, more, err := h.store.Children(r.Context(), id, limit, offset, func(t *Thread) (bool, error) {
+	emit := func(t *Thread) (bool, error) {
 		size, err := page.Add(t)
 		return size >= MaxSearchPageBytes, err // the same cap as search
-	})
+	}
+	var n int
+	var more bool
+	if filters := auth.Filters(r.Context()); filters != nil {
+		// Under an authorize hook's filters: the children that match them,
+		// in the same order.
+		n, more, err = h.store.Search(r.Context(), SearchParams{Filter: Filter{ParentThreadID: &id, Metadata: filters},
+			Limit: limit, Offset: offset, SortBy: "created_at", SortOrder: "asc"}, emit)
+	} else {
+		n, more, err = h.store.Children(r.Context(), id, limit, offset, emit)
+	}
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ const rawTupleSQL = `SELECT jsonb_build_object(
 	'parent_checkpoint_id', c.parent_checkpoint_id,
 	'checkpoint', c.checkpoint,
 	'metadata', c.metadata,
-	'channel_values', (SELECT coalesce(jsonb_agg(jsonb_build_array(b.channel, b.type, translate(encode(b.blob, 'base64'), E'\n', ''))), '[]'::jsonb)
+	'channel_values', (SELECT coalesce(jsonb_agg(jsonb_build_array(b.channel, weft_blob_type(b.type), translate(encode(weft_blob(b.thread_id, b.type, b.blob), 'base64'), E'\n', ''))), '[]'::jsonb)
 		FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v
 		JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
 			AND b.channel = v.key AND b.version = v.value),

@@ -1,7 +1,7 @@
 // Weft's time-travel UI: the shell (navigation, routes, the API call log)
 // and the views, each reading Weft's own HTTP API.
 import { html, render, useEffect, useState } from "./vendor/preact-htm.js";
-import { calls, curl, get, onCalls, post } from "./lib/api.js";
+import { apiKey, calls, curl, get, onAuthRequired, onCalls, post, setApiKey } from "./lib/api.js";
 import { useRoute } from "./lib/router.js";
 import { Copy, useChanged } from "./ui/common.js";
 import { ThreadsView } from "./views/threads.js";
@@ -16,8 +16,33 @@ function NavLink({ href, active, children, testid }) {
   return html`<a href=${href} class=${active ? "active" : ""} data-testid=${testid}>${children}</a>`;
 }
 
+/**
+ * Shown when the server answers 401 (auth on): the user pastes an API key
+ * (weft keys create) or a token; it is kept in sessionStorage for this tab
+ * and sent as x-api-key with every call.
+ */
+function KeyPrompt({ detail }) {
+  const [key, setKey] = useState("");
+  const save = (e) => {
+    e.preventDefault();
+    setApiKey(key.trim());
+    location.reload();
+  };
+  return html`<div class="auth-prompt" data-testid="auth-prompt">
+    <form onSubmit=${save}>
+      <strong>This server requires an API key.</strong>
+      <span class="muted">${apiKey() ? `The key of this tab was refused (${detail || "401"}).` : "Paste a key (weft keys create --tenant NAME) or a token."}
+        It is kept in this tab only (sessionStorage) and sent as x-api-key.</span>
+      <input type="password" autocomplete="off" placeholder="weft_…" value=${key} onInput=${(e) => setKey(e.target.value)} data-testid="auth-key" />
+      <button type="submit" disabled=${!key.trim()} data-testid="auth-save">Use this key</button>
+    </form>
+  </div>`;
+}
+
 function Shell({ config }) {
   const route = useRoute();
+  const [authDetail, setAuthDetail] = useState(null);
+  useEffect(() => onAuthRequired((d) => setAuthDetail(d || "401")), []);
   const [info, setInfo] = useState(null);
   const [inbox, setInbox] = useState(null);
   const changed = useChanged();
@@ -68,9 +93,10 @@ function Shell({ config }) {
         <div>${info ? `v${info.version}` : ""}</div>
         <div class="muted" title="content hash of the UI files">ui ${config.build.slice(0, 8)}</div>
         <a href="/openapi.yaml" target="_blank">OpenAPI</a>
+        ${apiKey() && html`<a href="#" onClick=${(e) => { e.preventDefault(); setApiKey(""); location.reload(); }} data-testid="auth-forget">Forget key</a>`}
       </div>
     </aside>
-    <main class="main" data-testid="main">${view}</main>
+    <main class="main" data-testid="main">${authDetail && html`<${KeyPrompt} detail=${authDetail} />`}${view}</main>
     <${CallLog} />
   </div>`;
 }

@@ -12,6 +12,9 @@ claims their runs over the worker API and executes them with LangGraph.js.
 Options:
   --config <file>        langgraph.json (default: ./langgraph.json)
   --url <url>            Weft server (default: $WEFT_URL or http://127.0.0.1:8123)
+  --api-key <key>        a key with the worker scope, sent as x-api-key, for a server
+                         with WEFT_AUTH on (default: $WEFT_API_KEY; prefer the variable:
+                         arguments are visible to other users of the machine)
   --graphs <a,b>         serve only these graph ids (default: all of the config)
   --concurrency <n>      runs executed at once (default: $WEFT_WORKER_CONCURRENCY or 8)
   --worker-id <name>     name in dispatch audits (default: generated)
@@ -30,6 +33,7 @@ try {
     options: {
       config: { type: "string", default: "langgraph.json" },
       url: { type: "string", default: process.env.WEFT_URL ?? "http://127.0.0.1:8123" },
+      "api-key": { type: "string", default: process.env.WEFT_API_KEY ?? "" },
       graphs: { type: "string" },
       concurrency: { type: "string", default: process.env.WEFT_WORKER_CONCURRENCY ?? "8" },
       "worker-id": { type: "string" },
@@ -68,6 +72,7 @@ try {
   const { graphs } = await loadConfig(args.config, { only });
   const worker = new Worker({
     url: args.url,
+    apiKey: args["api-key"] || undefined,
     graphs,
     workerId: args["worker-id"],
     concurrency: int("concurrency", args.concurrency, 1),

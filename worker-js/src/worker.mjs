@@ -24,10 +24,11 @@ export function jsonLogger(base = {}) {
  * the rest and gives them back (nack), so another worker retries them.
  */
 export class Worker {
-  constructor({ url, graphs, workerId, concurrency = 8, waitMs = 10_000, lingerMs = 5, log = jsonLogger(), client }) {
+  constructor({ url, graphs, workerId, concurrency = 8, waitMs = 10_000, lingerMs = 5, log = jsonLogger(), client, apiKey }) {
     this.lingerMs = lingerMs;
     this.ownClient = !client;
-    this.client = client ?? new WeftClient(url);
+    // apiKey: a key with the worker scope, sent as x-api-key (a server with WEFT_AUTH on).
+    this.client = client ?? new WeftClient(url, { headers: apiKey ? { "x-api-key": apiKey } : {} });
     this.graphs = graphs;
     this.workerId = workerId ?? `weft-worker-js-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.concurrency = concurrency;

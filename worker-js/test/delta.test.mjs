@@ -34,7 +34,9 @@ async function langgraph(id) {
     pool.on("error", () => {});
     pools.push(pool);
     const graph = graphs.get(id);
-    graph.checkpointer = new PostgresSaver(pool);
+    // Schema "langgraph": the views presenting Weft's rows as LangGraph stores them
+    // (long message lists are kept once per element in Weft's own tables).
+    graph.checkpointer = new PostgresSaver(pool, undefined, { schema: "langgraph" });
     references.set(id, graph);
   }
   return references.get(id);

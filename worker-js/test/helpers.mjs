@@ -42,8 +42,8 @@ export function useWeft(env = {}) {
     await Promise.all([...h.workers].map((w) => w.stop()));
     await server?.stop();
   }, { timeout: 60_000 });
-  h.startWorker = async (args = []) => {
-    const w = await startWorker(h.url, args);
+  h.startWorker = async (args = [], env) => {
+    const w = await startWorker(h.url, args, env);
     h.workers.add(w);
     return w;
   };
@@ -52,12 +52,14 @@ export function useWeft(env = {}) {
 
 /**
  * Starts `weft-worker --config fixtures/langgraph.json --url url ...args`
- * and resolves once it logged "worker started". Returns {pid, lines(),
- * stop(): SIGTERM and wait, kill(): SIGKILL and wait, exited}.
+ * and resolves once it logged "worker started" (env: extra environment,
+ * e.g. WEFT_API_KEY). Returns {pid, lines(), stop(): SIGTERM and wait,
+ * kill(): SIGKILL and wait, exited}.
  */
-export async function startWorker(url, args = []) {
+export async function startWorker(url, args = [], env = {}) {
   const child = spawn(process.execPath, [...(process.env.WEFT_WORKER_NODE_ARGS ? process.env.WEFT_WORKER_NODE_ARGS.split(" ") : []), BIN, "--config", FIXTURES, "--url", url, "--log-level", "debug", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
   });
   const lines = [];
   const exited = new Promise((r) => child.once("exit", (code, signal) => r({ code, signal })));

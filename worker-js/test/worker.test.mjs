@@ -27,7 +27,9 @@ async function langgraph(id = "agent") {
     const pool = new pg.Pool({ ...weft.db, max: 2 });
     pool.on("error", () => {}); // the server stops its PostgreSQL at the end
     const graph = graphs.get(id);
-    graph.checkpointer = new PostgresSaver(pool);
+    // Schema "langgraph": the views presenting Weft's rows as LangGraph stores them
+    // (long message lists are kept once per element in Weft's own tables).
+    graph.checkpointer = new PostgresSaver(pool, undefined, { schema: "langgraph" });
     references.set(id, { graph, pool });
   }
   return references.get(id).graph;

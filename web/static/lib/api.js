@@ -11,6 +11,40 @@ export class ApiError extends Error {
   }
 }
 
+// With auth on (WEFT_AUTH=keys or jwt) every API call carries the key or
+// token the user pasted, as x-api-key. It lives in sessionStorage: gone
+// when the tab closes, never sent to another origin, never in a URL.
+const KEY_ITEM = "weft.apiKey";
+
+/** The API key (or token) the UI sends, "" when none. */
+export function apiKey() {
+  try {
+    return sessionStorage.getItem(KEY_ITEM) || "";
+  } catch {
+    return "";
+  }
+}
+
+/** Stores the key for this tab ("" forgets it). */
+export function setApiKey(key) {
+  if (key) sessionStorage.setItem(KEY_ITEM, key);
+  else sessionStorage.removeItem(KEY_ITEM);
+}
+
+/** The headers that authenticate a request ({} without a key). */
+export function authHeaders() {
+  const k = apiKey();
+  return k ? { "x-api-key": k } : {};
+}
+
+const authListeners = new Set();
+
+/** Subscribes fn to "the server wants a (valid) key" (a 401); returns the unsubscribe function. */
+export function onAuthRequired(fn) {
+  authListeners.add(fn);
+  return () => authListeners.delete(fn);
+}
+
 const log = [];
 const listeners = new Set();
 let seq = 0;
@@ -49,7 +83,7 @@ export function withQuery(path, query) {
  */
 export async function request(method, path, { body, query, headers = {}, signal } = {}) {
   const url = withQuery(path, query);
-  const init = { method, headers: { ...headers }, signal };
+  const init = { method, headers: { ...authHeaders(), ...headers }, signal };
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers["Content-Type"] = "application/json";
@@ -76,6 +110,7 @@ export async function request(method, path, { body, query, headers = {}, signal 
       data = text;
     }
   }
+  if (res.status === 401) for (const fn of authListeners) fn(data && data.detail);
   if (res.status >= 400) {
     throw new ApiError(res.status, (data && data.detail) || res.statusText, method, url);
   }
@@ -110,11 +145,12 @@ function shellQuote(s) {
   return `'${String(s).replace(/'/g, `'\\''`)}'`;
 }
 
-/** The call as a curl command against this server. */
+/** The call as a curl command against this server (the key as $WEFT_API_KEY, never its value). */
 export function curl(method, path, body, headers = {}) {
   const parts = ["curl -s"];
   if (method !== "GET") parts.push(`-X ${method}`);
   parts.push(shellQuote(location.origin + path));
+  if (apiKey()) parts.push(`-H "x-api-key: $WEFT_API_KEY"`);
   for (const [k, v] of Object.entries(headers)) parts.push(`-H ${shellQuote(`${k}: ${v}`)}`);
   if (body !== undefined) {
     parts.push(`-H 'Content-Type: application/json'`);

@@ -4,7 +4,8 @@
 // EventSource (modes selectable, resumed with Last-Event-ID after a drop),
 // with the raw SSE frames one click away.
 import { html, useEffect, useRef, useState } from "../vendor/preact-htm.js";
-import { get, recordStream, request } from "../lib/api.js";
+import { apiKey, authHeaders, get, recordStream, request } from "../lib/api.js";
+import { KeyedEventSource } from "../lib/sse.js";
 import { href, navigate } from "../lib/router.js";
 import { ago, duration, oneLine, short, time } from "../lib/format.js";
 import { Badge, Curl, ErrorBox, KV, Loading, Status, useAsync, useChanged } from "../ui/common.js";
@@ -189,7 +190,8 @@ function Events({ threadId, runId, status, route, onEnded }) {
     const q = new URLSearchParams({ stream_mode: modes.join(","), last_event_id: String(after) });
     const path = `/threads/${threadId}/runs/${runId}/stream?${q}`;
     recordStream(path);
-    const source = new EventSource(path);
+    // EventSource cannot send the API key: with one, the same over fetch.
+    const source = apiKey() ? new KeyedEventSource(path, { headers: authHeaders() }) : new EventSource(path);
     es.current = source;
     setConn("connecting");
     source.onopen = () => setConn("live");
@@ -223,7 +225,7 @@ function Events({ threadId, runId, status, route, onEnded }) {
       } catch {
         // the run is gone (rolled back) or the server is away
       }
-      if (source.readyState === EventSource.CLOSED) {
+      if (source.readyState === EventSource.CLOSED) { // KeyedEventSource.CLOSED is the same 2
         // The browser gave up: resume ourselves after the last event we hold.
         setConn("reconnecting");
         setTimeout(() => es.current === source && open(lastId.current ?? -1), 1000);

@@ -1,0 +1,186 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// openPath tells whether a path is served without credentials even when
+// auth is on: the health probes and the web UI's files (the UI then asks
+// for a key and sends it with its API calls).
+func openPath(p string) bool {
+	return p == "/ok" || p == "/livez" || p == "/" || strings.HasPrefix(p, "/ui/")
+}
+
+// authenticate puts the principal of each request in its context, as a
+// (nil: auth off, every request is the default tenant's). A missing or
+// bad credential is a 401 {"detail"}; a failure of the authenticator itself
+// a 500 (logged) or, with the database away, a 503.
+func authenticate(a auth.Authenticator, log *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if a == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if openPath(r.URL.Path) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			p, err := a.Authenticate(r)
+			if err != nil {
+				writeAuthError(w, r, log, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+		})
+	}
+}
+
+func writeAuthError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	ae, ok := auth.AsError(err)
+	if !ok {
+		httpx.WriteError(w, r, log, err)
+		return
+	}
+	switch ae.Status {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "1")
+	}
+	httpx.WriteJSON(w, ae.Status, httpx.ErrorBody{Detail: ae.Detail})
+}
+
+// guard checks, per route, the scope its resource needs and the authorize
+// hook's decision.
+type guard struct {
+	on        bool // credentials are checked (auth on): scopes apply
+	authorize auth.AuthorizeFunc
+	// threadMeta reads a thread's metadata (auth.Tenant scoped), to hold it
+	// against a decision's filters.
+	threadMeta func(ctx context.Context, id uuid.UUID) (map[string]any, error)
+	log        *slog.Logger
+}
+
+// scopeOf is the scope each resource needs ("" for none beyond a valid
+// credential).
+var scopeOf = map[string]string{
+	"threads": auth.ScopeThreads, "assistants": auth.ScopeAssistants, "store": auth.ScopeStore,
+	"crons": auth.ScopeCrons, "worker": auth.ScopeWorker, "admin": auth.ScopeAdmin, "system": "",
+}
+
+// filterMode is how a route applies an authorize decision's filters.
+type filterMode int
+
+const (
+	// noFilters: the route cannot apply them; a decision with filters is
+	// refused (403) rather than ignored.
+	noFilters filterMode = iota
+	// threadRow: the route is about the thread in its path; a thread whose
+	// metadata does not contain the filters is answered 404.
+	threadRow
+	// inHandler: the handler applies auth.Filters itself (thread search,
+	// count, children, create).
+	inHandler
+)
+
+// need is the middleware of a route touching resource with action.
+func (g *guard) need(resource, action string) func(http.Handler) http.Handler {
+	return g.check(resource, action, noFilters)
+}
+
+// thread is the middleware of a route about the thread in its path.
+func (g *guard) thread(action string) func(http.Handler) http.Handler {
+	return g.check("threads", action, threadRow)
+}
+
+// threads is the middleware of a thread route whose handler applies the
+// filters itself.
+func (g *guard) threads(action string) func(http.Handler) http.Handler {
+	return g.check("threads", action, inHandler)
+}
+
+func (g *guard) check(resource, action string, mode filterMode) func(http.Handler) http.Handler {
+	scope := scopeOf[resource]
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			p, _ := auth.FromContext(ctx)
+			if g.on && scope != "" && !p.Has(scope) {
+				httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: "Forbidden: this credential lacks the " +
+					scope + " scope that " + r.Method + " " + routeOf(r) + " needs"})
+				return
+			}
+			if g.authorize == nil {
+				next.ServeHTTP(w, r)
+				return
+			}
+			req := auth.Request{Principal: p, Resource: resource, Action: action, ID: pathID(r), Method: r.Method, Path: r.URL.Path}
+			d, err := g.authorize(ctx, req)
+			if err != nil {
+				writeAuthError(w, r, g.log, err)
+				return
+			}
+			if d.Deny {
+				reason := d.Reason
+				if reason == "" {
+					reason = "Forbidden"
+				}
+				httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: reason})
+				return
+			}
+			if len(d.Filters) > 0 {
+				switch mode {
+				case noFilters:
+					g.log.WarnContext(ctx, "authorize hook returned filters for a route that cannot apply them; refused",
+						"method", r.Method, "route", routeOf(r), "resource", resource, "action", action)
+					httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: "Forbidden: " + r.Method + " " + routeOf(r) +
+						" cannot apply the authorization filters of this request"})
+					return
+				case threadRow:
+					if id, err := uuid.Parse(chi.URLParam(r, "thread_id")); err == nil { // a bad id: the handler's 422
+						md, err := g.threadMeta(ctx, id)
+						if err != nil {
+							httpx.WriteError(w, r, g.log, err)
+							return
+						}
+						if !auth.Contains(md, d.Filters) {
+							httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Thread " + id.String() + " not found"})
+							return
+						}
+					}
+				}
+				ctx = auth.WithFilters(ctx, d.Filters)
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+// pathID is the id the route's path names, "" when none.
+func pathID(r *http.Request) string {
+	for _, k := range []string{"thread_id", "assistant_id", "cron_id", "run_id", "dispatch_id"} {
+		if v := chi.URLParam(r, k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// routeOf is the request's route template (its path when none matched).
+func routeOf(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		if p := rc.RoutePattern(); p != "" {
+			return p
+		}
+	}
+	return r.URL.Path
+}

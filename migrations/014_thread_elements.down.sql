@@ -1,0 +1,7 @@
+DROP SCHEMA IF EXISTS langgraph CASCADE;
+DROP FUNCTION IF EXISTS weft_blob_type(TEXT);
+DROP FUNCTION IF EXISTS weft_elements_collect(TEXT);
+DROP FUNCTION IF EXISTS weft_list_extend(JSONB, BIGINT, BIGINT);
+DROP FUNCTION IF EXISTS weft_blob(TEXT, TEXT, BYTEA);
+DROP TABLE IF EXISTS thread_element_seqs;
+DROP TABLE IF EXISTS thread_elements;

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
-	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/postgres"
 )
@@ -378,26 +377,23 @@ func DispatchRequestCancel(ctx context.Context, db postgres.DBTX, runID uuid.UUI
 // attempt budget (max_attempts more claims; attempts keep counting, so the
 // audit keeps every one) and returns it; any other state is a 409.
 //
-// Only a dispatch of a run of ctx's tenant is found: another tenant's is a
-// 404.
+// It serves the admin's queue, across tenants (POST /dispatches/{id}/retry
+// needs the admin scope).
 func DispatchRetry(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error) {
-	tenant := auth.Tenant(ctx)
 	list, err := collect(db.Query(ctx, `
 		WITH d AS (
 			UPDATE run_dispatches SET state = 'queued', max_attempts = attempt + max_attempts, available_at = now(), finished_at = NULL,
 				cancel_action = NULL, claimed_by = NULL, updated_at = now()
 			WHERE dispatch_id = $1 AND state = 'dead_letter'
-			  AND EXISTS (SELECT 1 FROM runs r WHERE r.run_id = run_dispatches.run_id AND r.tenant_id = $2)
 			RETURNING *
 		)
-		SELECT `+columns+` FROM d, pg_notify('`+ChannelDispatch+`', d.graph_id) n`, id, tenant))
+		SELECT `+columns+` FROM d, pg_notify('`+ChannelDispatch+`', d.graph_id) n`, id))
 	if err != nil {
 		return nil, fmt.Errorf("dispatch retry: %w", err)
 	}
 	if len(list) == 0 {
 		var state State
-		err := db.QueryRow(ctx, `SELECT state FROM run_dispatches d WHERE dispatch_id = $1
-			AND EXISTS (SELECT 1 FROM runs r WHERE r.run_id = d.run_id AND r.tenant_id = $2)`, id, tenant).Scan(&state)
+		err := db.QueryRow(ctx, `SELECT state FROM run_dispatches WHERE dispatch_id = $1`, id).Scan(&state)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, apperr.Errorf(apperr.NotFound, "Dispatch %s not found", id)
 		}
@@ -423,9 +419,10 @@ func Get(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error)
 
 // ListParams filter List.
 type ListParams struct {
-	// Tenant owns the runs whose dispatches are listed (dispatches are
-	// listed for one tenant only).
-	Tenant  string
+	// Tenant, when set, lists only the dispatches of its runs (a run's
+	// dispatches, read by its tenant); nil lists every tenant's (the
+	// admin's queue, GET /dispatches).
+	Tenant  *string
 	State   string
 	GraphID string
 	RunID   *uuid.UUID
@@ -441,7 +438,7 @@ func List(ctx context.Context, db postgres.DBTX, p ListParams) ([]Dispatch, erro
 	}
 	return collect(db.Query(ctx, `SELECT `+columns+` FROM run_dispatches
 		WHERE ($1 = '' OR state = $1) AND ($2 = '' OR graph_id = $2) AND ($3::uuid IS NULL OR run_id = $3)
-		  AND EXISTS (SELECT 1 FROM runs r WHERE r.run_id = run_dispatches.run_id AND r.tenant_id = $6)
+		  AND ($6::text IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.run_id = run_dispatches.run_id AND r.tenant_id = $6))
 		ORDER BY `+order+` LIMIT $4 OFFSET $5`, p.State, p.GraphID, p.RunID, p.Limit, p.Offset, p.Tenant))
 }
 

@@ -60,10 +60,11 @@ func forged() ids {
 
 // tenant sends requests as one tenant (servertest.TestTenants).
 type tenant struct {
-	t    testing.TB
-	srv  *servertest.Server
-	name string
-	http *http.Client
+	t      testing.TB
+	srv    *servertest.Server
+	name   string
+	scopes string // servertest.ScopesHeader; "": tenant data
+	http   *http.Client
 }
 
 func newTenant(t testing.TB, srv *servertest.Server, name string) *tenant {
@@ -85,6 +86,9 @@ func (c *tenant) try(method, path string, body any, hdr map[string]string) (*ser
 		return nil, err
 	}
 	req.Header.Set(servertest.TenantHeader, c.name)
+	if c.scopes != "" {
+		req.Header.Set(servertest.ScopesHeader, c.scopes)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

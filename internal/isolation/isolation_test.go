@@ -108,6 +108,7 @@ func TestWorkerStoreActsForRunTenant(t *testing.T) {
 	srv := start(t, func(c *server.Config) { c.Workers = 0 }) // external workers only
 	a, b := newTenant(t, srv, "a"), newTenant(t, srv, "b")
 	workerTenant := newTenant(t, srv, "workers")
+	workerTenant.scopes = "worker" // a worker's credential: the worker API only
 	th := id(t, a.must(http.StatusOK, "POST", "/threads", nil), "thread_id")
 	a.must(http.StatusOK, "POST", "/threads/"+th+"/runs", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{}})
 	var claimed []struct {
@@ -129,11 +130,13 @@ func TestWorkerStoreActsForRunTenant(t *testing.T) {
 	if got := string(a.must(http.StatusOK, "GET", storeQuery([]string{"mem"}, "k"), nil).Body); !strings.Contains(got, `"run"`) {
 		t.Errorf("the run's tenant does not see the item its run put: %s", got)
 	}
-	for _, c := range []*tenant{b, workerTenant} {
+	for _, c := range []*tenant{b, newTenant(t, srv, "workers")} {
 		if got := strings.TrimSpace(string(c.must(http.StatusOK, "GET", storeQuery([]string{"mem"}, "k"), nil).Body)); got != "null" {
 			t.Errorf("tenant %q sees the item of tenant a's run: %s", c.name, got)
 		}
 	}
+	// Without a run's headers, a worker's credential has no store.
+	workerTenant.must(http.StatusForbidden, "GET", storeQuery([]string{"mem"}, "k"), nil)
 	if r, err := workerTenant.try("GET", storeQuery([]string{"mem"}, "k"), nil, hdr); err != nil || !strings.Contains(string(r.Body), `"run"`) {
 		t.Errorf("the run's own read: %v %+v", err, r)
 	}

@@ -40,10 +40,17 @@ func operations() []op {
 	}
 	// worker is the worker API: workers serve every tenant (they claim
 	// runs of every tenant for their graphs, and read the checkpoints of
-	// the runs they execute). Authorising it is authentication's job (the
-	// worker scope), not the tenant filter's; the store a worker's run
-	// uses is its run's tenant's (checked in TestWorkerStoreActsForRunTenant).
-	worker := func(*walker) {}
+	// the runs they execute), so it needs the worker scope, which a
+	// tenant's credential lacks: refused, whatever the ids. The store a
+	// worker's run uses is its run's tenant's (TestWorkerStoreActsForRunTenant).
+	worker := func(method, path string) func(*walker) {
+		return func(w *walker) {
+			w.same(http.StatusForbidden, method, func(x ids) string { return strings.ReplaceAll(path, "{dispatch_id}", x.Dispatch) },
+				func(x ids) any {
+					return map[string]any{"worker_id": "b", "claim_token": uuid.NewString(), "thread_id": x.Thread, "graph_id": "foo_bar"}
+				})
+		}
+	}
 	runBody := func(x ids) any { return map[string]any{"assistant_id": "foo_bar", "input": map[string]any{}} }
 	withAssistant := func(x ids) any { return map[string]any{"assistant_id": x.Assistant, "input": map[string]any{}} }
 
@@ -304,13 +311,16 @@ func operations() []op {
 			w.empty("POST", "/store/namespaces", map[string]any{"suffix": aNamespace, "prefix": []string{"*"}}, "[]")
 		}},
 
-		// Dispatches (the operator's view of runs) are the tenant's.
+		// The queue across tenants is the admin's (the admin scope): a
+		// tenant's credential is refused, and learns nothing.
 		{"GET /dispatches", func(w *walker) {
 			for _, q := range []string{"", "?state=acked", "?graph_id=foo_bar&limit=1000"} {
-				w.clean(http.StatusOK, "GET", "/dispatches"+q, nil)
+				w.clean(http.StatusForbidden, "GET", "/dispatches"+q, nil)
 			}
 		}},
-		{"POST /dispatches/{dispatch_id}/retry", idOnly("POST", func(x ids) string { return "/dispatches/" + x.Dispatch + "/retry" })},
+		{"POST /dispatches/{dispatch_id}/retry", func(w *walker) {
+			w.same(http.StatusForbidden, "POST", func(x ids) string { return "/dispatches/" + x.Dispatch + "/retry" }, nil)
+		}},
 
 		// The UI's read endpoints.
 		{"GET /inspect/threads/storage", func(w *walker) {
@@ -330,16 +340,16 @@ func operations() []op {
 		}},
 
 		// The worker API.
-		{"POST /dispatch/claim", worker},
-		{"POST /dispatch/cancellations", worker},
-		{"POST /dispatch/{dispatch_id}/heartbeat", worker},
-		{"POST /dispatch/{dispatch_id}/ack", worker},
-		{"POST /dispatch/{dispatch_id}/nack", worker},
-		{"POST /dispatch/{dispatch_id}/commit", worker},
-		{"POST /dispatch/graphs", worker},
-		{"POST /dispatch/checkpoints/get", worker},
-		{"POST /dispatch/checkpoints/list", worker},
-		{"POST /dispatch/checkpoints/delta-history", worker},
+		{"POST /dispatch/claim", worker("POST", "/dispatch/claim")},
+		{"POST /dispatch/cancellations", worker("POST", "/dispatch/cancellations")},
+		{"POST /dispatch/{dispatch_id}/heartbeat", worker("POST", "/dispatch/{dispatch_id}/heartbeat")},
+		{"POST /dispatch/{dispatch_id}/ack", worker("POST", "/dispatch/{dispatch_id}/ack")},
+		{"POST /dispatch/{dispatch_id}/nack", worker("POST", "/dispatch/{dispatch_id}/nack")},
+		{"POST /dispatch/{dispatch_id}/commit", worker("POST", "/dispatch/{dispatch_id}/commit")},
+		{"POST /dispatch/graphs", worker("POST", "/dispatch/graphs")},
+		{"POST /dispatch/checkpoints/get", worker("POST", "/dispatch/checkpoints/get")},
+		{"POST /dispatch/checkpoints/list", worker("POST", "/dispatch/checkpoints/list")},
+		{"POST /dispatch/checkpoints/delta-history", worker("POST", "/dispatch/checkpoints/delta-history")},
 	}
 }
 

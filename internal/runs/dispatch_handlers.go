@@ -35,7 +35,8 @@ func (h *Handlers) RunDispatches(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.svc.Get(r.Context(), tid, rid); err != nil {
 		return err
 	}
-	list, err := dispatch.List(r.Context(), h.svc.db, dispatch.ListParams{Tenant: auth.Tenant(r.Context()), RunID: &rid, Limit: 1000})
+	tenant := auth.Tenant(r.Context())
+	list, err := dispatch.List(r.Context(), h.svc.db, dispatch.ListParams{Tenant: &tenant, RunID: &rid, Limit: 1000})
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func (h *Handlers) ListDispatches(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	list, err := dispatch.List(r.Context(), h.svc.db, dispatch.ListParams{Tenant: auth.Tenant(r.Context()), State: state, GraphID: q.Get("graph_id"), Limit: limit, Offset: offset})
+	list, err := dispatch.List(r.Context(), h.svc.db, dispatch.ListParams{State: state, GraphID: q.Get("graph_id"), Limit: limit, Offset: offset})
 	if err != nil {
 		return err
 	}

@@ -56,10 +56,6 @@ type Config struct {
 	// tests move it to make a cron due without waiting). The test-only WEFT_TEST_CRON_SPEED=N sets both:
 	// a clock running N times faster than real time from the start, and an interval of 1s/N (at least 20ms).
 	CronClock func() time.Time
-	// WrapHandler is not a flag: when set, it wraps the whole HTTP handler (outermost), for a Go program
-	// embedding Weft or a test to put something in every request's context before Weft sees it (the
-	// tenant isolation suite sets each request's auth.Principal with it: servertest.TestTenants).
-	WrapHandler func(http.Handler) http.Handler
 	// TempRetention is not a flag: how long a finished stateless run's thread is kept when nobody waited
 	// for its result (on_completion / on_run_completed delete; default 1m; tests shorten it, or lengthen it to
 	// see no background change).

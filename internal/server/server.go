@@ -241,9 +241,6 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 			return md, nil
 		},
 	})
-	if cfg.WrapHandler != nil {
-		handler = cfg.WrapHandler(handler)
-	}
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	// Streams end at shutdown (their clients resume elsewhere with
 	// Last-Event-ID) instead of holding the drain open.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,19 +66,24 @@ func StartWith(t testing.TB, dsn string, edit func(*server.Config)) *Server {
 }
 
 // TenantHeader names the tenant of a request to a server started with
-// TestTenants (absent: the default tenant "").
-const TenantHeader = "X-Test-Tenant"
+// TestTenants (absent: the default tenant ""); ScopesHeader its scopes, a
+// comma list (absent: tenant data only).
+const (
+	TenantHeader = "X-Test-Tenant"
+	ScopesHeader = "X-Test-Scopes"
+)
 
-// TestTenants is an edit for StartWith: every request acts for the tenant
-// its TenantHeader names, as if an authenticator had said so. It stands in
-// for real authentication (API keys, JWT) so that tenant isolation is tested
-// on its own; never use it outside tests.
+// TestTenants is an edit for StartWith: auth is on, and every request is
+// the principal its TenantHeader and ScopesHeader name, as if a key had
+// said so. It stands in for real credentials (API keys, JWT) so that tenant
+// isolation is tested on its own; never use it outside tests.
 func TestTenants(cfg *server.Config) {
-	cfg.WrapHandler = func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := auth.WithPrincipal(r.Context(), auth.Principal{Identity: "test", Tenant: r.Header.Get(TenantHeader)})
-			next.ServeHTTP(w, r.WithContext(ctx))
-		})
+	cfg.Authenticate = func(r *http.Request) (auth.Principal, error) {
+		scopes := []string{auth.ScopeTenant}
+		if s := r.Header.Get(ScopesHeader); s != "" {
+			scopes = strings.Split(s, ",")
+		}
+		return auth.Principal{Identity: "test", Tenant: r.Header.Get(TenantHeader), Scopes: scopes}, nil
 	}
 }
 

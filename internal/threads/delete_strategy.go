@@ -67,6 +67,14 @@ func (s *Store) delete(ctx context.Context, id uuid.UUID, strategy DeleteStrateg
 				return err
 			}
 		}
+		// A child in another tenant (only rows written around the API can
+		// make one) is detached, never deleted nor read: the foreign key
+		// needs it gone from under the deleted threads, and it is not this
+		// tenant's to delete.
+		if _, err := tx.Exec(ctx, `UPDATE threads SET parent_thread_id = NULL, updated_at = now()
+			WHERE parent_thread_id = ANY($1) AND tenant_id <> $2`, deleted, auth.Tenant(ctx)); err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, `DELETE FROM threads WHERE thread_id = ANY($1) AND tenant_id = $2`, deleted, auth.Tenant(ctx))
 		return err
 	})

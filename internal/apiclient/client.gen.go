@@ -12389,6 +12389,8 @@ type DeleteAssistantsAssistantIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *HttpxErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
@@ -12396,6 +12398,11 @@ type DeleteAssistantsAssistantIdResponse struct {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteAssistantsAssistantIdResponse) GetJSON404() *HttpxErrorBody {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteAssistantsAssistantIdResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -12496,6 +12503,8 @@ type PatchAssistantsAssistantIdResponse struct {
 	JSON400 *HttpxErrorBody
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *HttpxErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
@@ -12513,6 +12522,11 @@ func (r PatchAssistantsAssistantIdResponse) GetJSON400() *HttpxErrorBody {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PatchAssistantsAssistantIdResponse) GetJSON404() *HttpxErrorBody {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PatchAssistantsAssistantIdResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -12611,6 +12625,8 @@ type PostAssistantsAssistantIdLatestResponse struct {
 	JSON200 *AssistantsAssistant
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *HttpxErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
@@ -12623,6 +12639,11 @@ func (r PostAssistantsAssistantIdLatestResponse) GetJSON200() *AssistantsAssista
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PostAssistantsAssistantIdLatestResponse) GetJSON404() *HttpxErrorBody {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostAssistantsAssistantIdLatestResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -14675,8 +14696,15 @@ func (r GetRunsRunIdStreamResponse) ContentType() string {
 type DeleteStoreItemsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteStoreItemsResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -14720,6 +14748,8 @@ type GetStoreItemsResponse struct {
 	JSON200 *StoreItem
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *HttpxErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
@@ -14732,6 +14762,11 @@ func (r GetStoreItemsResponse) GetJSON200() *StoreItem {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetStoreItemsResponse) GetJSON400() *HttpxErrorBody {
 	return r.JSON400
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetStoreItemsResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -14771,8 +14806,15 @@ func (r GetStoreItemsResponse) ContentType() string {
 type PutStoreItemsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PutStoreItemsResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -14814,6 +14856,8 @@ type PostStoreItemsSearchResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StoreSearchResponse
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -14823,6 +14867,11 @@ type PostStoreItemsSearchResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PostStoreItemsSearchResponse) GetJSON200() *StoreSearchResponse {
 	return r.JSON200
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostStoreItemsSearchResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -14869,6 +14918,8 @@ type PostStoreNamespacesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *StoreNamespacesResponse
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
@@ -14876,6 +14927,11 @@ type PostStoreNamespacesResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PostStoreNamespacesResponse) GetJSON200() *StoreNamespacesResponse {
 	return r.JSON200
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostStoreNamespacesResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -18532,6 +18588,13 @@ func ParseDeleteAssistantsAssistantIdResponse(rsp *http.Response) (*DeleteAssist
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18619,6 +18682,13 @@ func ParsePatchAssistantsAssistantIdResponse(rsp *http.Response) (*PatchAssistan
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18698,6 +18768,13 @@ func ParsePostAssistantsAssistantIdLatestResponse(rsp *http.Response) (*PostAssi
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody
@@ -20171,6 +20248,13 @@ func ParseDeleteStoreItemsResponse(rsp *http.Response) (*DeleteStoreItemsRespons
 	case rsp.StatusCode == 204:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20211,6 +20295,13 @@ func ParseGetStoreItemsResponse(rsp *http.Response) (*GetStoreItemsResponse, err
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20239,6 +20330,13 @@ func ParsePutStoreItemsResponse(rsp *http.Response) (*PutStoreItemsResponse, err
 	switch {
 	case rsp.StatusCode == 204:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody
@@ -20272,6 +20370,13 @@ func ParsePostStoreItemsSearchResponse(rsp *http.Response) (*PostStoreItemsSearc
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody
@@ -20312,6 +20417,13 @@ func ParsePostStoreNamespacesResponse(rsp *http.Response) (*PostStoreNamespacesR
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/postgres"
 )
@@ -36,9 +37,15 @@ type Assistant struct {
 	Version     int             `db:"version" json:"version" validate:"required"`
 	CreatedAt   httpx.Time      `db:"created_at" json:"created_at" validate:"required" swaggertype:"string" format:"date-time"`
 	UpdatedAt   httpx.Time      `db:"updated_at" json:"updated_at" validate:"required" swaggertype:"string" format:"date-time"`
+	// TenantID owns the assistant; Shared marks a system assistant, which
+	// every tenant reads and runs and only its owner (the default tenant)
+	// changes.
+	TenantID string `db:"tenant_id" json:"-"`
+	Shared   bool   `db:"shared" json:"-"`
 }
 
-const columns = `assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at`
+const columns = `assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at,
+	tenant_id, shared`
 
 // Version is one version of an assistant (POST /assistants/{id}/versions):
 // the Assistant fields without updated_at.
@@ -67,7 +74,7 @@ type Store struct {
 	// graphOf caches the graph of assistants already resolved, sparing
 	// runs a query. A run's INSERT checks the cached graph against the
 	// row (see package runs), and Forget drops a stale entry.
-	graphOf sync.Map // uuid.UUID → string
+	graphOf sync.Map // graphKey → string
 }
 
 // NewStore returns a Store.
@@ -96,19 +103,34 @@ func refID(ref string) (id uuid.UUID, isUUID bool) {
 // Forget and asks again.
 func (s *Store) ResolveRef(ctx context.Context, ref string) (Ref, error) {
 	id, _ := refID(ref)
-	if g, ok := s.graphOf.Load(id); ok {
+	key := graphKey{tenant: auth.Tenant(ctx), id: id}
+	if g, ok := s.graphOf.Load(key); ok {
 		return Ref{AssistantID: id, GraphID: g.(string)}, nil
 	}
 	a, err := s.Resolve(ctx, s.db, ref)
 	if err != nil {
 		return Ref{}, err
 	}
-	s.graphOf.Store(a.AssistantID, a.GraphID)
+	s.graphOf.Store(graphKey{tenant: key.tenant, id: a.AssistantID}, a.GraphID)
 	return Ref{AssistantID: a.AssistantID, GraphID: a.GraphID}, nil
 }
 
 // Forget drops what ResolveRef remembers of assistant id.
-func (s *Store) Forget(id uuid.UUID) { s.graphOf.Delete(id) }
+func (s *Store) Forget(id uuid.UUID) {
+	s.graphOf.Range(func(k, _ any) bool {
+		if k.(graphKey).id == id {
+			s.graphOf.Delete(k)
+		}
+		return true
+	})
+}
+
+// graphKey is what the graph cache is keyed by: an assistant as one tenant
+// sees it (another tenant may not see it at all).
+type graphKey struct {
+	tenant string
+	id     uuid.UUID
+}
 
 // EnsureSystem creates the system assistant (and its version 1) of every
 // graph id that has none; existing ones are left as they are.
@@ -117,10 +139,15 @@ func (s *Store) EnsureSystem(ctx context.Context, graphIDs []string) error {
 	for i, g := range graphIDs {
 		ids[i] = SystemID(g)
 	}
-	_, err := s.db.Exec(ctx, `WITH ins AS (
-			INSERT INTO assistants (assistant_id, graph_id, name, metadata)
-			SELECT id, g, g, '{"created_by":"system"}' FROM unnest($1::uuid[], $2::text[]) AS t(id, g)
-			ON CONFLICT (assistant_id) DO NOTHING RETURNING *)
+	// Shared by every tenant, owned by the default one. One made before
+	// tenants existed is marked shared here (its version 1 exists).
+	_, err := s.db.Exec(ctx, `WITH up AS (
+			INSERT INTO assistants (assistant_id, graph_id, name, metadata, tenant_id, shared)
+			SELECT id, g, g, '{"created_by":"system"}', '', true FROM unnest($1::uuid[], $2::text[]) AS t(id, g)
+			ON CONFLICT (assistant_id) DO UPDATE SET shared = true
+				WHERE assistants.tenant_id = '' AND NOT assistants.shared AND assistants.graph_id = EXCLUDED.graph_id
+			RETURNING *, xmax = 0 AS inserted),
+		ins AS (SELECT * FROM up WHERE inserted)
 		`+versionInsert+`ins`, ids, graphIDs)
 	if err != nil {
 		return fmt.Errorf("create system assistants: %w", err)
@@ -136,6 +163,28 @@ func (s *Store) Resolve(ctx context.Context, db postgres.DBTX, ref string) (*Ass
 	return resolve(ctx, db, ref, "")
 }
 
+// ResolveOwned is Resolve for a change: the assistant must be the caller's
+// tenant's own. A shared (system) assistant of the default tenant is a 409
+// for any other tenant.
+func (s *Store) ResolveOwned(ctx context.Context, db postgres.DBTX, ref string) (*Assistant, error) {
+	a, err := resolve(ctx, db, ref, "")
+	if err != nil {
+		return nil, err
+	}
+	return a, owned(ctx, a)
+}
+
+// owned refuses a change of a shared assistant by a tenant that does not
+// own it.
+func owned(ctx context.Context, a *Assistant) error {
+	if a.TenantID != auth.Tenant(ctx) {
+		return apperr.Errorf(apperr.Conflict,
+			"Assistant %s is the system assistant of graph %q, shared by every tenant: only the default tenant changes it (create an assistant of your own)",
+			a.AssistantID, a.GraphID)
+	}
+	return nil
+}
+
 // resolve is Resolve with a locking clause ("FOR UPDATE") appended.
 func resolve(ctx context.Context, db postgres.DBTX, ref, lock string) (*Assistant, error) {
 	ref = strings.TrimSpace(ref)
@@ -143,7 +192,8 @@ func resolve(ctx context.Context, db postgres.DBTX, ref, lock string) (*Assistan
 		return nil, apperr.Errorf(apperr.Invalid, "assistant_id is required")
 	}
 	id, isUUID := refID(ref)
-	rows, err := db.Query(ctx, `SELECT `+columns+` FROM assistants WHERE assistant_id = $1 `+lock, id)
+	rows, err := db.Query(ctx, `SELECT `+columns+` FROM assistants WHERE assistant_id = $1
+		AND (tenant_id = $2 OR shared) `+lock, id, auth.Tenant(ctx))
 	if err != nil {
 		return nil, err
 	}

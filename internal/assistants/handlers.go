@@ -114,6 +114,7 @@ type PatchRequest struct {
 //	@Success		200				{object}	Assistant
 //	@Failure		400				{object}	httpx.ErrorBody	"config.configurable and context differ"
 //	@Failure		404				{object}	httpx.ErrorBody	"unknown assistant or graph"
+//	@Failure		409				{object}	httpx.ErrorBody	"a system assistant, shared by every tenant, which only the default tenant changes"
 //	@Failure		422				{object}	httpx.ErrorBody
 //	@Router			/assistants/{assistant_id} [patch]
 func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request) error {
@@ -143,6 +144,7 @@ const deleteThreadsPage = 100
 //	@Param			delete_threads	query	boolean	false	"Also delete the assistant's threads"	default(false)
 //	@Success		204
 //	@Failure		404	{object}	httpx.ErrorBody
+//	@Failure		409	{object}	httpx.ErrorBody	"a system assistant, shared by every tenant, which only the default tenant deletes"
 //	@Failure		422	{object}	httpx.ErrorBody
 //	@Router			/assistants/{assistant_id} [delete]
 func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
@@ -152,7 +154,7 @@ func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if withThreads {
-		a, err := h.store.Resolve(r.Context(), h.store.db, ref)
+		a, err := h.store.ResolveOwned(r.Context(), h.store.db, ref)
 		if err != nil {
 			return err
 		}
@@ -339,6 +341,7 @@ type LatestRequest struct {
 //	@Param			body			body		LatestRequest	false	"Version"
 //	@Success		200				{object}	Assistant
 //	@Failure		404				{object}	httpx.ErrorBody	"unknown assistant or version"
+//	@Failure		409				{object}	httpx.ErrorBody	"a system assistant, shared by every tenant, which only the default tenant changes"
 //	@Failure		422				{object}	httpx.ErrorBody
 //	@Router			/assistants/{assistant_id}/latest [post]
 func (h *Handlers) SetLatest(w http.ResponseWriter, r *http.Request) error {

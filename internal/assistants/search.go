@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -64,13 +65,15 @@ func (p *SearchParams) Validate() error {
 }
 
 // where renders f as a WHERE clause with numbered arguments.
-func (f *Filter) where() (string, []any) {
+func (f *Filter) where(ctx context.Context) (string, []any) {
 	var conds []string
 	var args []any
 	add := func(cond string, arg any) {
 		args = append(args, arg)
 		conds = append(conds, fmt.Sprintf(cond, len(args)))
 	}
+	// The tenant's own assistants and the shared (system) ones.
+	add("(tenant_id = $%d OR shared)", auth.Tenant(ctx))
 	if f.Metadata != nil {
 		add("metadata @> $%d", jsonArg(f.Metadata))
 	}
@@ -81,9 +84,6 @@ func (f *Filter) where() (string, []any) {
 		// strpos, not ILIKE: % and _ in the name are not wildcards.
 		add("strpos(lower(name), lower($%d)) > 0", f.Name)
 	}
-	if len(conds) == 0 {
-		return "", nil
-	}
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
@@ -91,7 +91,7 @@ func (f *Filter) where() (string, []any) {
 // row by row. emit returns stop to end the page early (the handler's byte
 // cap). n is how many were emitted, more whether further matches follow.
 func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Assistant) (stop bool, err error)) (n int, more bool, err error) {
-	where, args := p.where()
+	where, args := p.where(ctx)
 	dir := strings.ToUpper(p.SortOrder)
 	order := fmt.Sprintf("%s %s, assistant_id %s", sortColumns[p.SortBy], dir, dir)
 	if p.SortBy == "assistant_id" {
@@ -108,7 +108,7 @@ func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Assistant
 
 // Count returns how many assistants match f.
 func (s *Store) Count(ctx context.Context, f Filter) (int64, error) {
-	where, args := f.where()
+	where, args := f.where(ctx)
 	var n int64
 	err := s.db.QueryRow(ctx, `SELECT count(*) FROM assistants`+where, args...).Scan(&n)
 	return n, err

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
@@ -142,18 +143,26 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Assistant, error) 
 		return nil, err
 	}
 	rows, err := s.db.Query(ctx, `WITH ins AS (
-			INSERT INTO assistants (assistant_id, graph_id, name, description, config, context, metadata)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (assistant_id) DO NOTHING RETURNING *),
+			INSERT INTO assistants (assistant_id, graph_id, name, description, config, context, metadata, tenant_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (assistant_id) DO NOTHING RETURNING *),
 		v AS (`+versionInsert+`ins)
 		SELECT `+columns+` FROM ins`,
-		p.AssistantID, p.GraphID, p.Name, p.Description, jsonArg(p.Config), jsonArg(p.Context), jsonArg(p.Metadata))
+		p.AssistantID, p.GraphID, p.Name, p.Description, jsonArg(p.Config), jsonArg(p.Context), jsonArg(p.Metadata), auth.Tenant(ctx))
 	if err != nil {
 		return nil, err
 	}
 	a, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Assistant])
 	if errors.Is(err, pgx.ErrNoRows) {
+		// The id is taken: ids are global. Only an assistant of this
+		// tenant's own is returned; any other is the same 409.
 		if p.IfExists == IfExistsDoNothing {
-			return s.Resolve(ctx, s.db, p.AssistantID.String())
+			a, err := s.Resolve(ctx, s.db, p.AssistantID.String())
+			if err == nil && a.TenantID == auth.Tenant(ctx) {
+				return a, nil
+			}
+			if err != nil && apperr.CodeOf(err) != apperr.NotFound {
+				return nil, err
+			}
 		}
 		return nil, apperr.Errorf(apperr.Conflict, "Assistant %s already exists", p.AssistantID)
 	}
@@ -195,6 +204,9 @@ func (s *Store) Patch(ctx context.Context, ref string, p PatchParams) (*Assistan
 		if err != nil {
 			return err
 		}
+		if err := owned(ctx, cur); err != nil {
+			return err
+		}
 		if p.GraphID != nil && *p.GraphID != cur.GraphID {
 			if err := graphCheck(ctx, tx, *p.GraphID); err != nil {
 				return err
@@ -219,10 +231,10 @@ func (s *Store) Patch(ctx context.Context, ref string, p PatchParams) (*Assistan
 					name = coalesce($6, name), description = coalesce($7, description),
 					version = (SELECT max(version) + 1 FROM assistant_versions WHERE assistant_id = $1),
 					updated_at = now()
-				WHERE assistant_id = $1 RETURNING *),
+				WHERE assistant_id = $1 AND tenant_id = $8 RETURNING *),
 			v AS (`+versionInsert+`upd)
 			SELECT `+columns+` FROM upd`,
-			cur.AssistantID, p.GraphID, jsonArg(cfg), jsonArg(context), jsonArg(p.Metadata), p.Name, p.Description)
+			cur.AssistantID, p.GraphID, jsonArg(cfg), jsonArg(context), jsonArg(p.Metadata), p.Name, p.Description, auth.Tenant(ctx))
 		if err != nil {
 			return err
 		}
@@ -247,12 +259,15 @@ func (s *Store) SetLatest(ctx context.Context, ref string, version int) (*Assist
 		if err != nil {
 			return err
 		}
+		if err := owned(ctx, cur); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, `UPDATE assistants a SET graph_id = v.graph_id, config = v.config,
 				context = v.context, metadata = v.metadata, name = v.name, description = v.description,
 				version = v.version, updated_at = now()
 			FROM assistant_versions v
-			WHERE a.assistant_id = $1 AND v.assistant_id = $1 AND v.version = $2
-			RETURNING `+postgres.Qualify("a", columns), cur.AssistantID, version)
+			WHERE a.assistant_id = $1 AND a.tenant_id = $3 AND v.assistant_id = $1 AND v.version = $2
+			RETURNING `+postgres.Qualify("a", columns), cur.AssistantID, version, auth.Tenant(ctx))
 		if err != nil {
 			return err
 		}
@@ -298,12 +313,15 @@ func (s *Store) Versions(ctx context.Context, ref string, metadata map[string]an
 // created keep what they copied of it; new runs naming it are a 404.
 func (s *Store) Delete(ctx context.Context, ref string) error {
 	id, isUUID := refID(ref)
-	tag, err := s.db.Exec(ctx, `DELETE FROM assistants WHERE assistant_id = $1`, id)
+	tag, err := s.db.Exec(ctx, `DELETE FROM assistants WHERE assistant_id = $1 AND tenant_id = $2`, id, auth.Tenant(ctx))
 	if err != nil {
 		return err
 	}
 	s.Forget(id)
 	if tag.RowsAffected() == 0 {
+		if a, err := s.Resolve(ctx, s.db, ref); err == nil {
+			return owned(ctx, a) // a shared assistant of another tenant
+		}
 		if !isUUID {
 			_, err := s.Resolve(ctx, s.db, ref) // the 422 listing the graphs
 			return err
@@ -318,8 +336,8 @@ func (s *Store) Delete(ctx context.Context, ref string) error {
 // created or ran on).
 func (s *Store) threadsPage(ctx context.Context, id, after uuid.UUID, limit int) ([]uuid.UUID, error) {
 	rows, err := s.db.Query(ctx, `SELECT thread_id FROM threads
-		WHERE metadata @> jsonb_build_object('assistant_id', $1::text) AND thread_id > $2
-		ORDER BY thread_id LIMIT $3`, id.String(), after, limit)
+		WHERE metadata @> jsonb_build_object('assistant_id', $1::text) AND thread_id > $2 AND tenant_id = $4
+		ORDER BY thread_id LIMIT $3`, id.String(), after, limit, auth.Tenant(ctx))
 	if err != nil {
 		return nil, err
 	}

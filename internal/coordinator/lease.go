@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
@@ -138,19 +139,24 @@ func (s *Service) Reap(ctx context.Context) (int, error) {
 // stateless runs that ended more than olderThan ago.
 func (s *Service) sweepTemporary(ctx context.Context, olderThan time.Duration) error {
 	// A thread whose run still has a webhook to deliver waits for it.
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT r.thread_id FROM runs r
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT r.thread_id, r.tenant_id FROM runs r
 		WHERE r.temporary AND r.finished_at < now() - $1::interval
 		  AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.thread_id = r.thread_id AND p.webhook_state = 'pending')
 		LIMIT 100`, olderThan)
 	if err != nil {
 		return err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	type temp struct {
+		ThreadID uuid.UUID `db:"thread_id"`
+		TenantID string    `db:"tenant_id"`
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[temp])
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		if _, err := s.threads.Delete(ctx, id, threads.DeleteDetach); err != nil && apperr.CodeOf(err) != apperr.NotFound {
+	for _, t := range list {
+		// The sweep serves every tenant: each thread is deleted as its own.
+		if _, err := s.threads.Delete(auth.WithTenant(ctx, t.TenantID), t.ThreadID, threads.DeleteDetach); err != nil && apperr.CodeOf(err) != apperr.NotFound {
 			return err
 		}
 	}

@@ -52,12 +52,14 @@ type Cron struct {
 	NextRunDate httpx.Time      `db:"next_run_date" json:"next_run_date" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
 	Metadata    json.RawMessage `db:"metadata" json:"metadata" validate:"required" swaggertype:"object"`
 	Enabled     bool            `db:"enabled" json:"enabled" validate:"required"`
+	// TenantID owns the cron; its runs are created in this tenant.
+	TenantID string `db:"tenant_id" json:"-"`
 }
 
 // Columns are the columns of a Cron, in the order RowToStructByName reads
 // them.
 const Columns = `cron_id, assistant_id, thread_id, on_run_completed, end_time, schedule, timezone,
-	created_at, updated_at, user_id, payload, next_run_date, metadata, enabled`
+	created_at, updated_at, user_id, payload, next_run_date, metadata, enabled, tenant_id`
 
 // Payload is the run part of a cron: the fields of a run-create body
 // (reference §6.2) each firing's run is created with. The cron's metadata

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 )
@@ -84,6 +85,8 @@ func (s *Service) FireDue(ctx context.Context) (n int, more bool, err error) {
 // (deadlock, serialization, outage) fails the whole transaction, so the
 // tick stays due.
 func (s *Service) fire(ctx context.Context, tx pgx.Tx, c *Cron) error {
+	// The scheduler serves every tenant: a cron's runs are its tenant's.
+	ctx = auth.WithTenant(ctx, c.TenantID)
 	var threadID uuid.UUID
 	if c.ThreadID != nil {
 		threadID = *c.ThreadID
@@ -101,7 +104,7 @@ func (s *Service) fire(ctx context.Context, tx pgx.Tx, c *Cron) error {
 		if err == nil && c.ThreadID == nil {
 			// A stateless firing's new thread is found by the cron's id.
 			_, err = sp.Exec(ctx, `UPDATE threads SET metadata = metadata || jsonb_build_object('cron_id', $2::text)
-				WHERE thread_id = $1`, run.ThreadID, c.CronID)
+				WHERE thread_id = $1 AND tenant_id = $3`, run.ThreadID, c.CronID, c.TenantID)
 		}
 		if err == nil {
 			if err := sp.Commit(ctx); err != nil {

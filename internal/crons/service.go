@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
@@ -121,8 +122,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Cron, error) {
 		}
 		if p.ThreadID != nil && p.Payload.IfNotExists == "create" {
 			md := map[string]any{"graph_id": graphID, "assistant_id": assistantID.String()}
-			if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata) VALUES ($1, $2)
-				ON CONFLICT (thread_id) DO NOTHING`, *p.ThreadID, md); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata, tenant_id) VALUES ($1, $2, $3)
+				ON CONFLICT (thread_id) DO NOTHING`, *p.ThreadID, md, auth.Tenant(ctx)); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -48,23 +49,30 @@ type insertParams struct {
 
 // CronInsert inserts a cron and returns it.
 func CronInsert(ctx context.Context, db postgres.DBTX, p insertParams) (*Cron, error) {
+	// A thread must be the tenant's own: another tenant's is a 404, like a
+	// missing one (the foreign key alone would accept it).
 	rows, err := db.Query(ctx, `INSERT INTO crons (cron_id, assistant_id, thread_id, schedule, timezone, end_time,
-			enabled, on_run_completed, payload, metadata, next_run_date)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			enabled, on_run_completed, payload, metadata, next_run_date, tenant_id)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+		WHERE $3::uuid IS NULL OR EXISTS (SELECT 1 FROM threads WHERE thread_id = $3 AND tenant_id = $12)
 		RETURNING `+Columns,
 		p.CronID, p.AssistantID, p.ThreadID, p.Schedule, p.Timezone, p.EndTime, p.Enabled, p.OnRunCompleted,
-		p.Payload, jsonObject(p.Metadata), p.NextRunDate)
-	return collectCron(rows, err)
+		p.Payload, jsonObject(p.Metadata), p.NextRunDate, auth.Tenant(ctx))
+	c, err := collectCron(rows, err)
+	if errors.Is(err, pgx.ErrNoRows) && p.ThreadID != nil {
+		return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", *p.ThreadID)
+	}
+	return c, err
 }
 
 // CronGet reads a cron; forUpdate locks its row for the caller's
 // transaction (waiting for a firing in progress to commit).
 func CronGet(ctx context.Context, db postgres.DBTX, id uuid.UUID, forUpdate bool) (*Cron, error) {
-	q := `SELECT ` + Columns + ` FROM crons WHERE cron_id = $1`
+	q := `SELECT ` + Columns + ` FROM crons WHERE cron_id = $1 AND tenant_id = $2`
 	if forUpdate {
 		q += ` FOR UPDATE`
 	}
-	c, err := collectCron(db.Query(ctx, q, id))
+	c, err := collectCron(db.Query(ctx, q, id, auth.Tenant(ctx)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apperr.Errorf(apperr.NotFound, "Cron %s not found", id)
 	}
@@ -75,14 +83,14 @@ func CronGet(ctx context.Context, db postgres.DBTX, id uuid.UUID, forUpdate bool
 func CronUpdate(ctx context.Context, db postgres.DBTX, c *Cron) (*Cron, error) {
 	return collectCron(db.Query(ctx, `UPDATE crons SET schedule = $2, timezone = $3, end_time = $4, enabled = $5,
 			on_run_completed = $6, payload = $7, metadata = $8, next_run_date = $9, updated_at = now()
-		WHERE cron_id = $1 RETURNING `+Columns,
+		WHERE cron_id = $1 AND tenant_id = $10 RETURNING `+Columns,
 		c.CronID, c.Schedule, c.Timezone, nullTime(c.EndTime.Time), c.Enabled, c.OnRunCompleted, c.Payload,
-		c.Metadata, nullTime(c.NextRunDate.Time)))
+		c.Metadata, nullTime(c.NextRunDate.Time), auth.Tenant(ctx)))
 }
 
 // CronDelete deletes a cron; it waits for a firing of it in progress.
 func CronDelete(ctx context.Context, db postgres.DBTX, id uuid.UUID) error {
-	tag, err := db.Exec(ctx, `DELETE FROM crons WHERE cron_id = $1`, id)
+	tag, err := db.Exec(ctx, `DELETE FROM crons WHERE cron_id = $1 AND tenant_id = $2`, id, auth.Tenant(ctx))
 	if err != nil {
 		return err
 	}
@@ -135,13 +143,14 @@ type SearchParams struct {
 // sortColumns are the orders a search may ask for.
 var sortColumns = []string{"cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at", "updated_at"}
 
-func (f *Filter) where() (string, []any) {
+func (f *Filter) where(ctx context.Context) (string, []any) {
 	var conds []string
 	var args []any
 	add := func(cond string, arg any) {
 		args = append(args, arg)
 		conds = append(conds, fmt.Sprintf(cond, len(args)))
 	}
+	add("tenant_id = $%d", auth.Tenant(ctx))
 	if f.AssistantID != nil {
 		add("assistant_id = $%d", *f.AssistantID)
 	}
@@ -154,16 +163,13 @@ func (f *Filter) where() (string, []any) {
 	if f.Metadata != nil {
 		add("metadata @> $%d", jsonObject(f.Metadata))
 	}
-	if len(conds) == 0 {
-		return "", nil
-	}
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 // CronSearch passes the crons of one page to emit, in order. n is how
 // many were emitted, more whether further matches follow.
 func CronSearch(ctx context.Context, db postgres.DBTX, p SearchParams, emit func(*Cron) (stop bool, err error)) (n int, more bool, err error) {
-	where, args := p.where()
+	where, args := p.where(ctx)
 	dir := strings.ToUpper(p.SortOrder)
 	// NULLs (thread_id of stateless crons, end_time, next_run_date) sort
 	// last in either direction; cron_id breaks ties.
@@ -182,7 +188,7 @@ func CronSearch(ctx context.Context, db postgres.DBTX, p SearchParams, emit func
 
 // CronCount counts the crons f matches.
 func CronCount(ctx context.Context, db postgres.DBTX, f Filter) (int64, error) {
-	where, args := f.where()
+	where, args := f.where(ctx)
 	var n int64
 	err := db.QueryRow(ctx, `SELECT count(*) FROM crons`+where, args...).Scan(&n)
 	return n, err

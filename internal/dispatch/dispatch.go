@@ -376,6 +376,9 @@ func DispatchRequestCancel(ctx context.Context, db postgres.DBTX, runID uuid.UUI
 // DispatchRetry puts a dead-lettered dispatch back in the queue with a fresh
 // attempt budget (max_attempts more claims; attempts keep counting, so the
 // audit keeps every one) and returns it; any other state is a 409.
+//
+// It serves the admin's queue, across tenants (POST /dispatches/{id}/retry
+// needs the admin scope).
 func DispatchRetry(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error) {
 	list, err := collect(db.Query(ctx, `
 		WITH d AS (
@@ -416,6 +419,10 @@ func Get(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error)
 
 // ListParams filter List.
 type ListParams struct {
+	// Tenant, when set, lists only the dispatches of its runs (a run's
+	// dispatches, read by its tenant); nil lists every tenant's (the
+	// admin's queue, GET /dispatches).
+	Tenant  *string
 	State   string
 	GraphID string
 	RunID   *uuid.UUID
@@ -431,7 +438,8 @@ func List(ctx context.Context, db postgres.DBTX, p ListParams) ([]Dispatch, erro
 	}
 	return collect(db.Query(ctx, `SELECT `+columns+` FROM run_dispatches
 		WHERE ($1 = '' OR state = $1) AND ($2 = '' OR graph_id = $2) AND ($3::uuid IS NULL OR run_id = $3)
-		ORDER BY `+order+` LIMIT $4 OFFSET $5`, p.State, p.GraphID, p.RunID, p.Limit, p.Offset))
+		  AND ($6::text IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.run_id = run_dispatches.run_id AND r.tenant_id = $6))
+		ORDER BY `+order+` LIMIT $4 OFFSET $5`, p.State, p.GraphID, p.RunID, p.Limit, p.Offset, p.Tenant))
 }
 
 // Attempts returns every attempt of a dispatch, oldest first.
@@ -462,4 +470,18 @@ func DispatchDepth(ctx context.Context, db postgres.DBTX) ([]Depth, error) {
 		return nil, fmt.Errorf("dispatch depth: %w", err)
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Depth])
+}
+
+// DispatchClaimTenant returns the tenant of the run of dispatch id while it
+// is claimed with token: what a worker's requests made on behalf of that run
+// (its graph's store) act for. Any other dispatch, state or token is
+// ErrFenced (409): a claim token is the worker's proof that it runs the run.
+func DispatchClaimTenant(ctx context.Context, db postgres.DBTX, id, token uuid.UUID) (string, error) {
+	var tenant string
+	err := db.QueryRow(ctx, `SELECT r.tenant_id FROM run_dispatches d JOIN runs r ON r.run_id = d.run_id
+		WHERE d.dispatch_id = $1 AND d.claim_token = $2 AND d.state = 'claimed'`, id, token).Scan(&tenant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fenced(id)
+	}
+	return tenant, err
 }

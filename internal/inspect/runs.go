@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/postgres"
 )
@@ -55,8 +56,8 @@ const runSummaryColumns = `r.run_id, r.thread_id, r.assistant_id, r.graph_id, r.
 // and index of GET /threads/{thread_id}/runs), up to limit+1 rows so the
 // caller can tell whether more follow.
 func RunSummaryList(ctx context.Context, db postgres.DBTX, threadID uuid.UUID, limit, offset int) ([]RunSummary, error) {
-	rows, err := db.Query(ctx, `SELECT `+runSummaryColumns+` FROM runs r WHERE r.thread_id = $1
-		ORDER BY r.created_at DESC, r.run_id DESC LIMIT $2 OFFSET $3`, threadID, limit+1, offset)
+	rows, err := db.Query(ctx, `SELECT `+runSummaryColumns+` FROM runs r WHERE r.thread_id = $1 AND r.tenant_id = $4
+		ORDER BY r.created_at DESC, r.run_id DESC LIMIT $2 OFFSET $3`, threadID, limit+1, offset, auth.Tenant(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("run summaries: %w", err)
 	}
@@ -70,7 +71,8 @@ func RunSummaryList(ctx context.Context, db postgres.DBTX, threadID uuid.UUID, l
 // RunSummaryGet reads one run of the thread; apperr.NotFound when the
 // thread has no such run.
 func RunSummaryGet(ctx context.Context, db postgres.DBTX, threadID, runID uuid.UUID) (*RunSummary, error) {
-	rows, err := db.Query(ctx, `SELECT `+runSummaryColumns+` FROM runs r WHERE r.thread_id = $1 AND r.run_id = $2`, threadID, runID)
+	rows, err := db.Query(ctx, `SELECT `+runSummaryColumns+` FROM runs r WHERE r.thread_id = $1 AND r.run_id = $2 AND r.tenant_id = $3`,
+		threadID, runID, auth.Tenant(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("run summary: %w", err)
 	}
@@ -87,7 +89,8 @@ func RunSummaryGet(ctx context.Context, db postgres.DBTX, threadID, runID uuid.U
 // threadExists tells whether the thread has a row in threads.
 func threadExists(ctx context.Context, db postgres.DBTX, id uuid.UUID) (bool, error) {
 	var ok bool
-	if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1)`, id).Scan(&ok); err != nil {
+	if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2)`,
+		id, auth.Tenant(ctx)).Scan(&ok); err != nil {
 		return false, fmt.Errorf("thread exists: %w", err)
 	}
 	return ok, nil

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -33,7 +34,7 @@ type ThreadStorage struct {
 
 // threadStorageListSQL sums each thread's rows of the four tables (each an
 // index range on thread_id) and counts its children and runs (indexed).
-// Threads that do not exist are left out.
+// Threads that do not exist, or are another tenant's, are left out.
 const threadStorageListSQL = `
 SELECT t.thread_id,
        c.n AS c_rows, c.b AS c_bytes, bl.n AS b_rows, bl.b AS b_bytes,
@@ -41,7 +42,7 @@ SELECT t.thread_id,
        (SELECT count(*) FROM threads ch WHERE ch.parent_thread_id = t.thread_id) AS children,
        (SELECT count(*) FROM runs r WHERE r.thread_id = t.thread_id) AS runs
 FROM threads t
-JOIN unnest($1::uuid[]) WITH ORDINALITY AS ids(id, ord) ON ids.id = t.thread_id,
+JOIN unnest($1::uuid[]) WITH ORDINALITY AS ids(id, ord) ON ids.id = t.thread_id AND t.tenant_id = $2,
 LATERAL (SELECT count(*) AS n, coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0)::bigint AS b
          FROM checkpoints WHERE thread_id = t.thread_id::text) c,
 LATERAL (SELECT count(*) AS n, coalesce(sum(pg_column_size(blob)), 0)::bigint AS b
@@ -57,7 +58,7 @@ ORDER BY ids.ord`
 // row of the four tables is read to sum its size), so callers pass a page
 // of threads, never all of them.
 func ThreadStorageList(ctx context.Context, db postgres.DBTX, ids []uuid.UUID) ([]ThreadStorage, error) {
-	rows, err := db.Query(ctx, threadStorageListSQL, ids)
+	rows, err := db.Query(ctx, threadStorageListSQL, ids, auth.Tenant(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("thread storage: %w", err)
 	}

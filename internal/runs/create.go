@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
@@ -358,10 +359,24 @@ func (s *Service) create(ctx context.Context, threadID uuid.UUID, req *CreateReq
 func (s *Service) enqueue(ctx context.Context, threadID uuid.UUID, create bool, v *validated) (*Run, error) {
 	p := &postgres.Pipeline{}
 	if create {
-		p.Exec(ctx, `INSERT INTO threads (thread_id, metadata) VALUES ($1, $2) ON CONFLICT (thread_id) DO NOTHING`,
-			threadID, v.threadMetadata())
+		p.Exec(ctx, `INSERT INTO threads (thread_id, metadata, tenant_id) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING`,
+			threadID, v.threadMetadata(), auth.Tenant(ctx))
 	}
-	p.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID)
+	// Another tenant's thread (or none) locks no row: a 404. The run's
+	// insert then finds no thread either, and the dispatch's foreign key
+	// fails the whole batch, so nothing is written.
+	p.Queue(`SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR UPDATE`, threadID, auth.Tenant(ctx)).
+		Query(func(rows pgx.Rows) error {
+			found := rows.Next()
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if !found {
+				return apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+			}
+			return nil
+		})
 	run, err := s.queueRun(ctx, p, threadID, v, dispatch.EnqueueParams{EpochOfThread: true})
 	if err != nil {
 		return nil, err
@@ -392,13 +407,14 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 	// then the dispatch's foreign key fails the whole batch.
 	p.Queue(`
 		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at,
-			traceparent)
+			traceparent, tenant_id)
 		SELECT $1, $2, a.assistant_id, a.graph_id, $5, `+runAssistantKwargs+`, $7, $8, clock_timestamp() + $9::interval, clock_timestamp(),
-			nullif($10, '')
-		FROM assistants a WHERE a.assistant_id = $3 AND a.graph_id = $4
+			nullif($10, ''), t.tenant_id
+		FROM assistants a, threads t WHERE a.assistant_id = $3 AND a.graph_id = $4 AND (a.tenant_id = $11 OR a.shared)
+			AND t.thread_id = $2 AND t.tenant_id = $11
 		RETURNING `+Columns,
 		runID, threadID, v.assistantID, v.graph.ID, v.strategy, jsonv.Must(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay,
-		tracing.Traceparent(ctx)).
+		tracing.Traceparent(ctx), auth.Tenant(ctx)).
 		Query(func(rows pgx.Rows) error {
 			r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -416,7 +432,7 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 	p.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
 		active_run_id = `+NextActiveRun+`, updated_at = now(),
 		config = coalesce((SELECT kwargs -> 'config' FROM runs WHERE run_id = $3), config),
-		expires_at = `+threads.ExpiresAtSQL+` WHERE thread_id = $1`, threadID, v.threadMetadata(), runID)
+		expires_at = `+threads.ExpiresAtSQL+` WHERE thread_id = $1 AND tenant_id = $4`, threadID, v.threadMetadata(), runID, auth.Tenant(ctx))
 	return run, nil
 }
 
@@ -426,7 +442,8 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 	var inflight []uuid.UUID
 	if threadID == uuid.Nil {
 		threadID = uuid.Must(uuid.NewV7())
-		if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata, status) VALUES ($1, $2, 'busy')`, threadID, md); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata, status, tenant_id) VALUES ($1, $2, 'busy', $3)`,
+			threadID, md, auth.Tenant(ctx)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -434,13 +451,19 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 		// end of runs on it) and read its inflight runs, in one statement.
 		err := tx.QueryRow(ctx, `SELECT dispatch_epoch, ARRAY(SELECT run_id FROM runs
 				WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at)
-			FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID).Scan(&epoch, &inflight)
+			FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR UPDATE`, threadID, auth.Tenant(ctx)).Scan(&epoch, &inflight)
 		if errors.Is(err, pgx.ErrNoRows) {
 			if !create {
 				return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata) VALUES ($1, $2)`, threadID, md); err != nil {
+			// An id another tenant holds is a 404, like any id of theirs.
+			tag, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata, tenant_id) VALUES ($1, $2, $3)
+				ON CONFLICT (thread_id) DO NOTHING`, threadID, md, auth.Tenant(ctx))
+			if err != nil {
 				return nil, err
+			}
+			if tag.RowsAffected() == 0 {
+				return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
 			}
 		} else if err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/httpx"
 )
@@ -34,7 +35,8 @@ func (h *Handlers) RunDispatches(w http.ResponseWriter, r *http.Request) error {
 	if _, err := h.svc.Get(r.Context(), tid, rid); err != nil {
 		return err
 	}
-	list, err := dispatch.List(r.Context(), h.svc.db, dispatch.ListParams{RunID: &rid, Limit: 1000})
+	tenant := auth.Tenant(r.Context())
+	list, err := dispatch.List(r.Context(), h.svc.db, dispatch.ListParams{Tenant: &tenant, RunID: &rid, Limit: 1000})
 	if err != nil {
 		return err
 	}

@@ -76,13 +76,15 @@ type Run struct {
 	// Traceparent is the W3C traceparent of the span that created the run
 	// (nil when tracing was off): the parent of its workers' run spans.
 	Traceparent *string `db:"traceparent" json:"-"`
+	// TenantID owns the run (its thread's tenant); workers act for it.
+	TenantID string `db:"tenant_id" json:"-"`
 }
 
 // Columns are the columns of a Run, in the order RowToStructByName reads
 // them.
 const Columns = `run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
 	multitask_strategy, attempt, webhook_state, webhook_attempts, webhook_last_status, webhook_last_error,
-	graph_id, error, result, temporary, traceparent`
+	graph_id, error, result, temporary, traceparent, tenant_id`
 
 // Finished reports whether the run has ended.
 func (r *Run) Finished() bool { return r.Status != StatusPending && r.Status != StatusRunning }

@@ -14,6 +14,7 @@ import (
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
@@ -85,7 +86,7 @@ func (s *Service) Log() *slog.Logger { return s.log }
 // Get returns run runID of thread threadID (uuid.Nil: any thread).
 func (s *Service) Get(ctx context.Context, threadID, runID uuid.UUID) (*Run, error) {
 	run, err := collectRun(s.db.Query(ctx, `SELECT `+Columns+` FROM runs WHERE run_id = $1
-		AND ($2::uuid IS NULL OR thread_id = $2)`, runID, nilUUID(threadID)))
+		AND ($2::uuid IS NULL OR thread_id = $2) AND tenant_id = $3`, runID, nilUUID(threadID), auth.Tenant(ctx)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apperr.Errorf(apperr.NotFound, "Run %s not found", runID)
 	}
@@ -103,14 +104,16 @@ func nilUUID(id uuid.UUID) *uuid.UUID {
 // a page never holds more than the caller keeps), until fn returns false.
 func (s *Service) List(ctx context.Context, threadID uuid.UUID, status string, limit, offset int, fn func(*Run) (bool, error)) error {
 	var exists bool
-	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1)`, threadID).Scan(&exists); err != nil {
+	tenant := auth.Tenant(ctx)
+	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2)`,
+		threadID, tenant).Scan(&exists); err != nil {
 		return err
 	}
 	if !exists {
 		return apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
 	}
 	rows, err := s.db.Query(ctx, `SELECT `+Columns+` FROM runs WHERE thread_id = $1 AND ($2 = '' OR status = $2)
-		ORDER BY created_at DESC, run_id DESC LIMIT $3 OFFSET $4`, threadID, status, limit, offset)
+		AND tenant_id = $5 ORDER BY created_at DESC, run_id DESC LIMIT $3 OFFSET $4`, threadID, status, limit, offset, tenant)
 	if err != nil {
 		return err
 	}
@@ -133,9 +136,9 @@ func (s *Service) List(ctx context.Context, threadID uuid.UUID, status string, l
 func (s *Service) Delete(ctx context.Context, threadID, runID uuid.UUID) error {
 	var status Status
 	err := s.db.QueryRow(ctx, `
-		WITH r AS (SELECT status FROM runs WHERE run_id = $1 AND thread_id = $2),
-		     d AS (DELETE FROM runs WHERE run_id = $1 AND thread_id = $2 AND status NOT IN ('pending', 'running'))
-		SELECT status FROM r`, runID, threadID).Scan(&status)
+		WITH r AS (SELECT status FROM runs WHERE run_id = $1 AND thread_id = $2 AND tenant_id = $3),
+		     d AS (DELETE FROM runs WHERE run_id = $1 AND thread_id = $2 AND tenant_id = $3 AND status NOT IN ('pending', 'running'))
+		SELECT status FROM r`, runID, threadID, auth.Tenant(ctx)).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return apperr.Errorf(apperr.NotFound, "Run %s not found in thread %s", runID, threadID)
 	}
@@ -162,13 +165,15 @@ func (s *Service) Cancel(ctx context.Context, threadID, runID uuid.UUID, action 
 		// those checks while this transaction waits for the dispatch: a
 		// deadlock (found by the chaos soak). NO KEY UPDATE still
 		// serialises with every other writer of these rows.
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR NO KEY UPDATE`, threadID); err != nil {
+		tenant := auth.Tenant(ctx)
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR NO KEY UPDATE`,
+			threadID, tenant); err != nil {
 			return err
 		}
 		var status Status
 		var graphID string
-		err := tx.QueryRow(ctx, `SELECT status, graph_id FROM runs WHERE run_id = $1 AND thread_id = $2 FOR NO KEY UPDATE`,
-			runID, threadID).Scan(&status, &graphID)
+		err := tx.QueryRow(ctx, `SELECT status, graph_id FROM runs WHERE run_id = $1 AND thread_id = $2 AND tenant_id = $3
+			FOR NO KEY UPDATE`, runID, threadID, tenant).Scan(&status, &graphID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apperr.Errorf(apperr.NotFound, "Run %s not found in thread %s", runID, threadID)
 		}
@@ -209,7 +214,7 @@ func (s *Service) CancelMany(ctx context.Context, threadID uuid.UUID, runIDs []u
 	rows, err := s.db.Query(ctx, `SELECT thread_id, run_id FROM runs
 		WHERE (cardinality($1::uuid[]) = 0 OR (run_id = ANY($1) AND thread_id = $2))
 		  AND ($3 = '' OR ($3 = 'all' AND status IN ('pending', 'running')) OR status = $3)
-		  AND status IN ('pending', 'running')`, runIDs, threadID, status)
+		  AND status IN ('pending', 'running') AND tenant_id = $4`, runIDs, threadID, status, auth.Tenant(ctx))
 	if err != nil {
 		return 0, err
 	}
@@ -258,7 +263,8 @@ func (s *Service) Result(ctx context.Context, run *Run) (json.RawMessage, error)
 	}
 	var status string
 	var values, thErr json.RawMessage
-	err := s.db.QueryRow(ctx, `SELECT status, "values", error FROM threads WHERE thread_id = $1`, run.ThreadID).
+	err := s.db.QueryRow(ctx, `SELECT status, "values", error FROM threads WHERE thread_id = $1 AND tenant_id = $2`,
+		run.ThreadID, run.TenantID).
 		Scan(&status, &values, &thErr)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return json.RawMessage(`{}`), nil
@@ -327,7 +333,7 @@ func (s *Service) CancelOnDisconnect(ctx context.Context, run *Run, enabled bool
 		return func(bool) {}
 	}
 	cancel := func() {
-		ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, stop := context.WithTimeout(auth.WithTenant(context.Background(), run.TenantID), 10*time.Second)
 		defer stop()
 		if _, err := s.Cancel(ctx, run.ThreadID, run.RunID, ActionInterrupt); err != nil && apperr.CodeOf(err) != apperr.NotFound {
 			s.log.Warn("cancel on disconnect", "run_id", run.RunID, "error", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/threads"
@@ -25,7 +26,7 @@ const sweepBatch = 100
 // under its row lock, so one that saw activity since it was selected is
 // left alone. It returns how many threads it changed.
 func (s *Service) SweepExpiredThreads(ctx context.Context) (int, error) {
-	rows, err := s.db.Query(ctx, `SELECT thread_id, ttl_strategy FROM threads
+	rows, err := s.db.Query(ctx, `SELECT thread_id, ttl_strategy, tenant_id FROM threads
 		WHERE expires_at <= now() AND status <> 'busy' ORDER BY expires_at LIMIT $1`, sweepBatch)
 	if err != nil {
 		return 0, err
@@ -33,6 +34,7 @@ func (s *Service) SweepExpiredThreads(ctx context.Context) (int, error) {
 	type due struct {
 		ID       uuid.UUID `db:"thread_id"`
 		Strategy *string   `db:"ttl_strategy"`
+		Tenant   string    `db:"tenant_id"`
 	}
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[due])
 	if err != nil {
@@ -41,6 +43,8 @@ func (s *Service) SweepExpiredThreads(ctx context.Context) (int, error) {
 	n := 0
 	for _, d := range list {
 		var changed bool
+		// The sweeper serves every tenant: each thread is handled as its own.
+		ctx := auth.WithTenant(ctx, d.Tenant)
 		if d.Strategy != nil && *d.Strategy == threads.TTLKeepLatest {
 			changed, err = s.pruneExpired(ctx, d.ID)
 		} else {
@@ -62,7 +66,7 @@ func (s *Service) pruneExpired(ctx context.Context, id uuid.UUID) (bool, error) 
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		var expired bool
 		err := tx.QueryRow(ctx, `SELECT coalesce(expires_at <= now() AND status <> 'busy', false)
-			FROM threads WHERE thread_id = $1 FOR UPDATE`, id).Scan(&expired)
+			FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR UPDATE`, id, auth.Tenant(ctx)).Scan(&expired)
 		if err == pgx.ErrNoRows || (err == nil && !expired) {
 			return nil
 		}
@@ -83,7 +87,7 @@ func (s *Service) pruneExpired(ctx context.Context, id uuid.UUID) (bool, error) 
 			}
 		}
 		changed = true
-		_, err = tx.Exec(ctx, `UPDATE threads SET expires_at = NULL WHERE thread_id = $1`, id)
+		_, err = tx.Exec(ctx, `UPDATE threads SET expires_at = NULL WHERE thread_id = $1 AND tenant_id = $2`, id, auth.Tenant(ctx))
 		return err
 	})
 	return changed, err

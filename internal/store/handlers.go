@@ -8,7 +8,11 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/httpx"
 )
 
@@ -19,6 +23,38 @@ type Handlers struct {
 
 // NewHandlers returns the HTTP handlers of the store API.
 func NewHandlers(store *Store) *Handlers { return &Handlers{store: store} }
+
+// Headers a worker sends with the store requests of a run it executes (the
+// JS worker's WeftStore does): the run's store is its tenant's, whatever
+// tenant the worker's own credentials name.
+const (
+	HeaderDispatchID = "X-Weft-Dispatch-Id"
+	HeaderClaimToken = "X-Weft-Claim-Token"
+)
+
+// scope is the context a store request acts in: the request's own, or,
+// with the run headers, the tenant of the run of a dispatch the caller
+// holds the current claim of (409 when it does not).
+func (h *Handlers) scope(r *http.Request) (context.Context, error) {
+	ctx := r.Context()
+	rawID, rawToken := r.Header.Get(HeaderDispatchID), r.Header.Get(HeaderClaimToken)
+	if rawID == "" && rawToken == "" {
+		return ctx, nil
+	}
+	id, err := uuid.Parse(rawID)
+	if err != nil {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid %s header: must be a dispatch id (UUID)", HeaderDispatchID)
+	}
+	token, err := uuid.Parse(rawToken)
+	if err != nil {
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid %s header: must be the dispatch's claim token (UUID)", HeaderClaimToken)
+	}
+	tenant, err := dispatch.DispatchClaimTenant(ctx, h.store.db, id, token)
+	if err != nil {
+		return nil, err
+	}
+	return auth.WithTenant(ctx, tenant), nil
+}
 
 // PutRequest is the body of PUT /store/items.
 type PutRequest struct {
@@ -46,9 +82,14 @@ type PutRequest struct {
 //	@Accept			json
 //	@Param			body	body	PutRequest	true	"Item to store"
 //	@Success		204
+//	@Failure		409	{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422	{object}	httpx.ErrorBody	"missing or invalid namespace, key, value, index or ttl; index paths selecting too many texts"
 //	@Router			/store/items [put]
 func (h *Handlers) Put(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.scope(r)
+	if err != nil {
+		return err
+	}
 	var req PutRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
@@ -73,7 +114,7 @@ func (h *Handlers) Put(w http.ResponseWriter, r *http.Request) error {
 	if t := req.TTL; t != nil && (!(*t > 0) || math.IsInf(*t, 0) || *t > MaxTTLMinutes) {
 		return apperr.Errorf(apperr.Invalid, "Invalid ttl %v: minutes must be > 0 and at most %d, or null", *t, MaxTTLMinutes)
 	}
-	if err := h.store.Put(r.Context(), PutParams{Namespace: req.Namespace, Key: req.Key, Value: value, TTL: req.TTL,
+	if err := h.store.Put(ctx, PutParams{Namespace: req.Namespace, Key: req.Key, Value: value, TTL: req.TTL,
 		NoIndex: noIndex, IndexPaths: paths}); err != nil {
 		return err
 	}
@@ -134,9 +175,14 @@ func checkIndex(raw json.RawMessage) (noIndex bool, paths []string, err error) {
 //	@Param			refresh_ttl	query		string	false	"Push the expiry of an item with a ttl forward (true/false, default true)"
 //	@Success		200			{object}	Item	"the item, or null when absent or expired"
 //	@Failure		400			{object}	httpx.ErrorBody	"key missing"
+//	@Failure		409			{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422			{object}	httpx.ErrorBody	"invalid namespace, key or refresh_ttl"
 //	@Router			/store/items [get]
 func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.scope(r)
+	if err != nil {
+		return err
+	}
 	ns, err := queryNamespace(r)
 	if err != nil {
 		return err
@@ -155,7 +201,7 @@ func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	item, err := h.store.Get(r.Context(), ns, keys[0], refresh)
+	item, err := h.store.Get(ctx, ns, keys[0], refresh)
 	if err != nil {
 		return err
 	}
@@ -204,9 +250,14 @@ type DeleteRequest struct {
 //	@Accept			json
 //	@Param			body	body	DeleteRequest	true	"Item to delete"
 //	@Success		204
+//	@Failure		409	{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422	{object}	httpx.ErrorBody	"missing key, invalid namespace"
 //	@Router			/store/items [delete]
 func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.scope(r)
+	if err != nil {
+		return err
+	}
 	var req DeleteRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
@@ -217,7 +268,7 @@ func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
 	if err := checkKey(req.Key); err != nil {
 		return err
 	}
-	if err := h.store.Delete(r.Context(), req.Namespace, req.Key); err != nil {
+	if err := h.store.Delete(ctx, req.Namespace, req.Key); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -262,10 +313,15 @@ type SearchResponse struct {
 //	@Produce		json
 //	@Param			body	body		SearchRequest	false	"Search"
 //	@Success		200		{object}	SearchResponse
+//	@Failure		409		{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422		{object}	httpx.ErrorBody	"invalid prefix, filter, limit, offset or query; the embeddings endpoint refused the query"
 //	@Failure		503		{object}	httpx.ErrorBody	"semantic search: the embeddings endpoint failed (unreachable, 5xx, 429, bad answer); retry later"
 //	@Router			/store/items/search [post]
 func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.scope(r)
+	if err != nil {
+		return err
+	}
 	var req SearchRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
@@ -287,11 +343,11 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 		p.Query = *req.Query
 	}
 	if p.Query != "" && h.store.Indexed() {
-		if p.Vector, err = h.embedQuery(r.Context(), p.Query); err != nil {
+		if p.Vector, err = h.embedQuery(ctx, p.Query); err != nil {
 			return err
 		}
 	}
-	items, err := h.store.Search(r.Context(), p)
+	items, err := h.store.Search(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -364,9 +420,14 @@ type NamespacesResponse struct {
 //	@Produce		json
 //	@Param			body	body		NamespacesRequest	false	"Listing"
 //	@Success		200		{object}	NamespacesResponse
+//	@Failure		409		{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
 //	@Failure		422		{object}	httpx.ErrorBody	"invalid prefix, suffix, max_depth, limit or offset"
 //	@Router			/store/namespaces [post]
 func (h *Handlers) ListNamespaces(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.scope(r)
+	if err != nil {
+		return err
+	}
 	var req NamespacesRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
@@ -384,11 +445,10 @@ func (h *Handlers) ListNamespaces(w http.ResponseWriter, r *http.Request) error 
 		}
 		p.MaxDepth = min(*req.MaxDepth, MaxLabels)
 	}
-	var err error
 	if p.Limit, err = pageLimit(req.Limit, 100, req.Offset); err != nil {
 		return err
 	}
-	namespaces, err := h.store.ListNamespaces(r.Context(), p)
+	namespaces, err := h.store.ListNamespaces(ctx, p)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -82,9 +83,9 @@ type PutParams struct {
 // the old item had expired (and was waiting for the sweeper): then the put
 // starts a new item.
 var itemUpsert = `
-	INSERT INTO store_items AS s (namespace, key, value, created_at, updated_at, expires_at, ttl_minutes)
-	VALUES ($2, $3, $4::jsonb, ` + nowSQL + `, ` + nowSQL + `, ` + fmt.Sprintf(expiresSQL, "$5::float8") + `, $5::float8)
-	ON CONFLICT (namespace, key) DO UPDATE SET
+	INSERT INTO store_items AS s (tenant_id, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes)
+	VALUES ($6, $2, $3, $4::jsonb, ` + nowSQL + `, ` + nowSQL + `, ` + fmt.Sprintf(expiresSQL, "$5::float8") + `, $5::float8)
+	ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET
 		value = EXCLUDED.value,
 		updated_at = EXCLUDED.updated_at,
 		expires_at = EXCLUDED.expires_at,
@@ -94,7 +95,7 @@ var itemUpsert = `
 // itemUpsertUnindexed is itemUpsert dropping the item's vectors: without an
 // index nothing would re-embed the new value, and stale vectors must not
 // answer a search once an index is configured again.
-var itemUpsertUnindexed = `WITH unindexed AS (DELETE FROM store_vectors WHERE namespace = $2 AND key = $3) ` + itemUpsert
+var itemUpsertUnindexed = `WITH unindexed AS (DELETE FROM store_vectors WHERE tenant_id = $6 AND namespace = $2 AND key = $3) ` + itemUpsert
 
 // Put inserts the item or replaces the value, ttl and updated_at of an
 // existing one. With an index, the same transaction files the texts the
@@ -104,7 +105,7 @@ var itemUpsertUnindexed = `WITH unindexed AS (DELETE FROM store_vectors WHERE na
 // than MaxIndexTexts texts is a 422.
 func (s *Store) Put(ctx context.Context, p PutParams) error {
 	if s.index == nil {
-		_, err := s.db.Exec(ctx, itemUpsertUnindexed, s.now(), p.Namespace, p.Key, string(p.Value), p.TTL)
+		_, err := s.db.Exec(ctx, itemUpsertUnindexed, s.now(), p.Namespace, p.Key, string(p.Value), p.TTL, auth.Tenant(ctx))
 		return err
 	}
 	var texts []fieldText
@@ -120,10 +121,10 @@ func (s *Store) Put(ctx context.Context, p PutParams) error {
 	}
 	return postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		now := s.now()
-		if _, err := tx.Exec(ctx, itemUpsert, now, p.Namespace, p.Key, string(p.Value), p.TTL); err != nil {
+		if _, err := tx.Exec(ctx, itemUpsert, now, p.Namespace, p.Key, string(p.Value), p.TTL, auth.Tenant(ctx)); err != nil {
 			return err
 		}
-		return syncVectors(ctx, tx, now, p.Namespace, p.Key, texts, s.index.VectorModel())
+		return syncVectors(ctx, tx, now, auth.Tenant(ctx), p.Namespace, p.Key, texts, s.index.VectorModel())
 	})
 }
 
@@ -132,13 +133,13 @@ func (s *Store) Put(ctx context.Context, p PutParams) error {
 var itemGetRefresh = `
 	WITH refreshed AS (
 		UPDATE store_items s SET expires_at = ` + fmt.Sprintf(expiresSQL, "s.ttl_minutes") + `
-		WHERE $4 AND s.namespace = $2 AND s.key = $3 AND s.expires_at > ` + nowSQL + `
+		WHERE $4 AND s.tenant_id = $5 AND s.namespace = $2 AND s.key = $3 AND s.expires_at > ` + nowSQL + `
 		RETURNING ` + itemColumns + `
 	)
 	SELECT * FROM refreshed
 	UNION ALL
 	SELECT ` + itemColumns + ` FROM store_items s
-	WHERE s.namespace = $2 AND s.key = $3 AND ` + liveSQL + ` AND NOT EXISTS (SELECT FROM refreshed)`
+	WHERE s.tenant_id = $5 AND s.namespace = $2 AND s.key = $3 AND ` + liveSQL + ` AND NOT EXISTS (SELECT FROM refreshed)`
 
 // Get returns the live item (nil when it does not exist or has expired).
 // refresh pushes the expiry of an item with a ttl to now + ttl.
@@ -147,7 +148,7 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string, refresh
 }
 
 func itemGet(ctx context.Context, db postgres.DBTX, now *time.Time, namespace []string, key string, refresh bool) (*Item, error) {
-	rows, err := db.Query(ctx, itemGetRefresh, now, namespace, key, refresh)
+	rows, err := db.Query(ctx, itemGetRefresh, now, namespace, key, refresh, auth.Tenant(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +162,7 @@ func itemGet(ctx context.Context, db postgres.DBTX, now *time.Time, namespace []
 	return &item, nil
 }
 
-const itemDelete = `DELETE FROM store_items WHERE namespace = $1 AND key = $2`
+const itemDelete = `DELETE FROM store_items WHERE tenant_id = $3 AND namespace = $1 AND key = $2`
 
 // Delete deletes the item; deleting an absent one is not an error.
 func (s *Store) Delete(ctx context.Context, namespace []string, key string) error {
@@ -169,7 +170,7 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 }
 
 func itemDeleteOne(ctx context.Context, db postgres.DBTX, namespace []string, key string) error {
-	_, err := db.Exec(ctx, itemDelete, namespace, key)
+	_, err := db.Exec(ctx, itemDelete, namespace, key, auth.Tenant(ctx))
 	return err
 }
 
@@ -190,12 +191,13 @@ type SearchParams struct {
 
 // where renders the conditions of p after the live check, with arguments
 // appended to args (whose first is now).
-func (p *SearchParams) where(args *[]any) string {
+func (p *SearchParams) where(ctx context.Context, args *[]any) string {
 	var sb strings.Builder
 	arg := func(v any) string {
 		*args = append(*args, v)
 		return fmt.Sprintf("$%d", len(*args))
 	}
+	fmt.Fprintf(&sb, " AND s.tenant_id = %s", arg(auth.Tenant(ctx)))
 	if len(p.Prefix) > 0 {
 		lo, hi := prefixRange(p.Prefix)
 		fmt.Fprintf(&sb, " AND s.ns_path >= %s AND s.ns_path < %s", arg(lo), arg(hi))
@@ -224,7 +226,7 @@ func (s *Store) Search(ctx context.Context, p SearchParams) ([]SearchItem, error
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
 	}
-	where := p.where(&args)
+	where := p.where(ctx, &args)
 	var sql string
 	if p.Vector != nil {
 		if s.index == nil {
@@ -239,23 +241,23 @@ func (s *Store) Search(ctx context.Context, p SearchParams) ([]SearchItem, error
 		// lookup per item, each vector scored once; an item without vectors
 		// of the model has no row there and drops out of the join. The rows
 		// sorted are items with a score, not their vectors.
-		sql = fmt.Sprintf(`WITH page AS (SELECT %s, s.ns_path, best.score
+		sql = fmt.Sprintf(`WITH page AS (SELECT %s, s.tenant_id, s.ns_path, best.score
 			FROM store_items s CROSS JOIN LATERAL (
 				SELECT %s AS score FROM store_vectors v
-				WHERE v.namespace = s.namespace AND v.key = s.key AND v.model = %s
+				WHERE v.tenant_id = s.tenant_id AND v.namespace = s.namespace AND v.key = s.key AND v.model = %s
 				ORDER BY 1 DESC LIMIT 1) best
 			WHERE %s%s
 			ORDER BY best.score DESC, s.ns_path, s.key LIMIT %s OFFSET %s)`,
 			itemColumns, score, arg(s.index.VectorModel()), liveSQL, where, arg(p.Limit), arg(p.Offset))
 	} else {
-		sql = fmt.Sprintf(`WITH page AS (SELECT %s, s.ns_path, NULL::float8 AS score FROM store_items s WHERE %s%s
+		sql = fmt.Sprintf(`WITH page AS (SELECT %s, s.tenant_id, s.ns_path, NULL::float8 AS score FROM store_items s WHERE %s%s
 			ORDER BY s.updated_at DESC, s.ns_path, s.key LIMIT %s OFFSET %s)`,
 			itemColumns, liveSQL, where, arg(p.Limit), arg(p.Offset))
 	}
 	if p.Refresh {
 		sql += `, refreshed AS (
 			UPDATE store_items s SET expires_at = ` + fmt.Sprintf(expiresSQL, "s.ttl_minutes") + `
-			FROM page p WHERE s.namespace = p.namespace AND s.key = p.key AND s.ttl_minutes IS NOT NULL)`
+			FROM page p WHERE s.tenant_id = p.tenant_id AND s.namespace = p.namespace AND s.key = p.key AND s.ttl_minutes IS NOT NULL)`
 	}
 	if p.Vector != nil {
 		sql += ` SELECT namespace, key, value, created_at, updated_at, score FROM page ORDER BY score DESC, ns_path, key`
@@ -316,6 +318,7 @@ func (s *Store) ListNamespaces(ctx context.Context, p NamespaceParams) ([][]stri
 		return fmt.Sprintf("$%d", len(args))
 	}
 	var sb strings.Builder
+	fmt.Fprintf(&sb, " AND s.tenant_id = %s", arg(auth.Tenant(ctx)))
 	// The labels before the first wildcard give an indexed range.
 	lead := p.Prefix
 	for i, label := range p.Prefix {
@@ -360,10 +363,10 @@ func (s *Store) ListNamespaces(ctx context.Context, p NamespaceParams) ([][]stri
 // transactions hold (a refresh in flight).
 var itemSweep = `
 	DELETE FROM store_items s USING (
-		SELECT namespace, key FROM store_items
+		SELECT tenant_id, namespace, key FROM store_items
 		WHERE expires_at <= ` + nowSQL + `
 		ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED) d
-	WHERE s.namespace = d.namespace AND s.key = d.key`
+	WHERE s.tenant_id = d.tenant_id AND s.namespace = d.namespace AND s.key = d.key`
 
 // sweepBatch is how many expired items one sweep statement deletes.
 const sweepBatch = 1000

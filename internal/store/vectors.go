@@ -24,12 +24,12 @@ const NotifyChannel = "weft_store_embed"
 // It returns how many rows became pending.
 var vectorsSync = `
 	WITH stale AS (
-		DELETE FROM store_vectors v WHERE v.namespace = $2 AND v.key = $3 AND v.field <> ALL ($4::text[])
+		DELETE FROM store_vectors v WHERE v.tenant_id = $7 AND v.namespace = $2 AND v.key = $3 AND v.field <> ALL ($4::text[])
 	), pending AS (
-		INSERT INTO store_vectors AS v (namespace, key, field, text, available_at, updated_at)
-		SELECT $2, $3, w.field, w.text, ` + nowSQL + `, ` + nowSQL + `
+		INSERT INTO store_vectors AS v (tenant_id, namespace, key, field, text, available_at, updated_at)
+		SELECT $7, $2, $3, w.field, w.text, ` + nowSQL + `, ` + nowSQL + `
 		FROM unnest($4::text[], $5::text[]) AS w(field, text) ORDER BY w.field
-		ON CONFLICT (namespace, key, field) DO UPDATE SET
+		ON CONFLICT (tenant_id, namespace, key, field) DO UPDATE SET
 			text = EXCLUDED.text, embedding = NULL, norm = NULL, model = NULL, attempts = 0,
 			available_at = EXCLUDED.available_at, claim_token = NULL, last_error = NULL, updated_at = EXCLUDED.updated_at
 		WHERE v.text <> EXCLUDED.text OR v.model <> $6
@@ -39,14 +39,14 @@ var vectorsSync = `
 
 // syncVectors files texts as the item's vectors and notifies the indexers
 // when some are to be embedded.
-func syncVectors(ctx context.Context, tx pgx.Tx, now *time.Time, ns []string, key string, texts []fieldText, model string) error {
+func syncVectors(ctx context.Context, tx pgx.Tx, now *time.Time, tenant string, ns []string, key string, texts []fieldText, model string) error {
 	fields := make([]string, len(texts))
 	values := make([]string, len(texts))
 	for i, t := range texts {
 		fields[i], values[i] = t.Field, t.Text
 	}
 	var pending int
-	if err := tx.QueryRow(ctx, vectorsSync, now, ns, key, fields, values, model).Scan(&pending); err != nil {
+	if err := tx.QueryRow(ctx, vectorsSync, now, ns, key, fields, values, model, tenant).Scan(&pending); err != nil {
 		return fmt.Errorf("store vectors: %w", err)
 	}
 	if pending > 0 {
@@ -65,7 +65,8 @@ var vectorsClaim = `
 	FROM (
 		SELECT c.id FROM store_vectors c
 		WHERE c.embedding IS NULL AND c.available_at <= ` + nowSQL + `
-			AND EXISTS (SELECT FROM store_items s WHERE s.namespace = c.namespace AND s.key = c.key AND ` + liveSQL + `)
+			AND EXISTS (SELECT FROM store_items s WHERE s.tenant_id = c.tenant_id AND s.namespace = c.namespace AND s.key = c.key
+				AND ` + liveSQL + `)
 		ORDER BY c.available_at LIMIT $4
 		FOR UPDATE OF c SKIP LOCKED
 	) due

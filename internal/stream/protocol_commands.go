@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/runs"
@@ -238,7 +239,7 @@ func (h *Handlers) protocolRespond(ctx context.Context, tid uuid.UUID, p *protoc
 	var interrupts json.RawMessage
 	err := h.svc.db.QueryRow(ctx, `SELECT (SELECT r.assistant_id FROM runs r WHERE r.thread_id = t.thread_id
 			ORDER BY r.created_at DESC, r.run_id DESC LIMIT 1), t.interrupts
-		FROM threads t WHERE t.thread_id = $1`, tid).Scan(&assistantID, &interrupts)
+		FROM threads t WHERE t.thread_id = $1 AND t.tenant_id = $2`, tid, auth.Tenant(ctx)).Scan(&assistantID, &interrupts)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && assistantID == nil {
 		return nil, protoErr("no_such_run", "Thread %s has no run to resume; start one with run.start", tid)
 	}
@@ -294,7 +295,7 @@ func (s *Service) protocolState(ctx context.Context, tid uuid.UUID, keys []strin
 	var checkpointID *string
 	err := s.db.QueryRow(ctx, `SELECT t."values", (SELECT c.checkpoint_id FROM checkpoints c
 			WHERE c.thread_id = t.thread_id::text AND c.checkpoint_ns = '' ORDER BY c.checkpoint_id DESC LIMIT 1)
-		FROM threads t WHERE t.thread_id = $1`, tid).Scan(&values, &checkpointID)
+		FROM threads t WHERE t.thread_id = $1 AND t.tenant_id = $2`, tid, auth.Tenant(ctx)).Scan(&values, &checkpointID)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, err
 	}
@@ -325,7 +326,8 @@ func (s *Service) protocolTree(ctx context.Context, tid uuid.UUID) (any, error) 
 	var names []string
 	err := s.db.QueryRow(ctx, `SELECT r.graph_id, r.status, coalesce((SELECT array_agg(DISTINCT e.event) FROM run_events e
 			WHERE e.run_id = r.run_id AND e.event LIKE '%|%'), '{}')
-		FROM threads t JOIN runs r ON r.run_id = t.latest_run_id WHERE t.thread_id = $1`, tid).Scan(&graphID, &status, &names)
+		FROM threads t JOIN runs r ON r.run_id = t.latest_run_id WHERE t.thread_id = $1 AND t.tenant_id = $2`,
+		tid, auth.Tenant(ctx)).Scan(&graphID, &status, &names)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, protoErr("no_such_run", "Thread %s has no run", tid)
 	}
@@ -376,7 +378,8 @@ func lifecycleOf(s runs.Status) string {
 // protocolAppliedSeq is the highest seq the thread's log can hold now.
 func (s *Service) protocolAppliedSeq(ctx context.Context, tid uuid.UUID) (int64, error) {
 	var n int64
-	err := s.db.QueryRow(ctx, `SELECT coalesce(max(thread_seq), 0) FROM run_events WHERE thread_id = $1`, tid).Scan(&n)
+	err := s.db.QueryRow(ctx, `SELECT coalesce(max(thread_seq), 0) FROM run_events WHERE thread_id = $1
+		AND EXISTS (SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2)`, tid, auth.Tenant(ctx)).Scan(&n)
 	if n == 0 {
 		return 0, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/runs"
 )
@@ -67,7 +68,8 @@ const logEventColumns = `e.thread_seq, e.run_id, e.seq, e.event, e.data, e.creat
 // thread_seq above after, in order.
 func (s *Service) protocolLogAfter(ctx context.Context, threadID uuid.UUID, after int64, limit int) ([]logEvent, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+logEventColumns+` FROM run_events e JOIN runs r USING (run_id)
-		WHERE e.thread_id = $1 AND e.thread_seq > $2 ORDER BY e.thread_seq LIMIT $3`, threadID, after, limit)
+		WHERE e.thread_id = $1 AND e.thread_seq > $2 AND r.tenant_id = $4 ORDER BY e.thread_seq LIMIT $3`,
+		threadID, after, limit, auth.Tenant(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +81,7 @@ func (s *Service) protocolLogAfter(ctx context.Context, threadID uuid.UUID, afte
 func (s *Service) protocolRunPrefix(ctx context.Context, runID uuid.UUID, before int64) ([]logEvent, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+logEventColumns+` FROM run_events e JOIN runs r USING (run_id)
 		WHERE e.run_id = $1 AND e.seq < $2 AND (e.event = 'error' OR e.event LIKE 'messages%'
-			OR e.event LIKE 'updates%' OR e.event LIKE 'values%') ORDER BY e.seq`, runID, before)
+			OR e.event LIKE 'updates%' OR e.event LIKE 'values%') AND r.tenant_id = $3 ORDER BY e.seq`, runID, before, auth.Tenant(ctx))
 	if err != nil {
 		return nil, err
 	}

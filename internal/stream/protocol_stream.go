@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
@@ -73,7 +74,7 @@ func (s *Service) protocolStart(r *http.Request, threadID uuid.UUID) (int64, err
 	err := s.db.QueryRow(r.Context(), `SELECT coalesce(
 			(SELECT e.thread_seq - 1 FROM run_events e WHERE e.run_id = t.latest_run_id ORDER BY e.seq LIMIT 1),
 			(SELECT max(e.thread_seq) FROM run_events e WHERE e.thread_id = t.thread_id))
-		FROM threads t WHERE t.thread_id = $1`, threadID).Scan(&after)
+		FROM threads t WHERE t.thread_id = $1 AND t.tenant_id = $2`, threadID, auth.Tenant(r.Context())).Scan(&after)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
 	}

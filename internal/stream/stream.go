@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/metrics"
@@ -32,7 +33,8 @@ type StoredEvent struct {
 // above after, in order.
 func (s *Service) EventsAfter(ctx context.Context, runID uuid.UUID, after int64, limit int) ([]StoredEvent, error) {
 	rows, err := s.db.Query(ctx, `SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2
-		ORDER BY seq LIMIT $3`, runID, after, limit)
+		AND EXISTS (SELECT 1 FROM runs WHERE run_id = $1 AND tenant_id = $4)
+		ORDER BY seq LIMIT $3`, runID, after, limit, auth.Tenant(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +44,8 @@ func (s *Service) EventsAfter(ctx context.Context, runID uuid.UUID, after int64,
 // lastSeq is the sequence number of the run's newest event (0: none).
 func (s *Service) lastSeq(ctx context.Context, runID uuid.UUID) (int64, error) {
 	var n int64
-	err := s.db.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1`, runID).Scan(&n)
+	err := s.db.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1
+		AND EXISTS (SELECT 1 FROM runs WHERE run_id = $1 AND tenant_id = $2)`, runID, auth.Tenant(ctx)).Scan(&n)
 	return n, err
 }
 
@@ -475,7 +478,8 @@ func parseThreadCursor(v string) (threadCursor, error) {
 func (s *Service) threadEventsAfter(ctx context.Context, threadID uuid.UUID, c threadCursor, limit int) ([]threadEvent, error) {
 	rows, err := s.db.Query(ctx, `SELECT seq, event, data, run_id, created_at FROM run_events
 		WHERE thread_id = $1 AND (created_at, run_id, seq) > ($2, $3, $4)
-		ORDER BY created_at, run_id, seq LIMIT $5`, threadID, c.at, c.runID, c.seq, limit)
+		AND EXISTS (SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $6)
+		ORDER BY created_at, run_id, seq LIMIT $5`, threadID, c.at, c.runID, c.seq, limit, auth.Tenant(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -523,13 +527,15 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 		}
 	} else {
 		err := h.svc.db.QueryRow(ctx, `SELECT created_at, run_id, seq FROM run_events WHERE thread_id = $1
-			ORDER BY created_at DESC, run_id DESC, seq DESC LIMIT 1`, tid).Scan(&cur.at, &cur.runID, &cur.seq)
+			AND EXISTS (SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2)
+			ORDER BY created_at DESC, run_id DESC, seq DESC LIMIT 1`, tid, auth.Tenant(ctx)).Scan(&cur.at, &cur.runID, &cur.seq)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
 	}
 	var exists bool
-	if err := h.svc.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1)`, tid).Scan(&exists); err != nil {
+	if err := h.svc.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2)`,
+		tid, auth.Tenant(ctx)).Scan(&exists); err != nil {
 		return err
 	}
 	if !exists {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -66,7 +67,15 @@ func (s *Store) delete(ctx context.Context, id uuid.UUID, strategy DeleteStrateg
 				return err
 			}
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM threads WHERE thread_id = ANY($1)`, deleted)
+		// A child in another tenant (only rows written around the API can
+		// make one) is detached, never deleted nor read: the foreign key
+		// needs it gone from under the deleted threads, and it is not this
+		// tenant's to delete.
+		if _, err := tx.Exec(ctx, `UPDATE threads SET parent_thread_id = NULL, updated_at = now()
+			WHERE parent_thread_id = ANY($1) AND tenant_id <> $2`, deleted, auth.Tenant(ctx)); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM threads WHERE thread_id = ANY($1) AND tenant_id = $2`, deleted, auth.Tenant(ctx))
 		return err
 	})
 	return deleted, err
@@ -77,7 +86,7 @@ func (s *Store) delete(ctx context.Context, id uuid.UUID, strategy DeleteStrateg
 func deleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, strategy DeleteStrategy, expiredOnly bool) ([]uuid.UUID, error) {
 	var expired bool
 	err := tx.QueryRow(ctx, `SELECT coalesce(expires_at <= now() AND status <> 'busy', false)
-		FROM threads WHERE thread_id = $1 FOR UPDATE`, id).Scan(&expired)
+		FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR UPDATE`, id, auth.Tenant(ctx)).Scan(&expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
@@ -92,7 +101,7 @@ func deleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, strategy DeleteStrat
 	switch strategy {
 	case DeleteReject:
 		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM threads WHERE parent_thread_id = $1`, id).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM threads WHERE parent_thread_id = $1 AND tenant_id = $2`, id, auth.Tenant(ctx)).Scan(&n); err != nil {
 			return nil, err
 		}
 		if n > 0 {
@@ -101,7 +110,7 @@ func deleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, strategy DeleteStrat
 		}
 	case DeleteDetach:
 		if _, err := tx.Exec(ctx, `UPDATE threads SET parent_thread_id = NULL, updated_at = now()
-			WHERE parent_thread_id = $1`, id); err != nil {
+			WHERE parent_thread_id = $1 AND tenant_id = $2`, id, auth.Tenant(ctx)); err != nil {
 			return nil, err
 		}
 	case DeleteCascade:
@@ -120,12 +129,12 @@ func lockSubtree(ctx context.Context, tx pgx.Tx, root uuid.UUID) ([]uuid.UUID, e
 	for {
 		rows, err := tx.Query(ctx, `
 			WITH RECURSIVE sub(thread_id, depth) AS (
-				SELECT thread_id, 1 FROM threads WHERE parent_thread_id = $1
+				SELECT thread_id, 1 FROM threads WHERE parent_thread_id = $1 AND tenant_id = $3
 				UNION ALL
 				SELECT t.thread_id, s.depth + 1 FROM threads t JOIN sub s ON t.parent_thread_id = s.thread_id
-				WHERE s.depth < $2
+				WHERE s.depth < $2 AND t.tenant_id = $3
 			)
-			SELECT thread_id FROM sub ORDER BY depth DESC`, root, maxDepth)
+			SELECT thread_id FROM sub ORDER BY depth DESC`, root, maxDepth, auth.Tenant(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +151,8 @@ func lockSubtree(ctx context.Context, tx pgx.Tx, root uuid.UUID) ([]uuid.UUID, e
 		if len(fresh) == 0 {
 			return append(subtree, root), nil
 		}
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = ANY($1) ORDER BY thread_id FOR UPDATE`, fresh); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = ANY($1) AND tenant_id = $2 ORDER BY thread_id FOR UPDATE`,
+			fresh, auth.Tenant(ctx)); err != nil {
 			return nil, err
 		}
 		for _, t := range fresh {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -78,13 +79,14 @@ func (f *Filter) validate() error {
 }
 
 // where renders the filter as a WHERE clause with numbered arguments.
-func (f *Filter) where() (string, []any) {
+func (f *Filter) where(ctx context.Context) (string, []any) {
 	var conds []string
 	var args []any
 	add := func(cond string, arg any) {
 		args = append(args, arg)
 		conds = append(conds, fmt.Sprintf(cond, len(args)))
 	}
+	add("tenant_id = $%d", auth.Tenant(ctx))
 	if f.Metadata != nil {
 		add("metadata @> $%d", jsonObject(f.Metadata))
 	}
@@ -106,9 +108,6 @@ func (f *Filter) where() (string, []any) {
 	if f.RootOnly {
 		conds = append(conds, "parent_thread_id IS NULL")
 	}
-	if len(conds) == 0 {
-		return "", nil
-	}
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
@@ -117,7 +116,7 @@ func (f *Filter) where() (string, []any) {
 // to end the page early (the handler's byte cap). n is how many threads
 // were emitted, more whether further matches follow them.
 func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Thread) (stop bool, err error)) (n int, more bool, err error) {
-	where, args := p.where()
+	where, args := p.where(ctx)
 	dir := strings.ToUpper(p.SortOrder)
 	order := fmt.Sprintf("%s %s NULLS LAST, thread_id %s", sortColumns[p.SortBy], dir, dir)
 	if p.SortBy == "thread_id" {
@@ -137,7 +136,7 @@ func (s *Store) Count(ctx context.Context, f Filter) (int64, error) {
 	if err := f.validate(); err != nil {
 		return 0, err
 	}
-	where, args := f.where()
+	where, args := f.where(ctx)
 	var n int64
 	err := s.db.QueryRow(ctx, `SELECT count(*) FROM threads`+where, args...).Scan(&n)
 	return n, err

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
@@ -30,13 +31,13 @@ func (r *StateRef) GraphID() string {
 // transaction ends, so that state changes of one thread are serialised. A
 // missing thread is a 404.
 func (s *Store) LockForState(ctx context.Context, db postgres.DBTX, id uuid.UUID, forUpdate bool) (*StateRef, error) {
-	q := `SELECT thread_id, metadata, status FROM threads WHERE thread_id = $1`
+	q := `SELECT thread_id, metadata, status FROM threads WHERE thread_id = $1 AND tenant_id = $2`
 	if forUpdate {
 		q += ` FOR UPDATE`
 	}
 	ref := &StateRef{}
 	var md []byte
-	err := db.QueryRow(ctx, q, id).Scan(&ref.ThreadID, &md, &ref.Status)
+	err := db.QueryRow(ctx, q, id, auth.Tenant(ctx)).Scan(&ref.ThreadID, &md, &ref.Status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
@@ -56,7 +57,8 @@ func (s *Store) LockForState(ctx context.Context, db postgres.DBTX, id uuid.UUID
 // transaction that wrote the checkpoint.
 func (s *Store) SetState(ctx context.Context, db postgres.DBTX, id uuid.UUID, values, interrupts json.RawMessage, status Status) error {
 	_, err := db.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, status = $4,
-		state_updated_at = now(), updated_at = now() WHERE thread_id = $1`, id, values, interrupts, status)
+		state_updated_at = now(), updated_at = now() WHERE thread_id = $1 AND tenant_id = $5`,
+		id, values, interrupts, status, auth.Tenant(ctx))
 	return err
 }
 
@@ -64,10 +66,10 @@ func (s *Store) SetState(ctx context.Context, db postgres.DBTX, id uuid.UUID, va
 // and state projection (status idle) and returns it.
 func (s *Store) CopyRow(ctx context.Context, db postgres.DBTX, from, to uuid.UUID) (*Thread, error) {
 	t, err := collectOne(db.Query(ctx, `
-		INSERT INTO threads (thread_id, parent_thread_id, resource_id, metadata, config, "values", interrupts, state_updated_at)
-		SELECT $2, parent_thread_id, resource_id, metadata, config, "values", interrupts, state_updated_at
-		FROM threads WHERE thread_id = $1
-		RETURNING `+threadColumns, from, to))
+		INSERT INTO threads (thread_id, parent_thread_id, resource_id, metadata, config, "values", interrupts, state_updated_at, tenant_id)
+		SELECT $2, parent_thread_id, resource_id, metadata, config, "values", interrupts, state_updated_at, tenant_id
+		FROM threads WHERE thread_id = $1 AND tenant_id = $3
+		RETURNING `+threadColumns, from, to, auth.Tenant(ctx)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(from)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -68,8 +69,8 @@ func collectOne(rows pgx.Rows, err error) (*Thread, error) {
 
 // threadInsert inserts one thread; no row comes back when the id exists.
 const threadInsert = `
-	INSERT INTO threads (thread_id, metadata, parent_thread_id, resource_id, ttl_minutes, ttl_strategy, expires_at)
-	VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $5::float8 * 60))
+	INSERT INTO threads (thread_id, metadata, parent_thread_id, resource_id, ttl_minutes, ttl_strategy, expires_at, tenant_id)
+	VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $5::float8 * 60), $7)
 	ON CONFLICT (thread_id) DO NOTHING
 	RETURNING ` + threadColumns
 
@@ -126,11 +127,16 @@ func create(ctx context.Context, db postgres.DBTX, p CreateParams) (t *Thread, e
 		parent = pgtype.UUID{Bytes: *p.ParentThreadID, Valid: true}
 	}
 	ttlMinutes, ttlStrategy := p.TTL.ttlArgs()
-	t, err = collectOne(db.Query(ctx, threadInsert, id, p.Metadata, parent, p.ResourceID, ttlMinutes, ttlStrategy))
+	t, err = collectOne(db.Query(ctx, threadInsert, id, p.Metadata, parent, p.ResourceID, ttlMinutes, ttlStrategy, auth.Tenant(ctx)))
 	if errors.Is(err, pgx.ErrNoRows) {
+		// The id is taken, in this tenant or another: ids are global. Only
+		// this tenant's thread is returned; another tenant's is the same
+		// 409 whatever if_exists says, and nothing of it is read.
 		if p.IfExists == "do_nothing" {
 			t, err = get(ctx, db, p.ThreadID)
-			return t, true, err
+			if apperr.CodeOf(err) != apperr.NotFound {
+				return t, true, err
+			}
 		}
 		return nil, true, apperr.Errorf(apperr.Conflict, "Thread %s already exists", p.ThreadID)
 	}
@@ -155,7 +161,7 @@ func (s *Store) Get(ctx context.Context, id uuid.UUID) (*Thread, error) {
 }
 
 func get(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Thread, error) {
-	t, err := collectOne(db.Query(ctx, `SELECT `+threadColumns+` FROM threads WHERE thread_id = $1`, id))
+	t, err := collectOne(db.Query(ctx, threadGetSQL, id, auth.Tenant(ctx)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
@@ -183,7 +189,8 @@ func (s *Store) Patch(ctx context.Context, id uuid.UUID, p PatchParams) (*Thread
 	var out *Thread
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		var exists bool
-		err := tx.QueryRow(ctx, `SELECT true FROM threads WHERE thread_id = $1 FOR UPDATE`, id).Scan(&exists)
+		err := tx.QueryRow(ctx, `SELECT true FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR UPDATE`,
+			id, auth.Tenant(ctx)).Scan(&exists)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound(id)
 		}
@@ -209,9 +216,9 @@ func (s *Store) Patch(ctx context.Context, id uuid.UUID, p PatchParams) (*Thread
 				ttl_strategy = coalesce($8, ttl_strategy),
 				expires_at = now() + make_interval(secs => coalesce($7, ttl_minutes) * 60),
 				updated_at = now()
-			WHERE thread_id = $1
+			WHERE thread_id = $1 AND tenant_id = $9
 			RETURNING `+threadColumns,
-			id, meta, p.SetParent, p.ParentThreadID, p.SetResource, normalizeText(p.ResourceID), ttlMinutes, ttlStrategy))
+			id, meta, p.SetParent, p.ParentThreadID, p.SetResource, normalizeText(p.ResourceID), ttlMinutes, ttlStrategy, auth.Tenant(ctx)))
 		if err != nil {
 			return mapWriteErr(err)
 		}
@@ -229,7 +236,8 @@ func lockParent(ctx context.Context, tx pgx.Tx, child, parent uuid.UUID) error {
 		return apperr.Errorf(apperr.Invalid, "Thread %s cannot be its own parent", child)
 	}
 	var one int
-	err := tx.QueryRow(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR SHARE`, parent).Scan(&one)
+	err := tx.QueryRow(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR SHARE`,
+		parent, auth.Tenant(ctx)).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return apperr.Errorf(apperr.Invalid, "Parent thread %s not found", parent)
 	}
@@ -252,7 +260,8 @@ func checkAncestry(ctx context.Context, tx pgx.Tx, child, parent uuid.UUID) erro
 			return apperr.Errorf(apperr.Invalid, "Thread hierarchy under %s is deeper than %d levels", parent, maxDepth)
 		}
 		var next *uuid.UUID
-		err := tx.QueryRow(ctx, `SELECT parent_thread_id FROM threads WHERE thread_id = $1 FOR SHARE`, cur).Scan(&next)
+		err := tx.QueryRow(ctx, `SELECT parent_thread_id FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR SHARE`,
+			cur, auth.Tenant(ctx)).Scan(&next)
 		if errors.Is(err, pgx.ErrNoRows) {
 			// Only the first step can miss: the foreign key keeps every
 			// other ancestor in place.
@@ -280,8 +289,8 @@ func (s *Store) Children(ctx context.Context, id uuid.UUID, limit, offset int, e
 	if _, err := get(ctx, s.db, id); err != nil {
 		return 0, false, err
 	}
-	rows, err := s.db.Query(ctx, `SELECT `+threadColumns+` FROM threads WHERE parent_thread_id = $1
-		ORDER BY created_at, thread_id LIMIT $2 OFFSET $3`, id, limit+1, offset)
+	rows, err := s.db.Query(ctx, `SELECT `+threadColumns+` FROM threads WHERE parent_thread_id = $1 AND tenant_id = $4
+		ORDER BY created_at, thread_id LIMIT $2 OFFSET $3`, id, limit+1, offset, auth.Tenant(ctx))
 	if err != nil {
 		return 0, false, err
 	}

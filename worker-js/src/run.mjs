@@ -297,6 +297,9 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     if (kwargs.interrupt_before?.length) options.interruptBefore = kwargs.interrupt_before;
     if (kwargs.interrupt_after?.length) options.interruptAfter = kwargs.interrupt_after;
     if (kwargs.durability) options.durability = kwargs.durability;
+    // The run's store acts for the run's tenant (the claim proves the run
+    // is this worker's), not for the tenant of the worker's credentials.
+    if (typeof graph.store?.forRun === "function") options.store = graph.store.forRun(dispatch.dispatch_id, token);
 
     let lastValues = null;
     let interrupts = null;

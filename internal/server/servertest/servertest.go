@@ -11,11 +11,13 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
@@ -61,6 +63,28 @@ func StartWith(t testing.TB, dsn string, edit func(*server.Config)) *Server {
 	}
 	t.Cleanup(pool.Close)
 	return &Server{URL: srv.URL(), DB: pool, DSN: dsn, Srv: srv, http: &http.Client{Timeout: 60 * time.Second}, t: t}
+}
+
+// TenantHeader names the tenant of a request to a server started with
+// TestTenants (absent: the default tenant ""); ScopesHeader its scopes, a
+// comma list (absent: tenant data only).
+const (
+	TenantHeader = "X-Test-Tenant"
+	ScopesHeader = "X-Test-Scopes"
+)
+
+// TestTenants is an edit for StartWith: auth is on, and every request is
+// the principal its TenantHeader and ScopesHeader name, as if a key had
+// said so. It stands in for real credentials (API keys, JWT) so that tenant
+// isolation is tested on its own; never use it outside tests.
+func TestTenants(cfg *server.Config) {
+	cfg.Authenticate = func(r *http.Request) (auth.Principal, error) {
+		scopes := []string{auth.ScopeTenant}
+		if s := r.Header.Get(ScopesHeader); s != "" {
+			scopes = strings.Split(s, ",")
+		}
+		return auth.Principal{Identity: "test", Tenant: r.Header.Get(TenantHeader), Scopes: scopes}, nil
+	}
 }
 
 // Response is a decoded response.

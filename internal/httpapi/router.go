@@ -116,6 +116,10 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/threads/{thread_id}/state/{checkpoint_id}", h(d.State.GetStateAt))
 	r.Get("/threads/{thread_id}/history", h(d.State.GetHistory))
 	r.Post("/threads/{thread_id}/history", h(d.State.PostHistory))
+	r.Get("/threads/{thread_id}/messages", h(d.State.GetMessages))
+	r.Post("/threads/{thread_id}/summaries", h(d.State.AddSummary))
+	r.Get("/threads/{thread_id}/summaries", h(d.State.ListSummaries))
+	r.Delete("/threads/{thread_id}/summaries/{summary_id}", h(d.State.DeleteSummary))
 
 	r.Post("/assistants", h(d.Assistants.Create))
 	r.Post("/assistants/search", h(d.Assistants.Search))

@@ -3,6 +3,7 @@ package checkpoints
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -366,4 +367,24 @@ func ElementSeqsLast(ctx context.Context, db postgres.DBTX, threadID string) (in
 		return 0, fmt.Errorf("element seqs: %w", err)
 	}
 	return last, nil
+}
+
+// ElementSeqOf is the seq of value in the thread's element log (the
+// newest when it was stored more than once), found by its hash; ok is
+// false when the log does not hold it (a list under CompactMinBytes, an
+// element not committed yet).
+func ElementSeqOf(ctx context.Context, db postgres.DBTX, threadID string, value any) (seq int64, ok bool, err error) {
+	typ, data, err := serde.Encode(value)
+	if err != nil || typ != serde.TypeJSON {
+		return 0, false, err
+	}
+	h := sha256.Sum256(data)
+	var s *int64
+	if err := db.QueryRow(ctx, `SELECT max(seq) FROM thread_elements WHERE thread_id = $1 AND hash = $2`, threadID, h[:]).Scan(&s); err != nil {
+		return 0, false, fmt.Errorf("element seq: %w", err)
+	}
+	if s == nil {
+		return 0, false, nil
+	}
+	return *s, true, nil
 }

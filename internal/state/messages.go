@@ -151,20 +151,10 @@ type StateWindow struct {
 	Seqs []int64 `json:"seqs" validate:"required"`
 	// Compact tells that seqs are element-log seqs (false: positions).
 	Compact bool `json:"compact" validate:"required"`
-	// Summary, present when asked for, is the widest summary of the
-	// channel that ends before the window (null when there is none).
-	Summary *SummaryField `json:"summary,omitempty" swaggertype:"object,string" extensions:"x-nullable"`
-}
-
-// SummaryField is a summary record or JSON null.
-type SummaryField struct{ S *SummaryRecord }
-
-// MarshalJSON writes the record or null.
-func (f SummaryField) MarshalJSON() ([]byte, error) {
-	if f.S == nil {
-		return []byte("null"), nil
-	}
-	return json.Marshal(f.S)
+	// Summary is, when the read asked for it (summary=true), the widest
+	// summary of the channel that ends before the window; null when there
+	// is none or it was not asked for.
+	Summary *SummaryRecord `json:"summary" validate:"required" extensions:"x-nullable"`
 }
 
 // window replaces the value of w.Channel in t (read without it, see
@@ -226,19 +216,19 @@ func (s *Service) window(ctx context.Context, t *checkpoints.Tuple, g *graph.Gra
 	return t, sw, nil
 }
 
-func (s *Service) windowSummary(ctx context.Context, threadID, channel string, before *int64) (*SummaryField, error) {
+func (s *Service) windowSummary(ctx context.Context, threadID, channel string, before *int64) (*SummaryRecord, error) {
 	var b int64
 	if before != nil {
 		b = *before
 	}
 	if b == 1 {
-		return &SummaryField{}, nil // nothing precedes the window
+		return nil, nil // nothing precedes the window
 	}
 	sum, err := checkpoints.SummaryBefore(ctx, s.db, threadID, channel, b)
 	if err != nil || sum == nil {
-		return &SummaryField{}, err
+		return nil, err
 	}
-	return &SummaryField{S: summaryRecord(sum)}, nil
+	return summaryRecord(sum), nil
 }
 
 // emptyWindow is the window of a thread without checkpoints.

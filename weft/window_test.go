@@ -73,14 +73,18 @@ func TestNodeReadsWindowAndSummary(t *testing.T) {
 	}
 	var upd map[string]any
 	call("POST", "/threads/"+tid+"/state", map[string]any{"as_node": "read", "values": map[string]any{"messages": msgs}}, &upd)
+	// Removing m0 shifts positions: m38, the window's first message, is at
+	// position 38 but keeps seq 39, which the node's summary lookup finds.
+	call("POST", "/threads/"+tid+"/state", map[string]any{"as_node": "read", "values": map[string]any{"messages": []any{
+		map[string]any{"type": "remove", "id": "m0"}}}}, &upd)
 	var sum map[string]any
-	call("POST", "/threads/"+tid+"/summaries", map[string]any{"from_seq": 1, "to_seq": 30, "summary": "the early part"}, &sum)
-	call("POST", "/threads/"+tid+"/summaries", map[string]any{"from_seq": 1, "to_seq": 10, "summary": "a narrower one"}, &sum)
+	call("POST", "/threads/"+tid+"/summaries", map[string]any{"from_seq": 1, "to_seq": 38, "summary": "up to m37"}, &sum)
+	call("POST", "/threads/"+tid+"/summaries", map[string]any{"from_seq": 1, "to_seq": 30, "summary": "a narrower one"}, &sum)
 	call("POST", "/threads/"+tid+"/summaries", map[string]any{"from_seq": 39, "to_seq": 40, "summary": "inside the window"}, &sum)
 	var out map[string]any
 	call("POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "window_chat",
 		"input": map[string]any{"messages": []any{map[string]any{"type": "human", "id": "q", "content": "and now?"}}}}, &out)
-	want := `{"ids":["m38","m39","q"],"summary":{"from":1,"to":30,"value":"the early part"},"total":41}`
+	want := `{"ids":["m38","m39","q"],"summary":{"from":1,"to":38,"value":"up to m37"},"total":40}`
 	if got, _ := json.Marshal(out["seen"]); string(got) != want {
 		t.Fatalf("the node saw %s, want %s", got, want)
 	}

@@ -107,6 +107,7 @@ type NodeInput struct {
 	resume []any
 	calls  *int // Interrupt calls so far; shared by copies of this input
 	stream func(kind string, data any)
+	thread ThreadReader // the thread's stored records (Window); nil without a store
 }
 
 // Stream kinds a node can send while it runs.

@@ -1904,6 +1904,43 @@ type StateHistoryRequest_Before struct {
 	union json.RawMessage
 }
 
+// StateMessagePage defines model for state.MessagePage.
+type StateMessagePage struct {
+	Channel string `json:"channel"`
+
+	// Checkpoint Checkpoint is the checkpoint read (null for a thread without
+	// checkpoints).
+	Checkpoint *StateCheckpointRef `json:"checkpoint"`
+
+	// Compact Compact tells that seqs are element-log seqs (false: positions).
+	Compact bool `json:"compact"`
+
+	// NextBefore NextBefore is the seq to pass as before for the next (older) page;
+	// null on the oldest page.
+	NextBefore *int                 `json:"next_before"`
+	Records    []StateMessageRecord `json:"records"`
+
+	// Total Total is the number of elements of the list at the checkpoint.
+	Total int `json:"total"`
+}
+
+// StateMessageRecord defines model for state.MessageRecord.
+type StateMessageRecord struct {
+	// Message Message is the element (a message, for a messages channel).
+	Message map[string]interface{} `json:"message"`
+
+	// RunId RunID and Step are the run and step of the checkpoint that first
+	// held the element; null when unknown (a short list, update_state
+	// outside a run).
+	RunId *string `json:"run_id"`
+
+	// Seq Seq is the element's seq: its seq in the thread's element log for a
+	// list stored compactly (1 KB or more), its 1-based position for a
+	// shorter list (see docs/long-threads.md).
+	Seq  int  `json:"seq"`
+	Step *int `json:"step"`
+}
+
 // StatePatchStateRequest defines model for state.PatchStateRequest.
 type StatePatchStateRequest struct {
 	Checkpoint   *StateCheckpointInput   `json:"checkpoint,omitempty"`
@@ -1928,7 +1965,66 @@ type StatePruneResponse struct {
 // StateStateCheckpointRequest defines model for state.StateCheckpointRequest.
 type StateStateCheckpointRequest struct {
 	Checkpoint *StateCheckpointInput `json:"checkpoint,omitempty"`
-	Subgraphs  *bool                 `json:"subgraphs,omitempty"`
+
+	// MessagesWindow MessagesWindow opts in to a window of the last k elements of
+	// WindowChannel (see GET /threads/{thread_id}/state).
+	MessagesWindow *int  `json:"messages_window,omitempty"`
+	Subgraphs      *bool `json:"subgraphs,omitempty"`
+
+	// Summary Summary also returns the summary that goes with the window.
+	Summary *bool `json:"summary,omitempty"`
+
+	// WindowChannel WindowChannel is the list channel the window applies to.
+	WindowChannel *string `json:"window_channel,omitempty"`
+}
+
+// StateStateWindow defines model for state.StateWindow.
+type StateStateWindow struct {
+	// Before Before is the seq of the window's first (oldest) element, the cursor
+	// for GET /threads/{id}/messages?before= (null for an empty window).
+	Before  *int   `json:"before"`
+	Channel string `json:"channel"`
+
+	// Compact Compact tells that seqs are element-log seqs (false: positions).
+	Compact bool `json:"compact"`
+
+	// Seqs Seqs are the seqs of the window's elements, oldest first.
+	Seqs []int `json:"seqs"`
+
+	// Summary Summary is, when the read asked for it (summary=true), the widest
+	// summary of the channel that ends before the window; null when there
+	// is none or it was not asked for.
+	Summary *StateSummaryRecord `json:"summary"`
+
+	// Total Total is the number of elements of the whole list.
+	Total int `json:"total"`
+}
+
+// StateSummaryRecord defines model for state.SummaryRecord.
+type StateSummaryRecord struct {
+	Channel   string    `json:"channel"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// FromSeq FromSeq and ToSeq are the inclusive seq range the summary covers.
+	FromSeq   int                    `json:"from_seq"`
+	Summary   map[string]interface{} `json:"summary"`
+	SummaryId int                    `json:"summary_id"`
+	ThreadId  string                 `json:"thread_id"`
+	ToSeq     int                    `json:"to_seq"`
+}
+
+// StateSummaryRequest defines model for state.SummaryRequest.
+type StateSummaryRequest struct {
+	// Channel Channel is the list channel summarized (default messages).
+	Channel *string `json:"channel,omitempty"`
+
+	// FromSeq FromSeq and ToSeq are the inclusive seq range summarized.
+	FromSeq int `json:"from_seq"`
+
+	// Summary Summary is any JSON value but null (text, or an object with topics,
+	// decisions, ...).
+	Summary map[string]interface{} `json:"summary"`
+	ToSeq   int                    `json:"to_seq"`
 }
 
 // StateTask defines model for state.Task.
@@ -1948,9 +2044,14 @@ type StateThreadState struct {
 	Checkpoint *StateCheckpointRef `json:"checkpoint"`
 
 	// CheckpointId Deprecated duplicates the official Python server still emits.
-	CheckpointId       *string                 `json:"checkpoint_id,omitempty"`
-	CreatedAt          *string                 `json:"created_at"`
-	Interrupts         []interface{}           `json:"interrupts"`
+	CheckpointId *string       `json:"checkpoint_id,omitempty"`
+	CreatedAt    *string       `json:"created_at"`
+	Interrupts   []interface{} `json:"interrupts"`
+
+	// MessagesWindow MessagesWindow describes the window shown in place of a list
+	// channel's value; only in a state read that asked for one
+	// (messages_window), absent otherwise.
+	MessagesWindow     *StateStateWindow       `json:"messages_window,omitempty"`
 	Metadata           *map[string]interface{} `json:"metadata"`
 	Next               []string                `json:"next"`
 	ParentCheckpoint   *StateCheckpointRef     `json:"parent_checkpoint"`
@@ -2685,6 +2786,21 @@ type GetThreadsThreadIdHistoryParams struct {
 	Before *string `form:"before,omitempty" json:"before,omitempty"`
 }
 
+// GetThreadsThreadIdMessagesParams defines parameters for GetThreadsThreadIdMessages.
+type GetThreadsThreadIdMessagesParams struct {
+	// Channel List channel
+	Channel *string `form:"channel,omitempty" json:"channel,omitempty"`
+
+	// CheckpointId Checkpoint to read (default: the latest)
+	CheckpointId *string `form:"checkpoint_id,omitempty" json:"checkpoint_id,omitempty"`
+
+	// Before Only elements positioned before the element with this seq
+	Before *int `form:"before,omitempty" json:"before,omitempty"`
+
+	// Limit Page size
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // GetThreadsThreadIdRunsParams defines parameters for GetThreadsThreadIdRuns.
 type GetThreadsThreadIdRunsParams struct {
 	// Limit Page size
@@ -2740,12 +2856,30 @@ type GetThreadsThreadIdRunsRunIdStreamParams struct {
 type GetThreadsThreadIdStateParams struct {
 	// Subgraphs Also fill in the state of pending tasks that run a subgraph (task.state)
 	Subgraphs *bool `form:"subgraphs,omitempty" json:"subgraphs,omitempty"`
+
+	// MessagesWindow Opt-in: show only the last k elements of window_channel, read without the rest, and describe the window in messages_window
+	MessagesWindow *int `form:"messages_window,omitempty" json:"messages_window,omitempty"`
+
+	// WindowChannel The list channel messages_window applies to
+	WindowChannel *string `form:"window_channel,omitempty" json:"window_channel,omitempty"`
+
+	// Summary With messages_window: also return the widest summary that ends before the window (messages_window.summary)
+	Summary *bool `form:"summary,omitempty" json:"summary,omitempty"`
 }
 
 // GetThreadsThreadIdStateCheckpointIdParams defines parameters for GetThreadsThreadIdStateCheckpointId.
 type GetThreadsThreadIdStateCheckpointIdParams struct {
 	// Subgraphs Also fill in the state of pending tasks that run a subgraph (task.state)
 	Subgraphs *bool `form:"subgraphs,omitempty" json:"subgraphs,omitempty"`
+
+	// MessagesWindow Opt-in: show only the last k elements of window_channel (see GET /threads/{thread_id}/state)
+	MessagesWindow *int `form:"messages_window,omitempty" json:"messages_window,omitempty"`
+
+	// WindowChannel The list channel messages_window applies to
+	WindowChannel *string `form:"window_channel,omitempty" json:"window_channel,omitempty"`
+
+	// Summary With messages_window: also return the widest summary that ends before the window
+	Summary *bool `form:"summary,omitempty" json:"summary,omitempty"`
 }
 
 // GetThreadsThreadIdStreamParams defines parameters for GetThreadsThreadIdStream.
@@ -2761,6 +2895,21 @@ type GetThreadsThreadIdStreamParams struct {
 type PostThreadsThreadIdStreamEventsParams struct {
 	// LastEventID Resume after this seq
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
+// GetThreadsThreadIdSummariesParams defines parameters for GetThreadsThreadIdSummaries.
+type GetThreadsThreadIdSummariesParams struct {
+	// Channel Only this channel's summaries (default: every channel)
+	Channel *string `form:"channel,omitempty" json:"channel,omitempty"`
+
+	// Covering Only summaries whose range holds this seq
+	Covering *int `form:"covering,omitempty" json:"covering,omitempty"`
+
+	// Before Only summaries that end before this seq
+	Before *int `form:"before,omitempty" json:"before,omitempty"`
+
+	// Limit At most this many
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // PostAssistantsJSONRequestBody defines body for PostAssistants for application/json ContentType.
@@ -2894,6 +3043,9 @@ type PostThreadsThreadIdStateCheckpointJSONRequestBody = StateStateCheckpointReq
 
 // PostThreadsThreadIdStreamEventsJSONRequestBody defines body for PostThreadsThreadIdStreamEvents for application/json ContentType.
 type PostThreadsThreadIdStreamEventsJSONRequestBody = StreamProtocolStreamRequest
+
+// PostThreadsThreadIdSummariesJSONRequestBody defines body for PostThreadsThreadIdSummaries for application/json ContentType.
+type PostThreadsThreadIdSummariesJSONRequestBody = StateSummaryRequest
 
 // AsAssistantsDrawableEdgeData0 returns the union data inside the AssistantsDrawableEdge_Data as a AssistantsDrawableEdgeData0
 func (t AssistantsDrawableEdge_Data) AsAssistantsDrawableEdgeData0() (AssistantsDrawableEdgeData0, error) {
@@ -4453,6 +4605,13 @@ type ClientInterface interface {
 	// Corresponds with POST /threads/{thread_id}/history (the `PostThreadsThreadIdHistory` operationId).
 	PostThreadsThreadIdHistory(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdHistoryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetThreadsThreadIdMessages Page a thread's message log
+	//
+	// The elements of a list channel (default messages) at a checkpoint (default: the thread's latest root checkpoint, the current branch), newest first, each with its seq and the run and step that produced it. Continue with before = next_before. A list of 1 KB or more is stored per element and a page reads only its elements; its seqs are the thread's element-log seqs (stable across steps and branches). A shorter list's seqs are its 1-based positions, with run_id and step null. A before seq the list does not hold (a message removed meanwhile) is a 400: start again from the newest. A thread without checkpoints gives an empty page.
+	//
+	// Corresponds with GET /threads/{thread_id}/messages (the `GetThreadsThreadIdMessages` operationId).
+	GetThreadsThreadIdMessages(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetThreadsThreadIdRuns List a thread's runs
 	//
 	// Newest first. A page also ends early once its encoded size passes 4 MiB (it always holds at least one run); X-Pagination-Next then gives the offset to continue from.
@@ -4574,7 +4733,7 @@ type ClientInterface interface {
 
 	// GetThreadsThreadIdState Get a thread's state
 	//
-	// The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null).
+	// The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null). With messages_window=k the list channel window_channel (default messages) shows only its last k elements, read without the rest of the list, and the state gains messages_window {channel, total, before, seqs, compact[, summary]}: before is the seq to page on with GET /threads/{thread_id}/messages?before=. Without messages_window the response is unchanged.
 	//
 	// Corresponds with GET /threads/{thread_id}/state (the `GetThreadsThreadIdState` operationId).
 	GetThreadsThreadIdState(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4654,6 +4813,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
 	PostThreadsThreadIdStreamEvents(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetThreadsThreadIdSummaries List a thread's summaries, widest first
+	//
+	// Widest first: the greater span (to_seq - from_seq), then the later end, then the newer record; the first is the one a window would show.
+	//
+	// Corresponds with GET /threads/{thread_id}/summaries (the `GetThreadsThreadIdSummaries` operationId).
+	GetThreadsThreadIdSummaries(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdSummariesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostThreadsThreadIdSummariesWithBody Store a summary of a range of a thread's message log
+	//
+	// A record summarizing the elements with seqs from_seq..to_seq (inclusive) of a list channel (default messages); it never changes the thread's state. The range must lie within the seqs the thread has (400 otherwise); one summary per range (409 for a second). Stored while a run is active too (a graph's node may summarize). Windowed state reads return the widest summary that ends before the window.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /threads/{thread_id}/summaries (the `PostThreadsThreadIdSummaries` operationId).
+	PostThreadsThreadIdSummariesWithBody(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostThreadsThreadIdSummaries Store a summary of a range of a thread's message log
+	//
+	// A record summarizing the elements with seqs from_seq..to_seq (inclusive) of a list channel (default messages); it never changes the thread's state. The range must lie within the seqs the thread has (400 otherwise); one summary per range (409 for a second). Stored while a run is active too (a graph's node may summarize). Windowed state reads return the widest summary that ends before the window.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /threads/{thread_id}/summaries (the `PostThreadsThreadIdSummaries` operationId).
+	PostThreadsThreadIdSummaries(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdSummariesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteThreadsThreadIdSummariesSummaryId Delete a summary
+	//
+	// Corresponds with DELETE /threads/{thread_id}/summaries/{summary_id} (the `DeleteThreadsThreadIdSummariesSummaryId` operationId).
+	DeleteThreadsThreadIdSummariesSummaryId(ctx context.Context, threadId openapi_types.UUID, summaryId int, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // PostAssistantsWithBody Create an assistant
@@ -6468,6 +6657,23 @@ func (c *Client) PostThreadsThreadIdHistory(ctx context.Context, threadId openap
 	return c.Client.Do(req)
 }
 
+// GetThreadsThreadIdMessages Page a thread's message log
+//
+// The elements of a list channel (default messages) at a checkpoint (default: the thread's latest root checkpoint, the current branch), newest first, each with its seq and the run and step that produced it. Continue with before = next_before. A list of 1 KB or more is stored per element and a page reads only its elements; its seqs are the thread's element-log seqs (stable across steps and branches). A shorter list's seqs are its 1-based positions, with run_id and step null. A before seq the list does not hold (a message removed meanwhile) is a 400: start again from the newest. A thread without checkpoints gives an empty page.
+//
+// Corresponds with GET /threads/{thread_id}/messages (the `GetThreadsThreadIdMessages` operationId).
+func (c *Client) GetThreadsThreadIdMessages(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdMessagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetThreadsThreadIdMessagesRequest(c.Server, threadId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetThreadsThreadIdRuns List a thread's runs
 //
 // Newest first. A page also ends early once its encoded size passes 4 MiB (it always holds at least one run); X-Pagination-Next then gives the offset to continue from.
@@ -6739,7 +6945,7 @@ func (c *Client) GetThreadsThreadIdRunsRunIdStream(ctx context.Context, threadId
 
 // GetThreadsThreadIdState Get a thread's state
 //
-// The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null).
+// The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null). With messages_window=k the list channel window_channel (default messages) shows only its last k elements, read without the rest of the list, and the state gains messages_window {channel, total, before, seqs, compact[, summary]}: before is the seq to page on with GET /threads/{thread_id}/messages?before=. Without messages_window the response is unchanged.
 //
 // Corresponds with GET /threads/{thread_id}/state (the `GetThreadsThreadIdState` operationId).
 func (c *Client) GetThreadsThreadIdState(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6920,6 +7126,76 @@ func (c *Client) PostThreadsThreadIdStreamEventsWithBody(ctx context.Context, th
 // Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
 func (c *Client) PostThreadsThreadIdStreamEvents(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostThreadsThreadIdStreamEventsRequest(c.Server, threadId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetThreadsThreadIdSummaries List a thread's summaries, widest first
+//
+// Widest first: the greater span (to_seq - from_seq), then the later end, then the newer record; the first is the one a window would show.
+//
+// Corresponds with GET /threads/{thread_id}/summaries (the `GetThreadsThreadIdSummaries` operationId).
+func (c *Client) GetThreadsThreadIdSummaries(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdSummariesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetThreadsThreadIdSummariesRequest(c.Server, threadId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostThreadsThreadIdSummariesWithBody Store a summary of a range of a thread's message log
+//
+// A record summarizing the elements with seqs from_seq..to_seq (inclusive) of a list channel (default messages); it never changes the thread's state. The range must lie within the seqs the thread has (400 otherwise); one summary per range (409 for a second). Stored while a run is active too (a graph's node may summarize). Windowed state reads return the widest summary that ends before the window.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /threads/{thread_id}/summaries (the `PostThreadsThreadIdSummaries` operationId).
+func (c *Client) PostThreadsThreadIdSummariesWithBody(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostThreadsThreadIdSummariesRequestWithBody(c.Server, threadId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostThreadsThreadIdSummaries Store a summary of a range of a thread's message log
+//
+// A record summarizing the elements with seqs from_seq..to_seq (inclusive) of a list channel (default messages); it never changes the thread's state. The range must lie within the seqs the thread has (400 otherwise); one summary per range (409 for a second). Stored while a run is active too (a graph's node may summarize). Windowed state reads return the widest summary that ends before the window.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /threads/{thread_id}/summaries (the `PostThreadsThreadIdSummaries` operationId).
+func (c *Client) PostThreadsThreadIdSummaries(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdSummariesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostThreadsThreadIdSummariesRequest(c.Server, threadId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteThreadsThreadIdSummariesSummaryId Delete a summary
+//
+// Corresponds with DELETE /threads/{thread_id}/summaries/{summary_id} (the `DeleteThreadsThreadIdSummariesSummaryId` operationId).
+func (c *Client) DeleteThreadsThreadIdSummariesSummaryId(ctx context.Context, threadId openapi_types.UUID, summaryId int, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteThreadsThreadIdSummariesSummaryIdRequest(c.Server, threadId, summaryId)
 	if err != nil {
 		return nil, err
 	}
@@ -10005,6 +10281,103 @@ func NewPostThreadsThreadIdHistoryRequestWithBody(server string, threadId openap
 	return req, nil
 }
 
+// NewGetThreadsThreadIdMessagesRequest constructs an http.Request for the GetThreadsThreadIdMessages method
+func NewGetThreadsThreadIdMessagesRequest(server string, threadId openapi_types.UUID, params *GetThreadsThreadIdMessagesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/messages", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Channel != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "channel", *params.Channel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CheckpointId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "checkpoint_id", *params.CheckpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetThreadsThreadIdRunsRequest constructs an http.Request for the GetThreadsThreadIdRuns method
 func NewGetThreadsThreadIdRunsRequest(server string, threadId openapi_types.UUID, params *GetThreadsThreadIdRunsParams) (*http.Request, error) {
 	var err error
@@ -10715,6 +11088,42 @@ func NewGetThreadsThreadIdStateRequest(server string, threadId openapi_types.UUI
 
 		}
 
+		if params.MessagesWindow != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "messages_window", *params.MessagesWindow, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.WindowChannel != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "window_channel", *params.WindowChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Summary != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "summary", *params.Summary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -10924,6 +11333,42 @@ func NewGetThreadsThreadIdStateCheckpointIdRequest(server string, threadId opena
 
 		}
 
+		if params.MessagesWindow != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "messages_window", *params.MessagesWindow, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.WindowChannel != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "window_channel", *params.WindowChannel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Summary != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "summary", *params.Summary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -11071,6 +11516,191 @@ func NewPostThreadsThreadIdStreamEventsRequestWithBody(server string, threadId o
 			req.Header.Set("Last-Event-ID", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetThreadsThreadIdSummariesRequest constructs an http.Request for the GetThreadsThreadIdSummaries method
+func NewGetThreadsThreadIdSummariesRequest(server string, threadId openapi_types.UUID, params *GetThreadsThreadIdSummariesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/summaries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Channel != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "channel", *params.Channel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Covering != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "covering", *params.Covering, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostThreadsThreadIdSummariesRequest calls the generic PostThreadsThreadIdSummaries builder with application/json body
+func NewPostThreadsThreadIdSummariesRequest(server string, threadId openapi_types.UUID, body PostThreadsThreadIdSummariesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostThreadsThreadIdSummariesRequestWithBody(server, threadId, "application/json", bodyReader)
+}
+
+// NewPostThreadsThreadIdSummariesRequestWithBody constructs an http.Request for the PostThreadsThreadIdSummaries method, with any body, and a specified content type
+func NewPostThreadsThreadIdSummariesRequestWithBody(server string, threadId openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/summaries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteThreadsThreadIdSummariesSummaryIdRequest constructs an http.Request for the DeleteThreadsThreadIdSummariesSummaryId method
+func NewDeleteThreadsThreadIdSummariesSummaryIdRequest(server string, threadId openapi_types.UUID, summaryId int) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "summary_id", summaryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/summaries/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -11988,6 +12618,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /threads/{thread_id}/history (the `PostThreadsThreadIdHistory` operationId).
 	PostThreadsThreadIdHistoryWithResponse(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdHistoryJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdHistoryResponse, error)
 
+	// GetThreadsThreadIdMessagesWithResponse Page a thread's message log
+	//
+	// The elements of a list channel (default messages) at a checkpoint (default: the thread's latest root checkpoint, the current branch), newest first, each with its seq and the run and step that produced it. Continue with before = next_before. A list of 1 KB or more is stored per element and a page reads only its elements; its seqs are the thread's element-log seqs (stable across steps and branches). A shorter list's seqs are its 1-based positions, with run_id and step null. A before seq the list does not hold (a message removed meanwhile) is a 400: start again from the newest. A thread without checkpoints gives an empty page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /threads/{thread_id}/messages (the `GetThreadsThreadIdMessages` operationId).
+	GetThreadsThreadIdMessagesWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdMessagesParams, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdMessagesResponse, error)
+
 	// GetThreadsThreadIdRunsWithResponse List a thread's runs
 	//
 	// Newest first. A page also ends early once its encoded size passes 4 MiB (it always holds at least one run); X-Pagination-Next then gives the offset to continue from.
@@ -12123,7 +12762,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetThreadsThreadIdStateWithResponse Get a thread's state
 	//
-	// The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null).
+	// The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null). With messages_window=k the list channel window_channel (default messages) shows only its last k elements, read without the rest of the list, and the state gains messages_window {channel, total, before, seqs, compact[, summary]}: before is the seq to page on with GET /threads/{thread_id}/messages?before=. Without messages_window the response is unchanged.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12209,6 +12848,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /threads/{thread_id}/stream/events (the `PostThreadsThreadIdStreamEvents` operationId).
 	PostThreadsThreadIdStreamEventsWithResponse(ctx context.Context, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdStreamEventsResponse, error)
+
+	// GetThreadsThreadIdSummariesWithResponse List a thread's summaries, widest first
+	//
+	// Widest first: the greater span (to_seq - from_seq), then the later end, then the newer record; the first is the one a window would show.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /threads/{thread_id}/summaries (the `GetThreadsThreadIdSummaries` operationId).
+	GetThreadsThreadIdSummariesWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdSummariesParams, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdSummariesResponse, error)
+
+	// PostThreadsThreadIdSummariesWithBodyWithResponse Store a summary of a range of a thread's message log
+	//
+	// A record summarizing the elements with seqs from_seq..to_seq (inclusive) of a list channel (default messages); it never changes the thread's state. The range must lie within the seqs the thread has (400 otherwise); one summary per range (409 for a second). Stored while a run is active too (a graph's node may summarize). Windowed state reads return the widest summary that ends before the window.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /threads/{thread_id}/summaries (the `PostThreadsThreadIdSummaries` operationId).
+	PostThreadsThreadIdSummariesWithBodyWithResponse(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdSummariesResponse, error)
+
+	// PostThreadsThreadIdSummariesWithResponse Store a summary of a range of a thread's message log
+	//
+	// A record summarizing the elements with seqs from_seq..to_seq (inclusive) of a list channel (default messages); it never changes the thread's state. The range must lie within the seqs the thread has (400 otherwise); one summary per range (409 for a second). Stored while a run is active too (a graph's node may summarize). Windowed state reads return the widest summary that ends before the window.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /threads/{thread_id}/summaries (the `PostThreadsThreadIdSummaries` operationId).
+	PostThreadsThreadIdSummariesWithResponse(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdSummariesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdSummariesResponse, error)
+
+	// DeleteThreadsThreadIdSummariesSummaryIdWithResponse Delete a summary
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /threads/{thread_id}/summaries/{summary_id} (the `DeleteThreadsThreadIdSummariesSummaryId` operationId).
+	DeleteThreadsThreadIdSummariesSummaryIdWithResponse(ctx context.Context, threadId openapi_types.UUID, summaryId int, reqEditors ...RequestEditorFn) (*DeleteThreadsThreadIdSummariesSummaryIdResponse, error)
 }
 
 type PostAssistantsResponse struct {
@@ -15630,6 +16303,68 @@ func (r PostThreadsThreadIdHistoryResponse) ContentType() string {
 	return ""
 }
 
+type GetThreadsThreadIdMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StateMessagePage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetThreadsThreadIdMessagesResponse) GetJSON200() *StateMessagePage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetThreadsThreadIdMessagesResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetThreadsThreadIdMessagesResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetThreadsThreadIdMessagesResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetThreadsThreadIdMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetThreadsThreadIdMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetThreadsThreadIdMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetThreadsThreadIdMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetThreadsThreadIdRunsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -16572,6 +17307,178 @@ func (r PostThreadsThreadIdStreamEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostThreadsThreadIdStreamEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetThreadsThreadIdSummariesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]StateSummaryRecord
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetThreadsThreadIdSummariesResponse) GetJSON200() *[]StateSummaryRecord {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetThreadsThreadIdSummariesResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetThreadsThreadIdSummariesResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetThreadsThreadIdSummariesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetThreadsThreadIdSummariesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetThreadsThreadIdSummariesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetThreadsThreadIdSummariesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostThreadsThreadIdSummariesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StateSummaryRecord
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostThreadsThreadIdSummariesResponse) GetJSON200() *StateSummaryRecord {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostThreadsThreadIdSummariesResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostThreadsThreadIdSummariesResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostThreadsThreadIdSummariesResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostThreadsThreadIdSummariesResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostThreadsThreadIdSummariesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostThreadsThreadIdSummariesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostThreadsThreadIdSummariesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostThreadsThreadIdSummariesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteThreadsThreadIdSummariesSummaryIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteThreadsThreadIdSummariesSummaryIdResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteThreadsThreadIdSummariesSummaryIdResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteThreadsThreadIdSummariesSummaryIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteThreadsThreadIdSummariesSummaryIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteThreadsThreadIdSummariesSummaryIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteThreadsThreadIdSummariesSummaryIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18046,6 +18953,21 @@ func (c *ClientWithResponses) PostThreadsThreadIdHistoryWithResponse(ctx context
 	return ParsePostThreadsThreadIdHistoryResponse(rsp)
 }
 
+// GetThreadsThreadIdMessagesWithResponse Page a thread's message log
+//
+// The elements of a list channel (default messages) at a checkpoint (default: the thread's latest root checkpoint, the current branch), newest first, each with its seq and the run and step that produced it. Continue with before = next_before. A list of 1 KB or more is stored per element and a page reads only its elements; its seqs are the thread's element-log seqs (stable across steps and branches). A shorter list's seqs are its 1-based positions, with run_id and step null. A before seq the list does not hold (a message removed meanwhile) is a 400: start again from the newest. A thread without checkpoints gives an empty page.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /threads/{thread_id}/messages (the `GetThreadsThreadIdMessages` operationId).
+func (c *ClientWithResponses) GetThreadsThreadIdMessagesWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdMessagesParams, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdMessagesResponse, error) {
+	rsp, err := c.GetThreadsThreadIdMessages(ctx, threadId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetThreadsThreadIdMessagesResponse(rsp)
+}
+
 // GetThreadsThreadIdRunsWithResponse List a thread's runs
 //
 // Newest first. A page also ends early once its encoded size passes 4 MiB (it always holds at least one run); X-Pagination-Next then gives the offset to continue from.
@@ -18271,7 +19193,7 @@ func (c *ClientWithResponses) GetThreadsThreadIdRunsRunIdStreamWithResponse(ctx 
 
 // GetThreadsThreadIdStateWithResponse Get a thread's state
 //
-// The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null).
+// The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null). With messages_window=k the list channel window_channel (default messages) shows only its last k elements, read without the rest of the list, and the state gains messages_window {channel, total, before, seqs, compact[, summary]}: before is the seq to page on with GET /threads/{thread_id}/messages?before=. Without messages_window the response is unchanged.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18422,6 +19344,64 @@ func (c *ClientWithResponses) PostThreadsThreadIdStreamEventsWithResponse(ctx co
 		return nil, err
 	}
 	return ParsePostThreadsThreadIdStreamEventsResponse(rsp)
+}
+
+// GetThreadsThreadIdSummariesWithResponse List a thread's summaries, widest first
+//
+// Widest first: the greater span (to_seq - from_seq), then the later end, then the newer record; the first is the one a window would show.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /threads/{thread_id}/summaries (the `GetThreadsThreadIdSummaries` operationId).
+func (c *ClientWithResponses) GetThreadsThreadIdSummariesWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdSummariesParams, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdSummariesResponse, error) {
+	rsp, err := c.GetThreadsThreadIdSummaries(ctx, threadId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetThreadsThreadIdSummariesResponse(rsp)
+}
+
+// PostThreadsThreadIdSummariesWithBodyWithResponse Store a summary of a range of a thread's message log
+//
+// A record summarizing the elements with seqs from_seq..to_seq (inclusive) of a list channel (default messages); it never changes the thread's state. The range must lie within the seqs the thread has (400 otherwise); one summary per range (409 for a second). Stored while a run is active too (a graph's node may summarize). Windowed state reads return the widest summary that ends before the window.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /threads/{thread_id}/summaries (the `PostThreadsThreadIdSummaries` operationId).
+func (c *ClientWithResponses) PostThreadsThreadIdSummariesWithBodyWithResponse(ctx context.Context, threadId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdSummariesResponse, error) {
+	rsp, err := c.PostThreadsThreadIdSummariesWithBody(ctx, threadId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostThreadsThreadIdSummariesResponse(rsp)
+}
+
+// PostThreadsThreadIdSummariesWithResponse Store a summary of a range of a thread's message log
+//
+// A record summarizing the elements with seqs from_seq..to_seq (inclusive) of a list channel (default messages); it never changes the thread's state. The range must lie within the seqs the thread has (400 otherwise); one summary per range (409 for a second). Stored while a run is active too (a graph's node may summarize). Windowed state reads return the widest summary that ends before the window.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /threads/{thread_id}/summaries (the `PostThreadsThreadIdSummaries` operationId).
+func (c *ClientWithResponses) PostThreadsThreadIdSummariesWithResponse(ctx context.Context, threadId openapi_types.UUID, body PostThreadsThreadIdSummariesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostThreadsThreadIdSummariesResponse, error) {
+	rsp, err := c.PostThreadsThreadIdSummaries(ctx, threadId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostThreadsThreadIdSummariesResponse(rsp)
+}
+
+// DeleteThreadsThreadIdSummariesSummaryIdWithResponse Delete a summary
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /threads/{thread_id}/summaries/{summary_id} (the `DeleteThreadsThreadIdSummariesSummaryId` operationId).
+func (c *ClientWithResponses) DeleteThreadsThreadIdSummariesSummaryIdWithResponse(ctx context.Context, threadId openapi_types.UUID, summaryId int, reqEditors ...RequestEditorFn) (*DeleteThreadsThreadIdSummariesSummaryIdResponse, error) {
+	rsp, err := c.DeleteThreadsThreadIdSummariesSummaryId(ctx, threadId, summaryId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteThreadsThreadIdSummariesSummaryIdResponse(rsp)
 }
 
 // ParsePostAssistantsResponse parses an HTTP response from a PostAssistantsWithResponse call
@@ -20958,6 +21938,53 @@ func ParsePostThreadsThreadIdHistoryResponse(rsp *http.Response) (*PostThreadsTh
 	return response, nil
 }
 
+// ParseGetThreadsThreadIdMessagesResponse parses an HTTP response from a GetThreadsThreadIdMessagesWithResponse call
+func ParseGetThreadsThreadIdMessagesResponse(rsp *http.Response) (*GetThreadsThreadIdMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetThreadsThreadIdMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StateMessagePage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetThreadsThreadIdRunsResponse parses an HTTP response from a GetThreadsThreadIdRunsWithResponse call
 func ParseGetThreadsThreadIdRunsResponse(rsp *http.Response) (*GetThreadsThreadIdRunsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -21631,6 +22658,136 @@ func ParsePostThreadsThreadIdStreamEventsResponse(rsp *http.Response) (*PostThre
 	response := &PostThreadsThreadIdStreamEventsResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseGetThreadsThreadIdSummariesResponse parses an HTTP response from a GetThreadsThreadIdSummariesWithResponse call
+func ParseGetThreadsThreadIdSummariesResponse(rsp *http.Response) (*GetThreadsThreadIdSummariesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetThreadsThreadIdSummariesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []StateSummaryRecord
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostThreadsThreadIdSummariesResponse parses an HTTP response from a PostThreadsThreadIdSummariesWithResponse call
+func ParsePostThreadsThreadIdSummariesResponse(rsp *http.Response) (*PostThreadsThreadIdSummariesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostThreadsThreadIdSummariesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StateSummaryRecord
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteThreadsThreadIdSummariesSummaryIdResponse parses an HTTP response from a DeleteThreadsThreadIdSummariesSummaryIdWithResponse call
+func ParseDeleteThreadsThreadIdSummariesSummaryIdResponse(rsp *http.Response) (*DeleteThreadsThreadIdSummariesSummaryIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteThreadsThreadIdSummariesSummaryIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	}
 
 	return response, nil

@@ -17,6 +17,8 @@
 //	deleteThread      CheckpointThreadDelete
 //	(Platform copy)   CheckpointThreadCopy
 //	(metadata patch)  CheckpointMetadataMerge
+//	(partial reads)   CheckpointListView, TupleListView, CheckpointGetTupleWithout
+//	(summaries)       SummaryAdd, SummaryList, SummaryBefore, SummaryDelete
 //
 // # Schema
 //

@@ -32,6 +32,10 @@ type ListOptions struct {
 	// as an index scan: it sorts the thread's rows, unlike the
 	// single-namespace listing.
 	AllNamespaces bool
+
+	// skip names channels whose values are not read
+	// (CheckpointGetTupleWithout).
+	skip map[string]bool
 }
 
 // CheckpointGetTuple reads one checkpoint with its values and pending
@@ -88,7 +92,7 @@ func CheckpointList(ctx context.Context, db postgres.DBTX, cfg Config, opt ListO
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint list: %w", err)
 	}
-	return loadTuples(ctx, db, cfg.ThreadID, page)
+	return loadTuples(ctx, db, cfg.ThreadID, page, opt.skip)
 }
 
 type checkpointRow struct {
@@ -193,8 +197,9 @@ type decodedBlob struct {
 
 // loadTuples turns a page of checkpoint rows into tuples: the checkpoint and
 // metadata columns, the blobs named by channel_versions (one query for the
-// page) and the pending writes (one query for the page).
-func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []checkpointRow) ([]Tuple, error) {
+// page) and the pending writes (one query for the page). Channels in skip
+// are left out (not read, absent from ChannelValues unless inline).
+func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []checkpointRow, skip map[string]bool) ([]Tuple, error) {
 	if len(page) == 0 {
 		return []Tuple{}, nil
 	}
@@ -218,6 +223,9 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 		for ch, ver := range cp.ChannelVersions {
 			if _, inline := cp.ChannelValues[ch]; inline {
 				continue // Python stored the value in the checkpoint itself
+			}
+			if skip[ch] {
+				continue
 			}
 			k := blobKey{r.NS, ch, ver}
 			if _, seen := keys[k]; !seen {

@@ -206,13 +206,14 @@ const checkpointThreadDeleteSQL = `
 WITH blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[])),
      writes AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[])),
      elements AS (DELETE FROM thread_elements WHERE thread_id = ANY($1::text[])),
-     seqs AS (DELETE FROM thread_element_seqs WHERE thread_id = ANY($1::text[]))
+     seqs AS (DELETE FROM thread_element_seqs WHERE thread_id = ANY($1::text[])),
+     summaries AS (DELETE FROM thread_summaries WHERE thread_id = ANY($1::text[]))
 DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])`
 
-// CheckpointThreadDelete deletes every checkpoint, blob, write and list
-// element of the
-// given threads, in all namespaces (the saver's deleteThread). Unknown ids
-// are not an error. One statement: atomic even when db is a pool.
+// CheckpointThreadDelete deletes every checkpoint, blob, write, list
+// element and summary of the given threads, in all namespaces (the saver's
+// deleteThread; the summaries go because the thread's seqs start again
+// from 1). Unknown ids are not an error. One statement: atomic even when db is a pool.
 func CheckpointThreadDelete(ctx context.Context, db postgres.DBTX, threadIDs ...string) error {
 	if len(threadIDs) == 0 {
 		return nil
@@ -223,8 +224,8 @@ func CheckpointThreadDelete(ctx context.Context, db postgres.DBTX, threadIDs ...
 	return nil
 }
 
-// checkpointThreadCopySQL duplicates a thread's three tables and its list
-// elements under a new thread id in one statement. The rows keep their
+// checkpointThreadCopySQL duplicates a thread's three tables, its list
+// elements and its summaries under a new thread id in one statement. The rows keep their
 // checkpoint ids, versions, parents and element seqs, so the copy has the
 // same history, branches and latest checkpoint as the original.
 const checkpointThreadCopySQL = `
@@ -242,13 +243,16 @@ WITH blobs AS (
 ), seqs AS (
     INSERT INTO thread_element_seqs (thread_id, last)
     SELECT $2, last FROM thread_element_seqs WHERE thread_id = $1
+), summaries AS (
+    INSERT INTO thread_summaries (thread_id, channel, from_seq, to_seq, summary, created_at)
+    SELECT $2, channel, from_seq, to_seq, summary, created_at FROM thread_summaries WHERE thread_id = $1
 )
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
 SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
 FROM checkpoints WHERE thread_id = $1`
 
-// CheckpointThreadCopy duplicates every checkpoint, blob and write of thread
-// from (all namespaces) under thread id to, with INSERT … SELECT (nothing
+// CheckpointThreadCopy duplicates every checkpoint, blob, write, list
+// element and summary of thread from (all namespaces) under thread id to, with INSERT … SELECT (nothing
 // passes through Go). The target must have no checkpoints yet, else the
 // result is an apperr.Conflict and nothing is copied. Copying a thread
 // without checkpoints copies nothing. One statement: atomic even when db is

@@ -866,9 +866,13 @@ func (x *execution) streamer(ctx context.Context, t pregel.Task, step int) func(
 // env is what task t's node sees of the run: its config and context (the
 // assistant's merged under the run's at creation) and ids.
 func (x *execution) env(ctx context.Context, t pregel.Task, step int) pregel.Env {
-	return pregel.Env{Config: x.k.Config, Context: x.k.Context, Stream: x.streamer(ctx, t, step),
+	env := pregel.Env{Config: x.k.Config, Context: x.k.Context, Stream: x.streamer(ctx, t, step),
 		Run: graph.RunInfo{RunID: x.run.RunID.String(), ThreadID: x.run.ThreadID.String(),
 			AssistantID: x.run.AssistantID.String(), GraphID: x.g.ID, Step: step}}
+	if l, ok := x.io.(*localIO); ok {
+		env.Thread = threadReader{db: l.s.db, thread: x.run.ThreadID.String()}
+	}
+	return env
 }
 
 // owns reports whether this run wrote checkpoint t.

@@ -141,6 +141,10 @@ func NewRouter(d Deps) http.Handler {
 	r.With(th("read")).Get("/threads/{thread_id}/state/{checkpoint_id}", h(d.State.GetStateAt))
 	r.With(th("read")).Get("/threads/{thread_id}/history", h(d.State.GetHistory))
 	r.With(th("read")).Post("/threads/{thread_id}/history", h(d.State.PostHistory))
+	r.With(th("read")).Get("/threads/{thread_id}/messages", h(d.State.GetMessages))
+	r.With(th("update")).Post("/threads/{thread_id}/summaries", h(d.State.AddSummary))
+	r.With(th("read")).Get("/threads/{thread_id}/summaries", h(d.State.ListSummaries))
+	r.With(th("update")).Delete("/threads/{thread_id}/summaries/{summary_id}", h(d.State.DeleteSummary))
 
 	r.With(need("assistants", "create")).Post("/assistants", h(d.Assistants.Create))
 	r.With(need("assistants", "search")).Post("/assistants/search", h(d.Assistants.Search))

@@ -140,6 +140,12 @@ func operations() []op {
 				func(x ids) any { return map[string]any{"before": map[string]any{"checkpoint_id": x.Checkpoint}} })
 		}},
 
+		{"GET /threads/{thread_id}/messages", idOnly("GET", func(x ids) string { return th(x) + "/messages?limit=10" })},
+		{"POST /threads/{thread_id}/summaries", idBody("POST", func(x ids) string { return th(x) + "/summaries" },
+			body(map[string]any{"from_seq": 1, "to_seq": 1, "summary": "b"}))},
+		{"GET /threads/{thread_id}/summaries", idOnly("GET", func(x ids) string { return th(x) + "/summaries" })},
+		{"DELETE /threads/{thread_id}/summaries/{summary_id}", idOnly("DELETE", func(x ids) string { return th(x) + "/summaries/1" })},
+
 		// Assistants.
 		{"POST /assistants", func(w *walker) {
 			w.clean(http.StatusOK, "POST", "/assistants", map[string]any{"graph_id": "foo_bar", "name": "b"})

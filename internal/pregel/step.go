@@ -183,6 +183,9 @@ type Env struct {
 	Run graph.RunInfo
 	// Stream receives what the node streams while it runs (nil: dropped).
 	Stream func(kind string, data any)
+	// Thread reads the thread's stored records for NodeInput.Window (nil:
+	// none).
+	Thread graph.ThreadReader
 }
 
 // RunTask executes task (a pending pull task of g) on values, the state
@@ -263,7 +266,7 @@ func callNode(ctx context.Context, node graph.Node, values graph.State, resume [
 			err = fmt.Errorf("node %q panicked: %v", node.Name, p)
 		}
 	}()
-	in := graph.WithStream(graph.NewNodeInput(values, resume), env.Stream)
+	in := graph.WithThreadReader(graph.WithStream(graph.NewNodeInput(values, resume), env.Stream), env.Thread)
 	in.Config, in.Context, in.Run = env.Config, env.Context, env.Run
 	in.Run.Node = node.Name
 	return node.Call(ctx, in)

@@ -31,6 +31,10 @@ type ThreadState struct {
 	// Deprecated duplicates the official Python server still emits.
 	CheckpointID       *string `json:"checkpoint_id,omitempty"`
 	ParentCheckpointID *string `json:"parent_checkpoint_id,omitempty"`
+	// MessagesWindow describes the window shown in place of a list
+	// channel's value; only in a state read that asked for one
+	// (messages_window), absent otherwise.
+	MessagesWindow *StateWindow `json:"messages_window,omitempty"`
 }
 
 // Task is a task scheduled for the next superstep of a checkpoint.

@@ -19,4 +19,12 @@
 // of the nodes after as_node set. Versions are unique per write, so a fork
 // never shares a blob with its sibling branch: the stock JS saver's fork bug
 // (reference/checkpoint/ROWS.md §3) cannot happen.
+//
+// Long conversations (messages.go; docs/long-threads.md) are read through
+// views that load only what they show: the message log (GET
+// /threads/{id}/messages, a page of a list channel by seq), windowed state
+// reads (messages_window=k: the checkpoint read without the list, then its
+// last k elements, checkpoints.ListView) and summaries, records covering a
+// seq range stored beside the checkpoints (checkpoints.Summary*), never in
+// place of a value.
 package state

@@ -82,7 +82,7 @@ func checkID(id string) error {
 	return nil
 }
 
-func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints.Config, subgraphs bool) error {
+func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints.Config, subgraphs bool, win *WindowParams) error {
 	id, err := httpx.PathUUID(r, "thread_id", "thread")
 	if err == nil {
 		err = checkID(cfg.CheckpointID)
@@ -95,7 +95,12 @@ func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints
 			return err
 		}
 	}
-	st, err := h.svc.Get(r.Context(), id, cfg, subgraphs)
+	if r.Method == http.MethodGet {
+		if win, err = windowQuery(r); err != nil {
+			return err
+		}
+	}
+	st, err := h.svc.GetWindowed(r.Context(), id, cfg, subgraphs, win)
 	if err != nil {
 		return err
 	}
@@ -106,17 +111,20 @@ func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints
 // GetState godoc
 //
 //	@Summary		Get a thread's state
-//	@Description	The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null).
+//	@Description	The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null). With messages_window=k the list channel window_channel (default messages) shows only its last k elements, read without the rest of the list, and the state gains messages_window {channel, total, before, seqs, compact[, summary]}: before is the seq to page on with GET /threads/{thread_id}/messages?before=. Without messages_window the response is unchanged.
 //	@Tags			state
 //	@Produce		json
 //	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)
 //	@Param			subgraphs	query		bool	false	"Also fill in the state of pending tasks that run a subgraph (task.state)"
+//	@Param			messages_window	query		int		false	"Opt-in: show only the last k elements of window_channel, read without the rest, and describe the window in messages_window"	minimum(1)	maximum(1000)
+//	@Param			window_channel	query		string	false	"The list channel messages_window applies to"	default(messages)
+//	@Param			summary			query		bool	false	"With messages_window: also return the widest summary that ends before the window (messages_window.summary)"
 //	@Success		200			{object}	ThreadState
 //	@Failure		404			{object}	httpx.ErrorBody
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/state [get]
 func (h *Handlers) GetState(w http.ResponseWriter, r *http.Request) error {
-	return h.getAt(w, r, checkpoints.Config{}, false)
+	return h.getAt(w, r, checkpoints.Config{}, false, nil)
 }
 
 // GetStateAt godoc
@@ -127,18 +135,28 @@ func (h *Handlers) GetState(w http.ResponseWriter, r *http.Request) error {
 //	@Param		thread_id		path		string	true	"Thread ID"	format(uuid)
 //	@Param		checkpoint_id	path		string	true	"Checkpoint ID"
 //	@Param		subgraphs		query		bool	false	"Also fill in the state of pending tasks that run a subgraph (task.state)"
+//	@Param		messages_window	query		int		false	"Opt-in: show only the last k elements of window_channel (see GET /threads/{thread_id}/state)"	minimum(1)	maximum(1000)
+//	@Param		window_channel	query		string	false	"The list channel messages_window applies to"	default(messages)
+//	@Param		summary			query		bool	false	"With messages_window: also return the widest summary that ends before the window"
 //	@Success	200				{object}	ThreadState
 //	@Failure	404				{object}	httpx.ErrorBody
 //	@Failure	422				{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/state/{checkpoint_id} [get]
 func (h *Handlers) GetStateAt(w http.ResponseWriter, r *http.Request) error {
-	return h.getAt(w, r, checkpoints.Config{CheckpointID: chi.URLParam(r, "checkpoint_id")}, false)
+	return h.getAt(w, r, checkpoints.Config{CheckpointID: chi.URLParam(r, "checkpoint_id")}, false, nil)
 }
 
 // StateCheckpointRequest is the body of POST /threads/{id}/state/checkpoint.
 type StateCheckpointRequest struct {
 	Checkpoint *CheckpointInput `json:"checkpoint"`
 	Subgraphs  bool             `json:"subgraphs"`
+	// MessagesWindow opts in to a window of the last k elements of
+	// WindowChannel (see GET /threads/{thread_id}/state).
+	MessagesWindow *int `json:"messages_window" minimum:"1" maximum:"1000"`
+	// WindowChannel is the list channel the window applies to.
+	WindowChannel string `json:"window_channel" default:"messages"`
+	// Summary also returns the summary that goes with the window.
+	Summary bool `json:"summary"`
 }
 
 // PostStateAt godoc
@@ -161,7 +179,11 @@ func (h *Handlers) PostStateAt(w http.ResponseWriter, r *http.Request) error {
 	if req.Checkpoint == nil {
 		return apperr.Errorf(apperr.Invalid, "Invalid request body: field \"checkpoint\" is required")
 	}
-	return h.getAt(w, r, checkpoints.Config{NS: req.Checkpoint.NS, CheckpointID: req.Checkpoint.CheckpointID}, req.Subgraphs)
+	win, err := windowBody(&req)
+	if err != nil {
+		return err
+	}
+	return h.getAt(w, r, checkpoints.Config{NS: req.Checkpoint.NS, CheckpointID: req.Checkpoint.CheckpointID}, req.Subgraphs, win)
 }
 
 // baseCheckpoint names the checkpoint a change applies to: checkpoint_id, or

@@ -63,17 +63,35 @@ func (s *Service) readGraph(ctx context.Context, ref *threads.StateRef) (*graph.
 // subgraph which has checkpoints point at it (task.checkpoint); with
 // subgraphs, their nested state is filled in too (task.state).
 func (s *Service) Get(ctx context.Context, threadID uuid.UUID, cfg checkpoints.Config, subgraphs bool) (*ThreadState, error) {
+	return s.GetWindowed(ctx, threadID, cfg, subgraphs, nil)
+}
+
+// GetWindowed is Get; with w, the value of list channel w.Channel is its
+// last w.K elements, read without the rest of the list, and the state
+// describes the window (ThreadState.MessagesWindow).
+func (s *Service) GetWindowed(ctx context.Context, threadID uuid.UUID, cfg checkpoints.Config, subgraphs bool, w *WindowParams) (*ThreadState, error) {
 	ref, err := s.threads.LockForState(ctx, s.db, threadID, false)
 	if err != nil {
 		return nil, err
 	}
 	cfg.ThreadID = threadID.String()
-	t, err := checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
+	var t *checkpoints.Tuple
+	if w == nil {
+		t, err = checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
+	} else {
+		t, err = checkpoints.CheckpointGetTupleWithout(ctx, s.db, cfg, w.Channel)
+	}
 	if apperr.CodeOf(err) == apperr.NotFound {
-		if cfg.CheckpointID == "" {
-			return emptyState(), nil
+		if cfg.CheckpointID != "" {
+			return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", cfg.CheckpointID, threadID)
 		}
-		return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", cfg.CheckpointID, threadID)
+		st := emptyState()
+		if w != nil {
+			if st.MessagesWindow, err = s.emptyWindow(ctx, threadID, *w); err != nil {
+				return nil, err
+			}
+		}
+		return st, nil
 	}
 	if err != nil {
 		return nil, err
@@ -82,10 +100,17 @@ func (s *Service) Get(ctx context.Context, threadID uuid.UUID, cfg checkpoints.C
 	if err != nil {
 		return nil, err
 	}
-	if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
+	var sw *StateWindow
+	if w == nil {
+		err = checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g))
+	} else {
+		t, sw, err = s.window(ctx, t, g, *w)
+	}
+	if err != nil {
 		return nil, err
 	}
 	st := assemble(t, g)
+	st.MessagesWindow = sw
 	return st, s.linkSubgraphs(ctx, threadID, []*ThreadState{st}, subgraphs, 0)
 }
 

@@ -321,7 +321,8 @@ func (s *Service) CancelOnDisconnect(ctx context.Context, run *Run, enabled bool
 		return func(bool) {}
 	}
 	cancel := func() {
-		ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		// The request's context is done; its values (the keyring) still apply.
+		ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer stop()
 		if _, err := s.Cancel(ctx, run.ThreadID, run.RunID, ActionInterrupt); err != nil && apperr.CodeOf(err) != apperr.NotFound {
 			s.log.Warn("cancel on disconnect", "run_id", run.RunID, "error", err)

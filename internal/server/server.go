@@ -23,6 +23,7 @@ import (
 	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/coordinator"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/crons"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/executor"
@@ -69,6 +70,9 @@ type Server struct {
 func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err error) {
 	// done has room for both a supervisor failure and the serve error.
 	s := &Server{cfg: cfg, log: log, done: make(chan error, 2)}
+	// Every store reached from here (requests, background loops) finds the
+	// keyring on its context: encryption at rest (package crypt).
+	ctx = crypt.WithKeyring(ctx, cfg.Keyring)
 	defer func() {
 		if err != nil {
 			s.closeDB()
@@ -215,7 +219,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Metrics:    m,
 		Tracer:     tracer,
 	})
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return crypt.WithKeyring(context.Background(), cfg.Keyring) }}
 	// Streams end at shutdown (their clients resume elsewhere with
 	// Last-Event-ID) instead of holding the drain open.
 	s.http.RegisterOnShutdown(streams.BeginShutdown)
@@ -231,7 +236,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		}()
 		log.Info("metrics listening", "addr", s.metricsLn.Addr().String())
 	}
-	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil, "tracing", tp != nil)
+	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil, "tracing", tp != nil,
+		"encryption", cfg.Keyring != nil)
 	return s, nil
 }
 

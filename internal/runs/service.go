@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
@@ -89,7 +91,10 @@ func (s *Service) Get(ctx context.Context, threadID, runID uuid.UUID) (*Run, err
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apperr.Errorf(apperr.NotFound, "Run %s not found", runID)
 	}
-	return run, err
+	if err != nil {
+		return nil, err
+	}
+	return run, run.Open(ctx)
 }
 
 func nilUUID(id uuid.UUID) *uuid.UUID {
@@ -117,6 +122,9 @@ func (s *Service) List(ctx context.Context, threadID uuid.UUID, status string, l
 	defer rows.Close()
 	for rows.Next() {
 		run, err := pgx.RowToStructByName[Run](rows)
+		if err == nil {
+			err = run.Open(ctx)
+		}
 		if err != nil {
 			return err
 		}
@@ -262,6 +270,9 @@ func (s *Service) Result(ctx context.Context, run *Run) (json.RawMessage, error)
 	}
 	if status == "error" && len(thErr) > 0 {
 		return jsonv.Must(map[string]any{"__error__": thErr}), nil
+	}
+	if values, err = crypt.FromContext(ctx).OpenJSON(values); err != nil {
+		return nil, fmt.Errorf("thread %s values: %w", run.ThreadID, err)
 	}
 	if len(values) == 0 || string(values) == "null" {
 		return json.RawMessage(`{}`), nil

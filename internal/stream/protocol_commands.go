@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/runs"
@@ -245,6 +246,9 @@ func (h *Handlers) protocolRespond(ctx context.Context, tid uuid.UUID, p *protoc
 	if err != nil {
 		return nil, err
 	}
+	if interrupts, err = crypt.FromContext(ctx).OpenJSON(interrupts); err != nil {
+		return nil, err
+	}
 	pending := pendingInterruptIDs(interrupts)
 	for id := range answers {
 		if !pending[id] {
@@ -296,6 +300,9 @@ func (s *Service) protocolState(ctx context.Context, tid uuid.UUID, keys []strin
 			WHERE c.thread_id = t.thread_id::text AND c.checkpoint_ns = '' ORDER BY c.checkpoint_id DESC LIMIT 1)
 		FROM threads t WHERE t.thread_id = $1`, tid).Scan(&values, &checkpointID)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	if values, err = crypt.FromContext(ctx).OpenJSON(values); err != nil {
 		return nil, err
 	}
 	vals := map[string]any{}

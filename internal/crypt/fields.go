@@ -1,6 +1,7 @@
 package crypt
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -53,7 +54,9 @@ func mapFields(doc []byte, fields []string, f func([]byte) ([]byte, error)) ([]b
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", k, err)
 		}
-		m[k], touched = out, true
+		if !bytes.Equal(out, v) {
+			m[k], touched = out, true
+		}
 	}
 	if !touched {
 		return doc, nil

@@ -33,6 +33,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/reencrypt"
 	"github.com/weftdev/weft/internal/server"
 )
 
@@ -167,6 +168,9 @@ const usage = `Usage:
                                        serve a LangGraph.js project: the server, no demo graphs,
                                        and the project's graphs through the JS worker (needs node)
   weft keys create|list|revoke [flags] manage API keys (WEFT_AUTH=keys); weft keys -help
+  weft reencrypt [flags]               rewrite every encrypted value under LANGGRAPH_AES_KEY (after a
+                                       rotation: old keys in WEFT_AES_OLD_KEYS), seal plaintext rows,
+                                       print counts per table; safe to repeat or interrupt
 
 Flags (every command; each has an environment variable, see -help):`
 
@@ -184,6 +188,8 @@ func run(graphs *graph.Registry, args []string, getenv func(string) string, stdo
 		return dev(args, getenv, stderr)
 	case cmd == "keys":
 		return keys(args, getenv, stdout, stderr)
+	case cmd == "reencrypt":
+		return reencryptCmd(args, getenv, stderr)
 	}
 	fmt.Fprintf(stderr, "weft: unknown command %q\n%s\n", cmd, usage)
 	_, _ = server.ParseConfig([]string{"-help"}, getenv, stderr) // prints the flags
@@ -236,4 +242,40 @@ func serve(graphs *graph.Registry, args []string, getenv func(string) string, st
 	}
 	log.Info("stopped")
 	return code
+}
+
+// reencryptCmd is `weft reencrypt`: the database the flags name (as for
+// serve), every encrypted row rewritten under the current key. It prints
+// one line per table and exits 0, 2 on a bad config (no key), 1 on
+// failure (run it again: it resumes).
+func reencryptCmd(args []string, getenv func(string) string, stderr io.Writer) int {
+	cfg, err := server.ParseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err == nil && cfg.Keyring == nil {
+		err = errors.New("LANGGRAPH_AES_KEY is not set: reencrypt seals with it (old keys go in WEFT_AES_OLD_KEYS)")
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "weft: config:", err)
+		return 2
+	}
+	log := cfg.NewLogger(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	pool, closeDB, err := server.OpenDatabase(ctx, cfg, log)
+	if err != nil {
+		log.Error("weft reencrypt: database", "error", err)
+		return 1
+	}
+	defer closeDB()
+	_, err = reencrypt.Run(ctx, pool, cfg.Keyring, 500, func(c reencrypt.Count) {
+		fmt.Fprintf(stderr, "%-18s scanned %d, rewritten %d, changed meanwhile %d\n", c.Table, c.Scanned, c.Rewritten, c.Skipped)
+	})
+	if err != nil {
+		log.Error("weft reencrypt (run it again to resume)", "error", err)
+		return 1
+	}
+	fmt.Fprintln(stderr, "weft reencrypt: done; every encrypted value is under the current key")
+	return 0
 }

@@ -123,7 +123,11 @@ func deltaChainLoad(ctx context.Context, db postgres.DBTX, threadID, ns string, 
 	for _, r := range chain {
 		c.parent[r.CheckpointID] = r.ParentID
 		if r.Type != nil {
-			c.stored[[2]string{r.CheckpointID, r.Channel}] = StoredValue{Type: *r.Type, Data: r.Blob}
+			sv, err := OpenStored(ctx, StoredValue{Type: *r.Type, Data: r.Blob})
+			if err != nil {
+				return nil, fmt.Errorf("delta chain: checkpoint %s channel %q: %w", r.CheckpointID, r.Channel, err)
+			}
+			c.stored[[2]string{r.CheckpointID, r.Channel}] = sv
 		}
 	}
 	if len(c.parent) == 0 {
@@ -142,8 +146,12 @@ func deltaChainLoad(ctx context.Context, db postgres.DBTX, threadID, ns string, 
 		if w.Type != nil {
 			typ = *w.Type
 		}
+		sv, err := OpenStored(ctx, StoredValue{Type: typ, Data: w.Blob})
+		if err != nil {
+			return nil, fmt.Errorf("delta writes: checkpoint %s task %s channel %q: %w", w.CheckpointID, w.TaskID, w.Channel, err)
+		}
 		k := [2]string{w.CheckpointID, w.Channel}
-		c.writes[k] = append(c.writes[k], StoredWrite{TaskID: w.TaskID, Channel: w.Channel, Value: StoredValue{Type: typ, Data: w.Blob}})
+		c.writes[k] = append(c.writes[k], StoredWrite{TaskID: w.TaskID, Channel: w.Channel, Value: sv})
 	}
 	return c, nil
 }

@@ -251,7 +251,11 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 			return nil, fmt.Errorf("checkpoint blobs: %w", err)
 		}
 		for _, b := range blobs {
-			v, err := decodeValue(b.Type, b.Blob)
+			typ, data, err := openValue(ctx, b.Type, b.Blob)
+			if err != nil {
+				return nil, fmt.Errorf("thread %s channel %q version %s: %w", threadID, b.Channel, b.Version, err)
+			}
+			v, err := decodeValue(typ, data)
 			if errors.Is(err, serde.ErrEmpty) {
 				continue
 			}
@@ -300,7 +304,11 @@ func loadWrites(ctx context.Context, db postgres.DBTX, threadID string, tuples [
 		}
 		// Writes are small and read by logic (interrupts, errors, resume
 		// values), so they are always decoded: never json.RawMessage.
-		v, err := decodeValue(typ, w.Blob)
+		typ, data, err := openValue(ctx, typ, w.Blob)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s write %s/%d (%q): %w", w.CheckpointID, w.TaskID, w.Idx, w.Channel, err)
+		}
+		v, err := decodeValue(typ, data)
 		if err == nil {
 			v, err = Materialize(v)
 		}

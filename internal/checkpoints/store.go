@@ -67,7 +67,7 @@ func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpo
 		typ, data := serde.TypeEmpty, []byte(nil)
 		if v, ok := cp.ChannelValues[ch]; ok {
 			var err error
-			if typ, data, err = serde.Encode(v); err != nil {
+			if typ, data, err = encodeValue(ctx, v); err != nil {
 				return Config{}, fmt.Errorf("checkpoint put: channel %q: %w", ch, err)
 			}
 		}
@@ -147,7 +147,7 @@ func CheckpointWritesPut(ctx context.Context, db postgres.DBTX, cfg Config, writ
 	idxs, blobs := make([]int32, 0, n), make([][]byte, 0, n)
 	for _, w := range writes {
 		idx, special := WriteIdx(w.Channel, w.Idx)
-		typ, data, err := serde.Encode(w.Value)
+		typ, data, err := encodeValue(ctx, w.Value)
 		if err != nil {
 			return fmt.Errorf("checkpoint writes put: task %s channel %q: %w", w.TaskID, w.Channel, err)
 		}

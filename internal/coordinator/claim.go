@@ -72,6 +72,9 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 		if !ok {
 			return nil, fmt.Errorf("claim: run %s of dispatch %s not updated", d.RunID, d.DispatchID)
 		}
+		if err := r.Run.Open(ctx); err != nil {
+			return nil, err
+		}
 		out = append(out, Claimed{Dispatch: d, Run: r.Run, ClaimToken: *d.ClaimToken, ThreadEmpty: r.ThreadEmpty,
 			Traceparent: deref(r.Traceparent)})
 		s.cfg.Metrics.Claimed(d.ClaimedAt.Sub(later(d.AvailableAt.Time, d.CreatedAt.Time)))

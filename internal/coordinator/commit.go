@@ -16,11 +16,13 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/internal/tracing"
 	"github.com/weftdev/weft/internal/webhook"
 )
@@ -365,7 +367,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		}
 	}
 	if len(req.Events) > 0 {
-		if err := appendEvents(p, d.RunID, d.ThreadID, req.Events, &res.LastSeq); err != nil {
+		if err := appendEvents(ctx, p, d.RunID, d.ThreadID, req.Events, &res.LastSeq); err != nil {
 			return err
 		}
 	} else if !req.InProcess {
@@ -420,14 +422,17 @@ func putWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg check
 
 // appendEvents queues the events' append to the run's log with the next
 // sequence numbers, and a notification of the last one, stored in *last.
-func appendEvents(p *postgres.Pipeline, runID, threadID uuid.UUID, events []Event, last *int64) error {
+// Event data is sealed with ctx's keyring (encryption at rest); the names
+// stay plain.
+func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uuid.UUID, events []Event, last *int64) error {
+	kr := crypt.FromContext(ctx)
 	names, datas := make([]string, len(events)), make([]string, len(events))
 	for i, e := range events {
 		b, err := json.Marshal(e.Data)
 		if err != nil {
 			return fmt.Errorf("event %s: %w", e.Event, err)
 		}
-		names[i], datas[i] = e.Event, string(b)
+		names[i], datas[i] = e.Event, string(kr.SealJSON(b))
 	}
 	// The caller holds the dispatch's row lock: one writer per run, so the
 	// next number is the last one plus one (an index-only lookup).
@@ -482,6 +487,7 @@ func scanRunSeconds(rows pgx.Rows, seconds *float64) error {
 // learns how the run ended.
 func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end End, res *CommitResult) error {
 	runErr, result := endDocs(end)
+	result = crypt.FromContext(ctx).SealJSON(result)
 	e := &runEnd{outcome: string(end.Status), seconds: -1}
 	p.Queue(endRunSQL, d.RunID, end.Status, runErr, result).Query(func(rows pgx.Rows) error {
 		return scanRunSeconds(rows, &e.seconds)
@@ -491,11 +497,12 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 		return err
 	}
 	pr := end.Projection
+	values, interrupts := threads.SealState(ctx, pr.Values, pr.Interrupts)
 	p.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, error = $4, active_run_id = `+runs.NextActiveRun+`,
 		status = CASE WHEN EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')) THEN 'busy'
 		              WHEN $4::jsonb IS NOT NULL THEN 'error' WHEN $5 THEN 'interrupted' ELSE 'idle' END,
 		state_updated_at = now(), updated_at = now()
-		WHERE thread_id = $1`, d.ThreadID, pr.Values, pr.Interrupts, runErr, pr.Pending)
+		WHERE thread_id = $1`, d.ThreadID, values, interrupts, runErr, pr.Pending)
 	return nil
 }
 
@@ -539,6 +546,7 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 		end.Status = runs.StatusInterrupted
 	}
 	runErr, result := endDocs(end)
+	result = crypt.FromContext(ctx).SealJSON(result)
 	e := &runEnd{outcome: string(end.Status), seconds: -1}
 	rows, err := tx.Query(ctx, endRunSQL, d.RunID, end.Status, runErr, result)
 	if err == nil {

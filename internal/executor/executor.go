@@ -440,7 +440,13 @@ func (x *execution) exec(ctx context.Context) error {
 	maps.Copy(x.md, runMD)
 	maps.Copy(x.md, checkpoints.Metadata{"run_id": x.run.RunID.String(), "thread_id": x.run.ThreadID.String(),
 		"graph_id": x.g.ID, "assistant_id": x.run.AssistantID.String(), "parents": map[string]any{}})
-	x.emit("metadata", map[string]any{"run_id": x.run.RunID.String(), "attempt": x.d.Attempt})
+	// A struct, so that run_id comes first as the Agent Server sends it,
+	// also when the event is stored encrypted (jsonb would reorder a map's
+	// keys the same way; an encrypted event keeps its marshalled order).
+	x.emit("metadata", struct {
+		RunID   string `json:"run_id"`
+		Attempt int    `json:"attempt"`
+	}{x.run.RunID.String(), x.d.Attempt})
 
 	base, err := x.start(ctx)
 	if err != nil {

@@ -265,7 +265,11 @@ func CheckpointDetailGet(ctx context.Context, db postgres.DBTX, threadID, ns, id
 	}
 	stored := make([]checkpoints.StoredWrite, len(writes))
 	for i, w := range writes {
-		stored[i] = checkpoints.StoredWrite{TaskID: w.TaskID, Channel: w.Channel, Value: checkpoints.StoredValue{Type: w.Type, Data: w.Blob}}
+		v, err := checkpoints.OpenStored(ctx, checkpoints.StoredValue{Type: w.Type, Data: w.Blob})
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint write %s/%d: %w", w.TaskID, w.Idx, err)
+		}
+		stored[i] = checkpoints.StoredWrite{TaskID: w.TaskID, Channel: w.Channel, Value: v}
 	}
 	cfg := checkpoints.Config{ThreadID: threadID, NS: ns, CheckpointID: id}
 	t, err := checkpoints.TupleFromStored(cfg, row.ParentID, row.Checkpoint, row.Metadata, nil, stored)

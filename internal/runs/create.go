@@ -401,6 +401,10 @@ func (v *validated) threadMetadata() map[string]any {
 func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID uuid.UUID, v *validated, ep dispatch.EnqueueParams) (*Run, error) {
 	runID := uuid.Must(uuid.NewV7())
 	run := &Run{}
+	kwargs, err := SealKwargs(ctx, jsonv.Must(v.kwargs))
+	if err != nil {
+		return nil, err
+	}
 	// The run copies its assistant's current config, context and version
 	// (see runAssistantKwargs); no row is inserted when the assistant is
 	// gone or now has another graph than the one validated against, and
@@ -413,12 +417,15 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 		FROM assistants a, threads t WHERE a.assistant_id = $3 AND a.graph_id = $4 AND (a.tenant_id = $11 OR a.shared)
 			AND t.thread_id = $2 AND t.tenant_id = $11
 		RETURNING `+Columns,
-		runID, threadID, v.assistantID, v.graph.ID, v.strategy, jsonv.Must(v.kwargs), v.metadata, v.kwargs.Temporary, v.delay,
+		runID, threadID, v.assistantID, v.graph.ID, v.strategy, kwargs, v.metadata, v.kwargs.Temporary, v.delay,
 		tracing.Traceparent(ctx), auth.Tenant(ctx)).
 		Query(func(rows pgx.Rows) error {
 			r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
 			if errors.Is(err, pgx.ErrNoRows) {
 				return &assistantChangedError{id: v.assistantID}
+			}
+			if err == nil {
+				err = r.Open(ctx)
 			}
 			*run = r
 			return err

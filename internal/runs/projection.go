@@ -11,6 +11,7 @@ import (
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/pregel"
+	"github.com/weftdev/weft/internal/threads"
 )
 
 // NextActiveRun is the thread's current run once one ended: the oldest run
@@ -63,6 +64,7 @@ func ProjectThread(ctx context.Context, tx pgx.Tx, graphs *graph.Registry, threa
 	case pendingTasks > 0:
 		status = "interrupted"
 	}
+	values, interrupts = threads.SealState(ctx, values, interrupts)
 	_, err = tx.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, status = $4, error = $5,
 		active_run_id = `+NextActiveRun+`, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`,
 		threadID, values, interrupts, status, runErr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
@@ -90,7 +92,10 @@ func (s *Service) Get(ctx context.Context, threadID, runID uuid.UUID) (*Run, err
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, apperr.Errorf(apperr.NotFound, "Run %s not found", runID)
 	}
-	return run, err
+	if err != nil {
+		return nil, err
+	}
+	return run, run.Open(ctx)
 }
 
 func nilUUID(id uuid.UUID) *uuid.UUID {
@@ -120,6 +125,9 @@ func (s *Service) List(ctx context.Context, threadID uuid.UUID, status string, l
 	defer rows.Close()
 	for rows.Next() {
 		run, err := pgx.RowToStructByName[Run](rows)
+		if err == nil {
+			err = run.Open(ctx)
+		}
 		if err != nil {
 			return err
 		}
@@ -275,6 +283,9 @@ func (s *Service) Result(ctx context.Context, run *Run) (json.RawMessage, error)
 	if status == "error" && len(thErr) > 0 {
 		return jsonv.Must(map[string]any{"__error__": thErr}), nil
 	}
+	if values, err = crypt.FromContext(ctx).OpenJSON(values); err != nil {
+		return nil, fmt.Errorf("thread %s values: %w", run.ThreadID, err)
+	}
 	if len(values) == 0 || string(values) == "null" {
 		return json.RawMessage(`{}`), nil
 	}
@@ -333,7 +344,9 @@ func (s *Service) CancelOnDisconnect(ctx context.Context, run *Run, enabled bool
 		return func(bool) {}
 	}
 	cancel := func() {
-		ctx, stop := context.WithTimeout(auth.WithTenant(context.Background(), run.TenantID), 10*time.Second)
+		// The request's context is done; its values (the keyring) still apply,
+		// and the run's tenant.
+		ctx, stop := context.WithTimeout(auth.WithTenant(context.WithoutCancel(ctx), run.TenantID), 10*time.Second)
 		defer stop()
 		if _, err := s.Cancel(ctx, run.ThreadID, run.RunID, ActionInterrupt); err != nil && apperr.CodeOf(err) != apperr.NotFound {
 			s.log.Warn("cancel on disconnect", "run_id", run.RunID, "error", err)

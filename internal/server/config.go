@@ -17,6 +17,7 @@ import (
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/store"
 	"github.com/weftdev/weft/internal/tracing"
@@ -89,6 +90,11 @@ type Config struct {
 	// Tracing is what the standard OTEL_* variables ask for (not a flag; see tracing.SettingsFromEnv):
 	// off unless an OTLP endpoint or OTEL_TRACES_EXPORTER=otlp is set
 	Tracing tracing.Settings
+	// Keyring is encryption at rest (not a flag, so that keys never show in a process list): from
+	// LANGGRAPH_AES_KEY (the current key, 16, 24 or 32 bytes of text, as LangGraph reads it) and
+	// WEFT_AES_OLD_KEYS (comma list of older keys, read but never written, during a rotation). nil: off.
+	// See docs/encryption.md.
+	Keyring *crypt.Keyring
 	// TracerProvider is not a flag: when set, the server traces with it instead of one built from
 	// Tracing (tests record spans with an in-memory exporter); the caller shuts it down
 	TracerProvider trace.TracerProvider
@@ -230,6 +236,9 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 			return c, fmt.Errorf("WEFT_TEST_CRON_SPEED: %q must be an integer from 1 to 3600", v)
 		}
 		c.CronClock, c.CronInterval = acceleratedClock(time.Now(), speed), max(time.Second/time.Duration(speed), 20*time.Millisecond)
+	}
+	if c.Keyring, err = crypt.ParseKeyring(getenv("LANGGRAPH_AES_KEY"), getenv("WEFT_AES_OLD_KEYS")); err != nil {
+		return c, fmt.Errorf("encryption: %w", err)
 	}
 	if c.Tracing, err = tracing.SettingsFromEnv(getenv); err != nil {
 		return c, fmt.Errorf("tracing: %w", err)

@@ -166,3 +166,27 @@ func TestParseConfigStoreIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestParseConfigEncryption(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	c, err := server.ParseConfig(nil, getenv, io.Discard)
+	if err != nil || c.Keyring != nil {
+		t.Fatalf("no key: %v %v", c.Keyring, err)
+	}
+	env["LANGGRAPH_AES_KEY"] = "0123456789abcdef"
+	env["WEFT_AES_OLD_KEYS"] = "fedcba9876543210fedcba9876543210"
+	if c, err = server.ParseConfig(nil, getenv, io.Discard); err != nil || c.Keyring.Keys() != 2 {
+		t.Fatalf("keys: %v %v", c.Keyring, err)
+	}
+	for _, bad := range []map[string]string{
+		{"LANGGRAPH_AES_KEY": "too-short"},
+		{"LANGGRAPH_AES_KEY": "0123456789abcdef", "WEFT_AES_OLD_KEYS": "short"},
+		{"WEFT_AES_OLD_KEYS": "0123456789abcdef"},
+	} {
+		env = bad
+		if _, err := server.ParseConfig(nil, getenv, io.Discard); err == nil || !strings.Contains(err.Error(), "encryption") {
+			t.Errorf("%v: err = %v", bad, err)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/crons"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/executor"
 	"github.com/weftdev/weft/internal/httpapi"
@@ -77,6 +78,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	if err := cfg.checkExposure(log); err != nil {
 		return nil, err
 	}
+	// Every store reached from here (requests, background loops) finds the
+	// keyring on its context: encryption at rest (package crypt).
+	ctx = crypt.WithKeyring(ctx, cfg.Keyring)
 	defer func() {
 		if err != nil {
 			s.closeDB()
@@ -241,7 +245,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 			return md, nil
 		},
 	})
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return crypt.WithKeyring(context.Background(), cfg.Keyring) }}
 	// Streams end at shutdown (their clients resume elsewhere with
 	// Last-Event-ID) instead of holding the drain open.
 	s.http.RegisterOnShutdown(streams.BeginShutdown)
@@ -258,7 +263,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		log.Info("metrics listening", "addr", s.metricsLn.Addr().String())
 	}
 	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil, "tracing", tp != nil,
-		"auth", authMode(cfg))
+		"auth", authMode(cfg), "encryption", cfg.Keyring != nil)
 	return s, nil
 }
 

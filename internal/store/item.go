@@ -1,11 +1,14 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/httpx"
 )
 
@@ -113,4 +116,15 @@ func prefixRange(prefix []string) (lo, hi string) {
 	}
 	lo = nsPath(prefix)
 	return lo, lo[:len(lo)-1] + "/" // '/' follows '.' in byte order
+}
+
+// open decrypts the item's value when it was stored encrypted (package
+// crypt; plaintext rows pass through).
+func (it *Item) open(ctx context.Context) error {
+	v, err := crypt.FromContext(ctx).OpenJSON(it.Value)
+	if err != nil {
+		return fmt.Errorf("store item %q: %w", it.Key, err)
+	}
+	it.Value = v
+	return nil
 }

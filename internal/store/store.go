@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -104,8 +105,10 @@ var itemUpsertUnindexed = `WITH unindexed AS (DELETE FROM store_vectors WHERE te
 // item is never stored without its pending vectors. A path selecting more
 // than MaxIndexTexts texts is a 422.
 func (s *Store) Put(ctx context.Context, p PutParams) error {
+	kr := crypt.FromContext(ctx)
+	stored := kr.SealJSON(p.Value) // encryption at rest (nil keyring: as it is)
 	if s.index == nil {
-		_, err := s.db.Exec(ctx, itemUpsertUnindexed, s.now(), p.Namespace, p.Key, string(p.Value), p.TTL, auth.Tenant(ctx))
+		_, err := s.db.Exec(ctx, itemUpsertUnindexed, s.now(), p.Namespace, p.Key, string(stored), p.TTL, auth.Tenant(ctx))
 		return err
 	}
 	var texts []fieldText
@@ -121,8 +124,11 @@ func (s *Store) Put(ctx context.Context, p PutParams) error {
 	}
 	return postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		now := s.now()
-		if _, err := tx.Exec(ctx, itemUpsert, now, p.Namespace, p.Key, string(p.Value), p.TTL, auth.Tenant(ctx)); err != nil {
+		if _, err := tx.Exec(ctx, itemUpsert, now, p.Namespace, p.Key, string(stored), p.TTL, auth.Tenant(ctx)); err != nil {
 			return err
+		}
+		for i := range texts {
+			texts[i].Text = sealText(kr, texts[i].Text)
 		}
 		return syncVectors(ctx, tx, now, auth.Tenant(ctx), p.Namespace, p.Key, texts, s.index.VectorModel())
 	})
@@ -155,6 +161,9 @@ func itemGet(ctx context.Context, db postgres.DBTX, now *time.Time, namespace []
 	item, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Item])
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
+	}
+	if err == nil {
+		err = item.open(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -221,6 +230,9 @@ func (p *SearchParams) where(ctx context.Context, args *[]any) string {
 // With Refresh, the returned items with a ttl expire ttl minutes from now;
 // the page and its refresh are one statement.
 func (s *Store) Search(ctx context.Context, p SearchParams) ([]SearchItem, error) {
+	if crypt.FromContext(ctx) != nil && (p.Filter != nil || p.Query != "" && p.Vector == nil) {
+		return nil, apperr.Errorf(apperr.Invalid, "Search by value (filter, or query without a semantic index) is not available: store values are encrypted at rest (LANGGRAPH_AES_KEY); search by namespace prefix, or semantically with an index")
+	}
 	args := []any{s.now()}
 	arg := func(v any) string {
 		args = append(args, v)
@@ -286,6 +298,11 @@ func (s *Store) Search(ctx context.Context, p SearchParams) ([]SearchItem, error
 	}
 	if items == nil {
 		items = []SearchItem{}
+	}
+	for i := range items {
+		if err := items[i].open(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return items, nil
 }

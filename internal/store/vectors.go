@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -101,7 +103,43 @@ func (s *Store) claimVectors(ctx context.Context, token uuid.UUID, lease time.Du
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByName[claimedVector])
+	claimed, err := pgx.CollectRows(rows, pgx.RowToStructByName[claimedVector])
+	if err != nil {
+		return nil, err
+	}
+	kr := crypt.FromContext(ctx)
+	for i := range claimed {
+		if claimed[i].Text, err = openText(kr, claimed[i].Text); err != nil {
+			return nil, fmt.Errorf("store vector %d: %w", claimed[i].ID, err)
+		}
+	}
+	return claimed, nil
+}
+
+// sealText is a text to embed as store_vectors stores it: with encryption
+// on, the JSON envelope of the text as a JSON string (a fresh nonce each
+// time, so a put of the same text is embedded again: the price of not
+// telling equal texts apart).
+func sealText(kr *crypt.Keyring, text string) string {
+	if kr == nil {
+		return text
+	}
+	b, _ := json.Marshal(text)
+	return string(kr.SealJSON(b))
+}
+
+// openText reverses sealText (plain texts pass through).
+func openText(kr *crypt.Keyring, stored string) (string, error) {
+	if !crypt.IsEnvelope([]byte(stored)) {
+		return stored, nil
+	}
+	b, err := kr.OpenJSON([]byte(stored))
+	if err != nil {
+		return "", err
+	}
+	var text string
+	err = json.Unmarshal(b, &text)
+	return text, err
 }
 
 // saveVectors stores vecs (in claimed's order) for the rows still claimed

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/runs"
@@ -246,6 +247,9 @@ func (h *Handlers) protocolRespond(ctx context.Context, tid uuid.UUID, p *protoc
 	if err != nil {
 		return nil, err
 	}
+	if interrupts, err = crypt.FromContext(ctx).OpenJSON(interrupts); err != nil {
+		return nil, err
+	}
 	pending := pendingInterruptIDs(interrupts)
 	for id := range answers {
 		if !pending[id] {
@@ -297,6 +301,9 @@ func (s *Service) protocolState(ctx context.Context, tid uuid.UUID, keys []strin
 			WHERE c.thread_id = t.thread_id::text AND c.checkpoint_ns = '' ORDER BY c.checkpoint_id DESC LIMIT 1)
 		FROM threads t WHERE t.thread_id = $1 AND t.tenant_id = $2`, tid, auth.Tenant(ctx)).Scan(&values, &checkpointID)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	if values, err = crypt.FromContext(ctx).OpenJSON(values); err != nil {
 		return nil, err
 	}
 	vals := map[string]any{}

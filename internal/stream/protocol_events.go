@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/runs"
 )
@@ -64,6 +66,22 @@ type logEvent struct {
 
 const logEventColumns = `e.thread_seq, e.run_id, e.seq, e.event, e.data, e.created_at, r.graph_id`
 
+// openLogEvents collects log events with their data decrypted (encryption
+// at rest; plaintext rows pass through).
+func openLogEvents(ctx context.Context, rows pgx.Rows) ([]logEvent, error) {
+	evs, err := pgx.CollectRows(rows, pgx.RowToStructByName[logEvent])
+	if err != nil {
+		return nil, err
+	}
+	kr := crypt.FromContext(ctx)
+	for i := range evs {
+		if evs[i].Data, err = kr.OpenJSON(evs[i].Data); err != nil {
+			return nil, fmt.Errorf("run %s event %d: %w", evs[i].RunID, evs[i].Seq, err)
+		}
+	}
+	return evs, nil
+}
+
 // protocolLogAfter returns up to limit events of the thread with a
 // thread_seq above after, in order.
 func (s *Service) protocolLogAfter(ctx context.Context, threadID uuid.UUID, after int64, limit int) ([]logEvent, error) {
@@ -73,7 +91,7 @@ func (s *Service) protocolLogAfter(ctx context.Context, threadID uuid.UUID, afte
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByName[logEvent])
+	return openLogEvents(ctx, rows)
 }
 
 // protocolRunPrefix returns the events of run before its seq before that
@@ -85,7 +103,7 @@ func (s *Service) protocolRunPrefix(ctx context.Context, runID uuid.UUID, before
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByName[logEvent])
+	return openLogEvents(ctx, rows)
 }
 
 // openMessage is a message whose chunks are streaming.

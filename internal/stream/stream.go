@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/metrics"
@@ -38,7 +40,17 @@ func (s *Service) EventsAfter(ctx context.Context, runID uuid.UUID, after int64,
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByName[StoredEvent])
+	evs, err := pgx.CollectRows(rows, pgx.RowToStructByName[StoredEvent])
+	if err != nil {
+		return nil, err
+	}
+	kr := crypt.FromContext(ctx)
+	for i := range evs {
+		if evs[i].Data, err = kr.OpenJSON(evs[i].Data); err != nil {
+			return nil, fmt.Errorf("run %s event %d: %w", runID, evs[i].Seq, err)
+		}
+	}
+	return evs, nil
 }
 
 // lastSeq is the sequence number of the run's newest event (0: none).
@@ -483,7 +495,17 @@ func (s *Service) threadEventsAfter(ctx context.Context, threadID uuid.UUID, c t
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByName[threadEvent])
+	evs, err := pgx.CollectRows(rows, pgx.RowToStructByName[threadEvent])
+	if err != nil {
+		return nil, err
+	}
+	kr := crypt.FromContext(ctx)
+	for i := range evs {
+		if evs[i].Data, err = kr.OpenJSON(evs[i].Data); err != nil {
+			return nil, fmt.Errorf("run %s event %d: %w", evs[i].RunID, evs[i].Seq, err)
+		}
+	}
+	return evs, nil
 }
 
 // ThreadStream godoc

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -78,6 +79,15 @@ func (f *Filter) validate() error {
 	return nil
 }
 
+// checkEncrypted refuses a search by values while encryption at rest is
+// on: the column holds ciphertext, so containment could never match.
+func (f *Filter) checkEncrypted(ctx context.Context) error {
+	if f.Values != nil && crypt.FromContext(ctx) != nil {
+		return apperr.Errorf(apperr.Invalid, "Search by values is not available: thread values are encrypted at rest (LANGGRAPH_AES_KEY); filter by metadata instead")
+	}
+	return nil
+}
+
 // where renders the filter as a WHERE clause with numbered arguments.
 func (f *Filter) where(ctx context.Context) (string, []any) {
 	var conds []string
@@ -116,6 +126,9 @@ func (f *Filter) where(ctx context.Context) (string, []any) {
 // to end the page early (the handler's byte cap). n is how many threads
 // were emitted, more whether further matches follow them.
 func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Thread) (stop bool, err error)) (n int, more bool, err error) {
+	if err := p.Filter.checkEncrypted(ctx); err != nil {
+		return 0, false, err
+	}
 	where, args := p.where(ctx)
 	dir := strings.ToUpper(p.SortOrder)
 	order := fmt.Sprintf("%s %s NULLS LAST, thread_id %s", sortColumns[p.SortBy], dir, dir)
@@ -128,12 +141,15 @@ func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Thread) (
 	if err != nil {
 		return 0, false, err
 	}
-	return postgres.EmitPage(rows, p.Limit, emit)
+	return postgres.EmitPage(rows, p.Limit, openingEmit(ctx, emit))
 }
 
 // Count returns how many threads match f.
 func (s *Store) Count(ctx context.Context, f Filter) (int64, error) {
 	if err := f.validate(); err != nil {
+		return 0, err
+	}
+	if err := f.checkEncrypted(ctx); err != nil {
 		return 0, err
 	}
 	where, args := f.where(ctx)

@@ -56,6 +56,7 @@ func (s *Store) LockForState(ctx context.Context, db postgres.DBTX, id uuid.UUID
 // (values, interrupts, status, state_updated_at). Callers run it in the
 // transaction that wrote the checkpoint.
 func (s *Store) SetState(ctx context.Context, db postgres.DBTX, id uuid.UUID, values, interrupts json.RawMessage, status Status) error {
+	values, interrupts = SealState(ctx, values, interrupts)
 	_, err := db.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, status = $4,
 		state_updated_at = now(), updated_at = now() WHERE thread_id = $1 AND tenant_id = $5`,
 		id, values, interrupts, status, auth.Tenant(ctx))
@@ -65,11 +66,11 @@ func (s *Store) SetState(ctx context.Context, db postgres.DBTX, id uuid.UUID, va
 // CopyRow inserts a new thread to with from's metadata, hierarchy, config
 // and state projection (status idle) and returns it.
 func (s *Store) CopyRow(ctx context.Context, db postgres.DBTX, from, to uuid.UUID) (*Thread, error) {
-	t, err := collectOne(db.Query(ctx, `
+	t, err := openOne(ctx)(collectOne(db.Query(ctx, `
 		INSERT INTO threads (thread_id, parent_thread_id, resource_id, metadata, config, "values", interrupts, state_updated_at, tenant_id)
 		SELECT $2, parent_thread_id, resource_id, metadata, config, "values", interrupts, state_updated_at, tenant_id
 		FROM threads WHERE thread_id = $1 AND tenant_id = $3
-		RETURNING `+threadColumns, from, to, auth.Tenant(ctx)))
+		RETURNING `+threadColumns, from, to, auth.Tenant(ctx))))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(from)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -65,6 +66,48 @@ func collectOne(rows pgx.Rows, err error) (*Thread, error) {
 		return nil, err
 	}
 	return &t, nil
+}
+
+// openOne decrypts what collectOne read: openOne(ctx)(collectOne(…)).
+func openOne(ctx context.Context) func(*Thread, error) (*Thread, error) {
+	return func(t *Thread, err error) (*Thread, error) {
+		if err != nil {
+			return nil, err
+		}
+		return t, t.open(ctx)
+	}
+}
+
+// open decrypts the thread's state projection (values, interrupts) when it
+// was stored encrypted (package crypt; plaintext rows pass through).
+func (t *Thread) open(ctx context.Context) error {
+	kr := crypt.FromContext(ctx)
+	var err error
+	if t.Values, err = kr.OpenJSON(t.Values); err != nil {
+		return fmt.Errorf("thread %s values: %w", t.ThreadID, err)
+	}
+	if t.Interrupts, err = kr.OpenJSON(t.Interrupts); err != nil {
+		return fmt.Errorf("thread %s interrupts: %w", t.ThreadID, err)
+	}
+	return nil
+}
+
+// SealState is a state projection (values, interrupts) as stored: sealed
+// with ctx's keyring, unchanged when encryption is off. Every writer of
+// threads.values / threads.interrupts stores through it.
+func SealState(ctx context.Context, values, interrupts []byte) (json.RawMessage, json.RawMessage) {
+	kr := crypt.FromContext(ctx)
+	return kr.SealJSON(values), kr.SealJSON(interrupts)
+}
+
+// openingEmit wraps a page's emit so that each thread is decrypted first.
+func openingEmit(ctx context.Context, emit func(*Thread) (bool, error)) func(*Thread) (bool, error) {
+	return func(t *Thread) (bool, error) {
+		if err := t.open(ctx); err != nil {
+			return false, err
+		}
+		return emit(t)
+	}
 }
 
 // threadInsert inserts one thread; no row comes back when the id exists.
@@ -127,7 +170,7 @@ func create(ctx context.Context, db postgres.DBTX, p CreateParams) (t *Thread, e
 		parent = pgtype.UUID{Bytes: *p.ParentThreadID, Valid: true}
 	}
 	ttlMinutes, ttlStrategy := p.TTL.ttlArgs()
-	t, err = collectOne(db.Query(ctx, threadInsert, id, p.Metadata, parent, p.ResourceID, ttlMinutes, ttlStrategy, auth.Tenant(ctx)))
+	t, err = openOne(ctx)(collectOne(db.Query(ctx, threadInsert, id, p.Metadata, parent, p.ResourceID, ttlMinutes, ttlStrategy, auth.Tenant(ctx))))
 	if errors.Is(err, pgx.ErrNoRows) {
 		// The id is taken, in this tenant or another: ids are global. Only
 		// this tenant's thread is returned; another tenant's is the same
@@ -161,7 +204,7 @@ func (s *Store) Get(ctx context.Context, id uuid.UUID) (*Thread, error) {
 }
 
 func get(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Thread, error) {
-	t, err := collectOne(db.Query(ctx, threadGetSQL, id, auth.Tenant(ctx)))
+	t, err := openOne(ctx)(collectOne(db.Query(ctx, threadGetSQL, id, auth.Tenant(ctx))))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound(id)
 	}
@@ -207,7 +250,7 @@ func (s *Store) Patch(ctx context.Context, id uuid.UUID, p PatchParams) (*Thread
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		t, err := collectOne(tx.Query(ctx, `
+		t, err := openOne(ctx)(collectOne(tx.Query(ctx, `
 			UPDATE threads SET
 				metadata = metadata || $2,
 				parent_thread_id = CASE WHEN $3 THEN $4 ELSE parent_thread_id END,
@@ -218,7 +261,7 @@ func (s *Store) Patch(ctx context.Context, id uuid.UUID, p PatchParams) (*Thread
 				updated_at = now()
 			WHERE thread_id = $1 AND tenant_id = $9
 			RETURNING `+threadColumns,
-			id, meta, p.SetParent, p.ParentThreadID, p.SetResource, normalizeText(p.ResourceID), ttlMinutes, ttlStrategy, auth.Tenant(ctx)))
+			id, meta, p.SetParent, p.ParentThreadID, p.SetResource, normalizeText(p.ResourceID), ttlMinutes, ttlStrategy, auth.Tenant(ctx))))
 		if err != nil {
 			return mapWriteErr(err)
 		}
@@ -294,7 +337,7 @@ func (s *Store) Children(ctx context.Context, id uuid.UUID, limit, offset int, e
 	if err != nil {
 		return 0, false, err
 	}
-	return postgres.EmitPage(rows, limit, emit)
+	return postgres.EmitPage(rows, limit, openingEmit(ctx, emit))
 }
 
 // jsonObject is a helper for metadata filters: nil stays SQL NULL.

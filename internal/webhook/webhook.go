@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/metrics"
@@ -167,7 +168,26 @@ func (s *Service) webhookClaim(ctx context.Context, limit int) ([]webhookDeliver
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByName[webhookDelivery])
+	ds, err := pgx.CollectRows(rows, pgx.RowToStructByName[webhookDelivery])
+	if err != nil {
+		return nil, err
+	}
+	// Encryption at rest: the run's input and command (kwargs), its result
+	// and the thread's values are stored sealed; the POST carries them plain.
+	kr := crypt.FromContext(ctx)
+	for i := range ds {
+		d := &ds[i]
+		if d.Kwargs, err = kr.OpenFields(d.Kwargs, "input", "command"); err != nil {
+			return nil, fmt.Errorf("run %s kwargs: %w", d.RunID, err)
+		}
+		if d.Result, err = kr.OpenJSON(d.Result); err != nil {
+			return nil, fmt.Errorf("run %s result: %w", d.RunID, err)
+		}
+		if d.ThreadValues, err = kr.OpenJSON(d.ThreadValues); err != nil {
+			return nil, fmt.Errorf("thread %s values: %w", d.ThreadID, err)
+		}
+	}
+	return ds, nil
 }
 
 // webhookLease is how long a claimed delivery is this replica's: past the

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
@@ -93,7 +95,54 @@ func CheckpointRawList(ctx context.Context, db postgres.DBTX, req *CheckpointRea
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
+	out, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
+	if err != nil || crypt.FromContext(ctx) == nil {
+		return out, err
+	}
+	for i, raw := range out {
+		if out[i], err = openRawTuple(ctx, raw); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// openRawTuple decrypts the blobs of a RawTuple document (encryption is at
+// rest: a worker gets the plaintext types and bytes, as without it).
+func openRawTuple(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	for _, field := range []string{"channel_values", "pending_writes"} {
+		var entries [][]any
+		if err := json.Unmarshal(doc[field], &entries); err != nil {
+			return nil, fmt.Errorf("raw tuple %s: %w", field, err)
+		}
+		for _, e := range entries {
+			// [channel, type, blob] or [task_id, channel, type, blob]
+			ti := len(e) - 2
+			if ti < 0 {
+				continue
+			}
+			if typ, _ := e[ti].(string); !crypt.Encrypted(typ) {
+				continue
+			}
+			typ := e[ti].(string)
+			b64text, _ := e[ti+1].(string)
+			data, err := base64.StdEncoding.DecodeString(b64text)
+			if err != nil {
+				return nil, fmt.Errorf("raw tuple %s: %w", field, err)
+			}
+			v, err := checkpoints.OpenStored(ctx, checkpoints.StoredValue{Type: typ, Data: data})
+			if err != nil {
+				return nil, fmt.Errorf("raw tuple %s: %w", field, err)
+			}
+			e[ti], e[ti+1] = v.Type, b64(v.Data)
+		}
+		doc[field] = jsonv.Must(entries)
+	}
+	return jsonv.Must(doc), nil
 }
 
 func (h *Handlers) checkpointRead(r *http.Request) (*CheckpointReadRequest, error) {

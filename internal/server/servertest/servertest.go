@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
@@ -47,6 +48,15 @@ func StartWith(t testing.TB, dsn string, edit func(*server.Config)) *Server {
 	t.Helper()
 	cfg := server.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, Migrate: true,
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, Workers: 2, Lease: 5 * time.Second}
+	// WEFT_TEST_AES_KEY runs every test server with encryption at rest on
+	// (that text as LANGGRAPH_AES_KEY): the same suites, sealed storage.
+	if key := os.Getenv("WEFT_TEST_AES_KEY"); key != "" {
+		kr, err := crypt.ParseKeyring(key, "")
+		if err != nil {
+			t.Fatalf("servertest: WEFT_TEST_AES_KEY: %v", err)
+		}
+		cfg.Keyring = kr
+	}
 	if edit != nil {
 		edit(&cfg)
 	}

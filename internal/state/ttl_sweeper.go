@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/threads"
 )
@@ -75,6 +76,10 @@ func (s *Service) pruneExpired(ctx context.Context, id uuid.UUID) (bool, error) 
 		case err != nil:
 			return err
 		default:
+			// Events that reference the checkpoints going away are stored whole first.
+			if _, err := eventlog.MaterializeThread(ctx, tx, id, "", latest.Config.CheckpointID); err != nil {
+				return err
+			}
 			if err := checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID); err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package runs_test
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,15 +14,16 @@ import (
 
 // BenchmarkEventRefsEchoChat measures what storing events as checkpoint
 // references saves and costs, on an echo_chat thread of 200 turns
-// (~200-character messages, stream_mode values, checkpoints and debug),
-// with references off (whole) and on (the default threshold):
+// (~200-character messages; stream_mode values, updates and
+// messages-tuple, as useStream asks), with references off (whole) and on
+// (the default threshold):
 //
 //   - event-KiB: the thread's run_events as stored (pg_column_size of
 //     data and ref, after compression; no row headers or indexes);
 //   - msg-KiB: the conversation itself (the messages' JSON), for scale;
 //   - cold-replay-ms: replaying the last turn's run (Last-Event-ID -1,
-//     every event) the first time, when each of its values, checkpoints
-//     and debug events is rendered from its checkpoint;
+//     every event) the first time, when each of its values events is
+//     rendered from its checkpoint (one sample);
 //   - ns/op: the same replay again (references then come from the
 //     renderer's cache).
 func BenchmarkEventRefsEchoChat(b *testing.B) {
@@ -35,7 +37,7 @@ func BenchmarkEventRefsEchoChat(b *testing.B) {
 			tid := s.Must(http.StatusOK, "POST", "/threads", map[string]any{}).Map(b)["thread_id"].(string)
 			body := func(i int) map[string]any {
 				text := strings.Repeat(string(rune('a'+i%26)), 190)
-				return map[string]any{"assistant_id": "echo_chat", "stream_mode": []string{"values", "checkpoints", "debug"},
+				return map[string]any{"assistant_id": "echo_chat", "stream_mode": []string{"values", "updates", "messages-tuple"},
 					"input": map[string]any{"messages": []any{map[string]any{"type": "human", "content": text}}}}
 			}
 			for i := range turns - 1 {
@@ -59,7 +61,7 @@ func BenchmarkEventRefsEchoChat(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var buf strings.Builder
+				var buf bytes.Buffer
 				if _, err := buf.ReadFrom(resp.Body); err != nil {
 					b.Fatal(err)
 				}

@@ -223,7 +223,10 @@ export async function startServer(options = {}) {
       url = `http://127.0.0.1:${port}`;
       child = spawn(bin, [], {
         cwd: tmp,
-        env: { ...process.env, ...extraEnv, WEFT_ADDR: `127.0.0.1:${port}`, WEFT_DATA_DIR: dataDir },
+        // WEFT_EVENT_REF_MIN_BYTES=1: every event repeating a checkpoint's
+        // values is stored as a reference, however small, so every stream
+        // the suites read (the JS worker's too) is rendered from one.
+        env: { WEFT_EVENT_REF_MIN_BYTES: "1", ...process.env, ...extraEnv, WEFT_ADDR: `127.0.0.1:${port}`, WEFT_DATA_DIR: dataDir },
         stdio: ["ignore", "pipe", "pipe"],
       });
       exited = new Promise((r) => child.once("exit", (code, sig) => r({ code, sig })));

@@ -18,6 +18,7 @@ import (
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
@@ -367,7 +368,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		}
 	}
 	if len(req.Events) > 0 {
-		if err := appendEvents(ctx, p, d.RunID, d.ThreadID, req.Events, &res.LastSeq); err != nil {
+		if err := appendEvents(ctx, p, d.RunID, d.ThreadID, req.Events, req.Checkpoints, eventlog.Options{MinBytes: s.cfg.EventRefMinBytes}, &res.LastSeq); err != nil {
 			return err
 		}
 	} else if !req.InProcess {
@@ -422,29 +423,49 @@ func putWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg check
 
 // appendEvents queues the events' append to the run's log with the next
 // sequence numbers, and a notification of the last one, stored in *last.
-// Event data is sealed with ctx's keyring (encryption at rest); the names
-// stay plain.
-func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uuid.UUID, events []Event, last *int64) error {
+// An event that repeats the values of one of cps (checkpoints written in
+// the same commit) is stored as a reference to it (eventlog.Encode). With
+// encryption at rest (ctx's keyring) every event is stored whole, its data
+// sealed; the names stay plain.
+func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uuid.UUID, events []Event, cps []CheckpointPut, opt eventlog.Options, last *int64) error {
 	kr := crypt.FromContext(ctx)
-	names, datas := make([]string, len(events)), make([]string, len(events))
+	if kr != nil {
+		opt.MinBytes = -1
+	}
+	evs := make([]eventlog.Event, len(events))
 	for i, e := range events {
-		b, err := json.Marshal(e.Data)
-		if err != nil {
-			return fmt.Errorf("event %s: %w", e.Event, err)
+		evs[i] = eventlog.Event{Name: e.Event, Data: e.Data}
+	}
+	puts := make([]eventlog.Checkpoint, len(cps))
+	for i, c := range cps {
+		puts[i] = eventlog.Checkpoint{NS: c.NS, ID: c.Checkpoint.ID, Values: c.Checkpoint.ChannelValues, Changed: c.NewVersions}
+	}
+	rows, err := eventlog.Encode(evs, puts, opt)
+	if err != nil {
+		return err
+	}
+	names, datas, refs := make([]string, len(rows)), make([]string, len(rows)), make([]*string, len(rows))
+	for i, r := range rows {
+		names[i], datas[i] = r.Name, string(r.Data)
+		if r.Ref != nil {
+			ref := string(r.Ref)
+			refs[i] = &ref
 		}
-		names[i], datas[i] = e.Event, string(kr.SealJSON(b))
+		if kr != nil {
+			datas[i] = string(kr.SealJSON(r.Data))
+		}
 	}
 	// The caller holds the dispatch's row lock: one writer per run, so the
 	// next number is the last one plus one (an index-only lookup).
 	p.Queue(`
 		WITH ins AS (
-			INSERT INTO run_events (run_id, seq, thread_id, event, data)
-			SELECT $1, coalesce((SELECT max(seq) FROM run_events WHERE run_id = $1), 0) + e.ord, $2, e.name, e.data::jsonb
-			FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(name, data, ord)
+			INSERT INTO run_events (run_id, seq, thread_id, event, data, ref)
+			SELECT $1, coalesce((SELECT max(seq) FROM run_events WHERE run_id = $1), 0) + e.ord, $2, e.name, e.data::jsonb, e.ref::jsonb
+			FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS e(name, data, ref, ord)
 			RETURNING seq
 		)
 		SELECT max(seq), pg_notify('`+runs.ChannelRunEvent+`', $1::text || ' ' || $2::text) FROM ins`,
-		runID, threadID, names, datas).QueryRow(func(row pgx.Row) error {
+		runID, threadID, names, datas, refs).QueryRow(func(row pgx.Row) error {
 		return row.Scan(last, nil)
 	})
 	return nil

@@ -32,6 +32,10 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Tracer traces commits (nil: tracing off).
 	Tracer trace.Tracer
+	// EventRefMinBytes is how many bytes of a checkpoint's values an event
+	// must repeat to be stored as a reference to that checkpoint rather
+	// than whole (eventlog.Options.MinBytes: 0 the default, < 0 never).
+	EventRefMinBytes int
 }
 
 func (c *Config) defaults() {

@@ -305,7 +305,7 @@ func TestThreadStorage(t *testing.T) {
 		q(`SELECT count(*), coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0) FROM checkpoints WHERE thread_id = $1`, &want.Checkpoints.Rows, &want.Checkpoints.Bytes)
 		q(`SELECT count(*), coalesce(sum(pg_column_size(blob)), 0) FROM checkpoint_blobs WHERE thread_id = $1`, &want.Blobs.Rows, &want.Blobs.Bytes)
 		q(`SELECT count(*), coalesce(sum(pg_column_size(blob)), 0) FROM checkpoint_writes WHERE thread_id = $1`, &want.Writes.Rows, &want.Writes.Bytes)
-		q(`SELECT count(*), coalesce(sum(pg_column_size(data)), 0) FROM run_events WHERE thread_id = $1::uuid`, &want.RunEvents.Rows, &want.RunEvents.Bytes)
+		q(`SELECT count(*), coalesce(sum(pg_column_size(data) + coalesce(pg_column_size(ref), 0)), 0) FROM run_events WHERE thread_id = $1::uuid`, &want.RunEvents.Rows, &want.RunEvents.Bytes)
 		want.ThreadID, want.Children, want.Runs = got.ThreadID, got.Children, got.Runs
 		want.TotalBytes = want.Checkpoints.Bytes + want.Blobs.Bytes + want.Writes.Bytes + want.RunEvents.Bytes
 		if js(got) != js(want) {

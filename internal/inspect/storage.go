@@ -49,7 +49,7 @@ LATERAL (SELECT count(*) AS n, coalesce(sum(pg_column_size(blob)), 0)::bigint AS
          FROM checkpoint_blobs WHERE thread_id = t.thread_id::text) bl,
 LATERAL (SELECT count(*) AS n, coalesce(sum(pg_column_size(blob)), 0)::bigint AS b
          FROM checkpoint_writes WHERE thread_id = t.thread_id::text) w,
-LATERAL (SELECT count(*) AS n, coalesce(sum(pg_column_size(data)), 0)::bigint AS b
+LATERAL (SELECT count(*) AS n, coalesce(sum(pg_column_size(data) + coalesce(pg_column_size(ref), 0)), 0)::bigint AS b
          FROM run_events WHERE thread_id = t.thread_id) e
 ORDER BY ids.ord`
 

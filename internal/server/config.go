@@ -39,6 +39,10 @@ type Config struct {
 	MaxAttempts     int           // -max-attempts, WEFT_MAX_ATTEMPTS (default 5): claims of a run before it is dead-lettered
 	WorkerID        string        // -worker-id, WEFT_WORKER_ID: this process's name in dispatch audits (default generated)
 	StreamHeartbeat time.Duration // not a flag: idle SSE comment interval (default 5s; tests shorten it)
+	// -event-ref-min-bytes, WEFT_EVENT_REF_MIN_BYTES (default 1024): an event that repeats at least this many
+	// bytes of the values of a checkpoint written with it (values, checkpoints, debug) is stored as a reference
+	// to that checkpoint and rendered when read; -1 stores every event whole. 0 here means the default.
+	EventRefMinBytes int
 	// -webhook-allow-private, WEFT_WEBHOOK_ALLOW_PRIVATE (default false): let run webhooks reach loopback,
 	// private, link-local, unspecified and multicast addresses (a path on this server is always allowed)
 	WebhookAllowPrivate bool
@@ -139,7 +143,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c Config
-	var builtinGraphs, level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts, storeIndex string
+	var eventRefMin, builtinGraphs, level, migrate, maxBody, shutdown, workers, lease, attempts, allowPrivate, corsOrigins, allowedHosts, storeIndex string
 	var jwksRefresh string
 	fs.StringVar(&c.Addr, "addr", env("WEFT_ADDR", "127.0.0.1:8123"), "listen address (WEFT_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("DATABASE_URL", ""), "PostgreSQL URL; empty runs a managed local cluster (DATABASE_URL)")
@@ -152,6 +156,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&workers, "workers", env("WEFT_WORKERS", strconv.Itoa(4*runtime.NumCPU())), "in-process run workers; 0 leaves runs to external workers (WEFT_WORKERS)")
 	fs.StringVar(&lease, "lease", env("WEFT_LEASE", "30s"), "lease of a claimed run without heartbeat (WEFT_LEASE)")
 	fs.StringVar(&attempts, "max-attempts", env("WEFT_MAX_ATTEMPTS", "5"), "claims of a run before it is dead-lettered (WEFT_MAX_ATTEMPTS)")
+	fs.StringVar(&eventRefMin, "event-ref-min-bytes", env("WEFT_EVENT_REF_MIN_BYTES", "1024"), "store an event repeating at least this many bytes of a checkpoint's values as a reference to it; -1: never (WEFT_EVENT_REF_MIN_BYTES)")
 	fs.StringVar(&c.WorkerID, "worker-id", env("WEFT_WORKER_ID", ""), "name of this process's workers in dispatch audits (WEFT_WORKER_ID)")
 	fs.StringVar(&allowPrivate, "webhook-allow-private", env("WEFT_WEBHOOK_ALLOW_PRIVATE", "false"), "let run webhooks reach loopback and private addresses (WEFT_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&corsOrigins, "cors-origins", env("WEFT_CORS_ORIGINS", ""), "comma list of web origins allowed besides localhost ones; * = any, without credentials (WEFT_CORS_ORIGINS)")
@@ -225,6 +230,9 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	}
 	if c.MaxAttempts, err = strconv.Atoi(attempts); err != nil || c.MaxAttempts < 1 || c.MaxAttempts > 100 {
 		return c, fmt.Errorf("max attempts: %q must be an integer from 1 to 100", attempts)
+	}
+	if c.EventRefMinBytes, err = strconv.Atoi(eventRefMin); err != nil || c.EventRefMinBytes < -1 || c.EventRefMinBytes == 0 {
+		return c, fmt.Errorf("event ref min bytes: %q must be a positive integer, or -1 for never", eventRefMin)
 	}
 	if c.Addr == "" {
 		return c, fmt.Errorf("addr must not be empty")

@@ -13,6 +13,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/pregel"
@@ -482,6 +483,9 @@ func (s *Service) keepLatest(ctx context.Context, id uuid.UUID) error {
 			return nil // nothing to prune
 		}
 		if err != nil {
+			return err
+		}
+		if _, err := eventlog.MaterializeThread(ctx, tx, id, "", latest.Config.CheckpointID); err != nil {
 			return err
 		}
 		return checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID, pregel.DeltaKinds(g))

@@ -11,6 +11,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/threads"
 )
@@ -79,9 +80,13 @@ func (s *Service) pruneExpired(ctx context.Context, id uuid.UUID) (bool, error) 
 		case err != nil:
 			return err
 		default:
-			// The graph's delta kinds are not looked up here: a LangGraph delta
-			// channel then keeps its chain back to its snapshot (see
+			// Events that reference the checkpoints going away are stored whole
+			// first. The graph's delta kinds are not looked up here: a LangGraph
+			// delta channel then keeps its chain back to its snapshot (see
 			// CheckpointThreadPrune), which is safe for any reducer.
+			if _, err := eventlog.MaterializeThread(ctx, tx, id, "", latest.Config.CheckpointID); err != nil {
+				return err
+			}
 			if err := checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID, nil); err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/crypt"
+	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/runs"
 )
@@ -60,11 +61,12 @@ type logEvent struct {
 	Seq       int64           `db:"seq"`
 	Event     string          `db:"event"`
 	Data      json.RawMessage `db:"data"`
+	Ref       []byte          `db:"ref"` // see StoredEvent
 	CreatedAt time.Time       `db:"created_at"`
 	GraphID   string          `db:"graph_id"`
 }
 
-const logEventColumns = `e.thread_seq, e.run_id, e.seq, e.event, e.data, e.created_at, r.graph_id`
+const logEventColumns = `e.thread_seq, e.run_id, e.seq, e.event, e.data, e.ref, e.created_at, r.graph_id`
 
 // openLogEvents collects log events with their data decrypted (encryption
 // at rest; plaintext rows pass through).
@@ -91,11 +93,24 @@ func (s *Service) protocolLogAfter(ctx context.Context, threadID uuid.UUID, afte
 	if err != nil {
 		return nil, err
 	}
-	return openLogEvents(ctx, rows)
+	evs, err := openLogEvents(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	var items []eventlog.Item
+	for i := range evs {
+		// debug rows give no protocol event: left as stored.
+		if e := &evs[i]; e.Ref != nil && !strings.HasPrefix(e.Event, "debug") {
+			items = append(items, eventlog.Item{RunID: e.RunID, Seq: e.Seq, Data: &e.Data, Ref: &e.Ref})
+		}
+	}
+	return evs, s.render.Render(ctx, s.db, threadID, items)
 }
 
 // protocolRunPrefix returns the events of run before its seq before that
-// shape how later ones translate (messages, updates, values, error).
+// shape how later ones translate (messages, updates, values, error). They
+// are not rendered: of a values event the view needs only its
+// __interrupt__ entry, which is never part of a checkpoint reference.
 func (s *Service) protocolRunPrefix(ctx context.Context, runID uuid.UUID, before int64) ([]logEvent, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+logEventColumns+` FROM run_events e JOIN runs r USING (run_id)
 		WHERE e.run_id = $1 AND e.seq < $2 AND (e.event = 'error' OR e.event LIKE 'messages%'

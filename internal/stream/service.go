@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
@@ -24,6 +25,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Metrics count open streams and events sent (nil: not counted).
 	Metrics *metrics.Metrics
+	// Renderer renders events stored as checkpoint references (nil: one
+	// of the default cache size).
+	Renderer *eventlog.Renderer
 }
 
 // Service serves the streams of runs and threads from the durable event
@@ -34,6 +38,9 @@ type Service struct {
 	log  *slog.Logger
 	cfg  Config
 
+	// render renders events stored as checkpoint references (shared by
+	// every stream of this process, with its cache).
+	render *eventlog.Renderer
 	events *postgres.Hub // run or thread id → streams waiting for its next events
 	// draining is closed when the server shuts down: streams end.
 	draining     chan struct{}
@@ -49,7 +56,10 @@ func NewService(db *pgxpool.Pool, rs *runs.Service, log *slog.Logger, cfg Config
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = time.Second
 	}
-	return &Service{db: db, runs: rs, log: log, cfg: cfg, events: postgres.NewHub(), draining: make(chan struct{})}
+	if cfg.Renderer == nil {
+		cfg.Renderer = eventlog.NewRenderer(0)
+	}
+	return &Service{db: db, runs: rs, log: log, cfg: cfg, render: cfg.Renderer, events: postgres.NewHub(), draining: make(chan struct{})}
 }
 
 // Start wakes the streams of a run and of its thread on the notifications

@@ -17,6 +17,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/crypt"
+	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/metrics"
@@ -24,17 +25,20 @@ import (
 	"github.com/weftdev/weft/internal/runs"
 )
 
-// StoredEvent is one entry of a run's event log.
+// StoredEvent is one entry of a run's event log. Ref is set when Data is
+// not the whole event but its rest, the values coming from a checkpoint
+// (see package eventlog); the stream renders it before sending it.
 type StoredEvent struct {
 	Seq   int64           `db:"seq"`
 	Event string          `db:"event"`
 	Data  json.RawMessage `db:"data"`
+	Ref   []byte          `db:"ref"`
 }
 
 // EventsAfter returns up to limit events of the run with a sequence number
-// above after, in order.
+// above after, in order, as stored (see render).
 func (s *Service) EventsAfter(ctx context.Context, runID uuid.UUID, after int64, limit int) ([]StoredEvent, error) {
-	rows, err := s.db.Query(ctx, `SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2
+	rows, err := s.db.Query(ctx, `SELECT seq, event, data, ref FROM run_events WHERE run_id = $1 AND seq > $2
 		AND EXISTS (SELECT 1 FROM runs WHERE run_id = $1 AND tenant_id = $4)
 		ORDER BY seq LIMIT $3`, runID, after, limit, auth.Tenant(ctx))
 	if err != nil {
@@ -51,6 +55,18 @@ func (s *Service) EventsAfter(ctx context.Context, runID uuid.UUID, after int64,
 		}
 	}
 	return evs, nil
+}
+
+// renderRun renders the events of run (of thread threadID) that are
+// stored as references and that send selects: one batch.
+func (s *Service) renderRun(ctx context.Context, threadID, runID uuid.UUID, evs []StoredEvent, send func(StoredEvent) bool) error {
+	var items []eventlog.Item
+	for i := range evs {
+		if e := &evs[i]; e.Ref != nil && send(*e) {
+			items = append(items, eventlog.Item{RunID: runID, Seq: e.Seq, Data: &e.Data, Ref: &e.Ref})
+		}
+	}
+	return s.render.Render(ctx, s.db, threadID, items)
 }
 
 // lastSeq is the sequence number of the run's newest event (0: none).
@@ -233,6 +249,9 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *runs.R
 				return h.gone()
 			}
 			continue
+		}
+		if err := h.svc.renderRun(ctx, run.ThreadID, run.RunID, evs, func(e StoredEvent) bool { return m.wire(e) != "" }); err != nil {
+			return h.streamError(out, ctx, err)
 		}
 		for _, e := range evs {
 			after = e.Seq
@@ -488,7 +507,7 @@ func parseThreadCursor(v string) (threadCursor, error) {
 
 // threadEventsAfter returns up to limit events of the thread's runs after c.
 func (s *Service) threadEventsAfter(ctx context.Context, threadID uuid.UUID, c threadCursor, limit int) ([]threadEvent, error) {
-	rows, err := s.db.Query(ctx, `SELECT seq, event, data, run_id, created_at FROM run_events
+	rows, err := s.db.Query(ctx, `SELECT seq, event, data, ref, run_id, created_at FROM run_events
 		WHERE thread_id = $1 AND (created_at, run_id, seq) > ($2, $3, $4)
 		AND EXISTS (SELECT 1 FROM threads WHERE thread_id = $1 AND tenant_id = $6)
 		ORDER BY created_at, run_id, seq LIMIT $5`, threadID, c.at, c.runID, c.seq, limit, auth.Tenant(ctx))
@@ -505,7 +524,13 @@ func (s *Service) threadEventsAfter(ctx context.Context, threadID uuid.UUID, c t
 			return nil, fmt.Errorf("run %s event %d: %w", evs[i].RunID, evs[i].Seq, err)
 		}
 	}
-	return evs, nil
+	var items []eventlog.Item
+	for i := range evs {
+		if e := &evs[i]; e.Ref != nil {
+			items = append(items, eventlog.Item{RunID: e.RunID, Seq: e.Seq, Data: &e.Data, Ref: &e.Ref})
+		}
+	}
+	return evs, s.render.Render(ctx, s.db, threadID, items)
 }
 
 // ThreadStream godoc

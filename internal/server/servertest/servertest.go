@@ -47,7 +47,11 @@ func Start(t testing.TB) *Server {
 func StartWith(t testing.TB, dsn string, edit func(*server.Config)) *Server {
 	t.Helper()
 	cfg := server.Config{Addr: "127.0.0.1:0", DatabaseURL: dsn, Migrate: true,
-		MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, Workers: 2, Lease: 5 * time.Second}
+		MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, Workers: 2, Lease: 5 * time.Second,
+		// Every event that repeats a checkpoint's values is stored as a
+		// reference, however small, so every stream test reads rendered
+		// events.
+		EventRefMinBytes: 1}
 	// WEFT_TEST_AES_KEY runs every test server with encryption at rest on
 	// (that text as LANGGRAPH_AES_KEY): the same suites, sealed storage.
 	if key := os.Getenv("WEFT_TEST_AES_KEY"); key != "" {

@@ -1,0 +1,39 @@
+// Package eventlog is the storage form of the run event log (run_events):
+// how a commit's events are written and how a reader gets them back.
+//
+// Most events are stored whole. An event that repeats the values of a
+// checkpoint written in the same commit — a values event (also a
+// subgraph's "values|<ns>"), a checkpoints event, a debug event of type
+// checkpoint — is stored as a reference instead: its data column holds the
+// event without those values, and its ref column names the checkpoint and
+// the channels that fill the object at a path of the event:
+//
+//	ref = {"ns": "", "id": "1f0…", "path": ["payload", "values"], "keys": ["messages"]}
+//
+// Before Encode writes a reference it checks that each referenced value is
+// the value a read of that checkpoint returns: the channel's blob is
+// written by this very commit (the checkpoint's new versions) and the
+// event's value encodes to the same JSON as the blob's stored form (the
+// reader's LangChain-envelope normalisation included). A value that does
+// not match, a checkpoint not written in the same commit (an interrupt's
+// values event, or a step whose checkpoint is not kept under "exit"
+// durability) and a reference that would save less than MinBytes leave
+// the event whole. So a reference never changes what a reader sees: the
+// rendered event is the same JSON value as the event the run produced,
+// and since every stream sends what PostgreSQL's jsonb returns, the same
+// bytes.
+//
+// A Renderer turns references back into whole events: it loads each
+// referenced checkpoint once per batch through the checkpoint store's
+// read API, merges the values into the stored rest, and has PostgreSQL
+// normalise the result to jsonb (one query per batch), so rendered bytes
+// are exactly what a whole row would have returned. Rendered events are
+// cached by (run id, seq): they never change, and the live subscribers of
+// one run share one rendering.
+//
+// Checkpoints go away in three ways. A rollback deletes the run with its
+// events; deleting a thread deletes its events; pruning a thread's history
+// (keep_latest, the TTL sweeper) deletes checkpoints that finished runs'
+// events may reference, so it calls MaterializeThread first, which stores
+// those events whole again (their replay stays byte-identical).
+package eventlog

@@ -1,0 +1,238 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/checkpoints/serde"
+)
+
+// DefaultMinBytes is the MinBytes of a zero Options: values smaller than
+// this are cheaper to store again than to load back.
+const DefaultMinBytes = 1024
+
+// Options tune Encode.
+type Options struct {
+	// MinBytes is how many bytes of values a reference must stand for
+	// (their JSON encoding) to be written instead of the whole event: 0
+	// means DefaultMinBytes, a negative value never references.
+	MinBytes int
+}
+
+func (o Options) minBytes() int {
+	if o.MinBytes == 0 {
+		return DefaultMinBytes
+	}
+	return o.MinBytes
+}
+
+// Event is one event of a commit.
+type Event struct {
+	Name string
+	Data any
+}
+
+// Checkpoint is a checkpoint written in the same transaction as the
+// events: its namespace and id, its channel values (at least those of
+// Changed) and the channels whose blobs the commit writes.
+type Checkpoint struct {
+	NS, ID  string
+	Values  map[string]any
+	Changed map[string]string
+}
+
+// Row is an event as stored: Data is the whole event when Ref is nil,
+// else the event without the values Ref names.
+type Row struct {
+	Name string
+	Data []byte
+	Ref  []byte
+}
+
+// Ref names the values an event row leaves out: the channels Keys of
+// checkpoint (NS, ID) of the row's thread fill the object at Path of its
+// data.
+type Ref struct {
+	NS   string   `json:"ns"`
+	ID   string   `json:"id"`
+	Path []string `json:"path"`
+	Keys []string `json:"keys"`
+}
+
+// Encode returns the rows of events, written in one commit with cps.
+func Encode(events []Event, cps []Checkpoint, opt Options) ([]Row, error) {
+	rows := make([]Row, len(events))
+	forms := map[formKey][]byte{}
+	for i, e := range events {
+		row, err := encodeOne(e, cps, forms, opt.minBytes())
+		if err != nil {
+			return nil, fmt.Errorf("event %s: %w", e.Name, err)
+		}
+		rows[i] = row
+	}
+	return rows, nil
+}
+
+// formKey is a channel of one of a commit's checkpoints.
+type formKey struct {
+	cp      int
+	channel string
+}
+
+func encodeOne(e Event, cps []Checkpoint, forms map[formKey][]byte, minBytes int) (Row, error) {
+	path, obj := valuesOf(e)
+	if obj == nil || minBytes < 0 || len(cps) == 0 {
+		return whole(e)
+	}
+	enc := make(map[string][]byte, len(obj))
+	best, bestBytes := -1, 0
+	var bestKeys []string
+	for ci := len(cps) - 1; ci >= 0; ci-- {
+		cp := &cps[ci]
+		var keys []string
+		n := 0
+		for k, v := range obj {
+			if _, ok := cp.Changed[k]; !ok {
+				continue
+			}
+			cv, ok := cp.Values[k]
+			if !ok {
+				continue
+			}
+			fk := formKey{ci, k}
+			form, seen := forms[fk]
+			if !seen {
+				form = storedForm(cv)
+				forms[fk] = form
+			}
+			if form == nil {
+				continue
+			}
+			ev, ok := enc[k]
+			if !ok {
+				ev, _ = encodeJSON(v) // nil: not encodable, never matches
+				enc[k] = ev
+			}
+			if ev != nil && bytes.Equal(ev, form) {
+				keys = append(keys, k)
+				n += len(ev)
+			}
+		}
+		if n > bestBytes {
+			best, bestBytes, bestKeys = ci, n, keys
+		}
+	}
+	if best < 0 || bestBytes < minBytes {
+		return whole(e)
+	}
+	slices.Sort(bestKeys)
+	data, err := json.Marshal(without(e.Data, path, bestKeys))
+	if err != nil {
+		return Row{}, err
+	}
+	ref, err := json.Marshal(Ref{NS: cps[best].NS, ID: cps[best].ID, Path: path, Keys: bestKeys})
+	if err != nil {
+		return Row{}, err
+	}
+	return Row{Name: e.Name, Data: data, Ref: ref}, nil
+}
+
+func whole(e Event) (Row, error) {
+	b, err := json.Marshal(e.Data)
+	if err != nil {
+		return Row{}, err
+	}
+	return Row{Name: e.Name, Data: b}, nil
+}
+
+// valuesOf returns where an event carries a checkpoint's values, if it
+// does: the whole data of a values event, the "values" of a checkpoints
+// event, the payload's "values" of a debug checkpoint event (subgraph
+// events, "<mode>|<namespace>", alike).
+func valuesOf(e Event) (path []string, obj map[string]any) {
+	base, _, _ := strings.Cut(e.Name, "|")
+	switch base {
+	case "values":
+		return []string{}, asObject(e.Data)
+	case "checkpoints":
+		if m := asObject(e.Data); m != nil {
+			return []string{"values"}, asObject(m["values"])
+		}
+	case "debug":
+		if m := asObject(e.Data); m != nil && m["type"] == "checkpoint" {
+			if p := asObject(m["payload"]); p != nil {
+				return []string{"payload", "values"}, asObject(p["values"])
+			}
+		}
+	}
+	return nil, nil
+}
+
+func asObject(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// without returns data with keys removed from the object at path, copying
+// only the objects on the path (data itself is left as it is).
+func without(data any, path, keys []string) any {
+	m := maps.Clone(asObject(data))
+	if len(path) == 0 {
+		for _, k := range keys {
+			delete(m, k)
+		}
+		return m
+	}
+	m[path[0]] = without(m[path[0]], path[1:], keys)
+	return m
+}
+
+// encodeJSON encodes v as the checkpoint store encodes a channel value
+// (serde.Encode: no HTML escaping).
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// lcMarker appears in every LangChain serialization envelope.
+var lcMarker = []byte(`"lc"`)
+
+// storedForm is the JSON of v as a read of the checkpoint store returns it
+// once written (nil when it cannot be told): encoded as the store encodes
+// it, then decoded as its reads decode it — JSON without LangChain
+// envelopes as it is, envelopes normalised (checkpoints.NormalizeLC),
+// other serde types decoded.
+func storedForm(v any) []byte {
+	typ, data, err := serde.Encode(v)
+	if err != nil {
+		return nil
+	}
+	if typ == serde.TypeJSON && !bytes.Contains(data, lcMarker) {
+		if !json.Valid(data) {
+			return nil
+		}
+		return data
+	}
+	out, err := serde.Decode(typ, data)
+	if err != nil {
+		return nil
+	}
+	if typ == serde.TypeJSON {
+		out = checkpoints.NormalizeLC(out)
+	}
+	b, err := encodeJSON(out)
+	if err != nil {
+		return nil
+	}
+	return b
+}

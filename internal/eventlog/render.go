@@ -1,0 +1,236 @@
+package eventlog
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/postgres"
+)
+
+// Item is a run_events row to render: Data is the stored data, replaced
+// by the whole event when Ref is set (Ref is then cleared).
+type Item struct {
+	RunID uuid.UUID
+	Seq   int64
+	Data  *json.RawMessage
+	Ref   *[]byte
+}
+
+// DefaultCacheBytes is the cache size of a zero-sized Renderer.
+const DefaultCacheBytes = 32 << 20
+
+// Renderer renders events stored as references. It is safe for
+// concurrent use; its cache holds rendered events by (run id, seq), at
+// most CacheBytes of them (oldest out first).
+type Renderer struct {
+	mu       sync.Mutex
+	max, n   int
+	byKey    map[itemKey]*list.Element
+	order    *list.List // of *cached, oldest first
+	hits     int64
+	rendered int64
+}
+
+type itemKey struct {
+	run uuid.UUID
+	seq int64
+}
+
+type cached struct {
+	key  itemKey
+	data json.RawMessage
+}
+
+// NewRenderer returns a Renderer caching up to cacheBytes of rendered
+// events (0: DefaultCacheBytes; negative: no cache).
+func NewRenderer(cacheBytes int) *Renderer {
+	if cacheBytes == 0 {
+		cacheBytes = DefaultCacheBytes
+	}
+	return &Renderer{max: cacheBytes, byKey: map[itemKey]*list.Element{}, order: list.New()}
+}
+
+// Stats reports how many events were served from the cache and how many
+// were rendered, since the Renderer was made.
+func (r *Renderer) Stats() (hits, rendered int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hits, r.rendered
+}
+
+func (r *Renderer) get(k itemKey) (json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	el, ok := r.byKey[k]
+	if !ok {
+		return nil, false
+	}
+	r.hits++
+	return el.Value.(*cached).data, true
+}
+
+func (r *Renderer) put(k itemKey, data json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rendered++
+	if r.max < 0 || len(data) > r.max {
+		return
+	}
+	if _, ok := r.byKey[k]; ok {
+		return
+	}
+	r.byKey[k] = r.order.PushBack(&cached{key: k, data: data})
+	r.n += len(data)
+	for r.n > r.max {
+		el := r.order.Front()
+		c := el.Value.(*cached)
+		r.order.Remove(el)
+		delete(r.byKey, c.key)
+		r.n -= len(c.data)
+	}
+}
+
+// cpKey is a checkpoint of the thread being rendered.
+type cpKey struct{ ns, id string }
+
+// Render replaces the data of every item of thread threadID stored as a
+// reference with the whole event, as PostgreSQL's jsonb returns it (so
+// byte for byte what a row stored whole would read). Each referenced
+// checkpoint is read once; the merged events are normalised in one query.
+// An item whose checkpoint is gone is read again (a concurrent
+// MaterializeThread has stored it whole); still a reference then, it is
+// an error.
+func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.UUID, items []Item) error {
+	var todo []int
+	var refs []Ref
+	for i, it := range items {
+		if it.Ref == nil || *it.Ref == nil {
+			continue
+		}
+		if d, ok := r.get(itemKey{it.RunID, it.Seq}); ok {
+			*it.Data, *it.Ref = d, nil
+			continue
+		}
+		var ref Ref
+		if err := json.Unmarshal(*it.Ref, &ref); err != nil {
+			return fmt.Errorf("event %s/%d: bad ref: %w", it.RunID, it.Seq, err)
+		}
+		todo, refs = append(todo, i), append(refs, ref)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	values := map[cpKey]map[string]any{}
+	for _, ref := range refs {
+		k := cpKey{ref.NS, ref.ID}
+		if _, ok := values[k]; ok {
+			continue
+		}
+		t, err := checkpoints.CheckpointGetTuple(ctx, db, checkpoints.Config{ThreadID: threadID.String(), NS: ref.NS, CheckpointID: ref.ID})
+		switch {
+		case apperr.CodeOf(err) == apperr.NotFound:
+			values[k] = nil
+		case err != nil:
+			return fmt.Errorf("render events: %w", err)
+		default:
+			values[k] = t.Checkpoint.ChannelValues
+		}
+	}
+	docs := make([]string, 0, len(todo))
+	merged := todo[:0:0]
+	for j, i := range todo {
+		it, ref := items[i], refs[j]
+		vals := values[cpKey{ref.NS, ref.ID}]
+		if vals == nil {
+			if err := reread(ctx, db, it); err != nil {
+				return err
+			}
+			continue
+		}
+		doc, err := merge(*it.Data, ref, vals)
+		if err != nil {
+			return fmt.Errorf("event %s/%d: %w", it.RunID, it.Seq, err)
+		}
+		docs, merged = append(docs, doc), append(merged, i)
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	rows, err := db.Query(ctx, `SELECT d::jsonb FROM unnest($1::text[]) WITH ORDINALITY AS u(d, o) ORDER BY o`, docs)
+	if err != nil {
+		return fmt.Errorf("render events: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
+	if err != nil {
+		return fmt.Errorf("render events: %w", err)
+	}
+	for j, i := range merged {
+		it := items[i]
+		*it.Data, *it.Ref = out[j], nil
+		r.put(itemKey{it.RunID, it.Seq}, out[j])
+	}
+	return nil
+}
+
+// reread reads item it again, for a reference whose checkpoint is gone.
+func reread(ctx context.Context, db postgres.DBTX, it Item) error {
+	var data json.RawMessage
+	var ref []byte
+	err := db.QueryRow(ctx, `SELECT data, ref FROM run_events WHERE run_id = $1 AND seq = $2`, it.RunID, it.Seq).Scan(&data, &ref)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return apperr.Errorf(apperr.NotFound, "Run %s has no event %d", it.RunID, it.Seq)
+	}
+	if err != nil {
+		return fmt.Errorf("render events: %w", err)
+	}
+	if ref != nil {
+		return fmt.Errorf("event %s/%d references a checkpoint that does not exist", it.RunID, it.Seq)
+	}
+	*it.Data, *it.Ref = data, nil
+	return nil
+}
+
+// merge puts the referenced values into the stored rest of an event.
+func merge(rest json.RawMessage, ref Ref, vals map[string]any) (string, error) {
+	var doc any
+	if err := jsonv.Decode(rest, &doc); err != nil {
+		return "", err
+	}
+	obj, _ := doc.(map[string]any)
+	for _, p := range ref.Path {
+		if obj == nil {
+			break
+		}
+		obj, _ = obj[p].(map[string]any)
+	}
+	if obj == nil {
+		return "", fmt.Errorf("no object at %v", ref.Path)
+	}
+	for _, k := range ref.Keys {
+		v, ok := vals[k]
+		if !ok {
+			return "", fmt.Errorf("checkpoint %s has no value for %q", ref.ID, k)
+		}
+		if raw, ok := v.(json.RawMessage); ok {
+			obj[k] = raw
+			continue
+		}
+		b, err := encodeJSON(v)
+		if err != nil {
+			return "", err
+		}
+		obj[k] = json.RawMessage(b)
+	}
+	b, err := json.Marshal(doc)
+	return string(b), err
+}

@@ -73,7 +73,11 @@ func TestCronFiresOnThread(t *testing.T) {
 // on_run_completed keep, deleted after the run with delete (the default:
 // the run is temporary, its thread swept like a stateless run's).
 func TestCronStatelessThreads(t *testing.T) {
-	e := start(t, func(c *server.Config) { c.TempRetention = time.Millisecond; c.Lease = 2 * time.Second })
+	// Temporary threads are kept 5 s after their run: long enough for the
+	// test to list both runs of the deleting cron before the sweep removes
+	// the first (with 1 ms it could already be gone), short enough for the
+	// deletion to be seen within eventually's 15 s.
+	e := start(t, func(c *server.Config) { c.TempRetention = 5 * time.Second; c.Lease = 2 * time.Second })
 	keep := e.cron(t, "", map[string]any{"schedule": "* * * * *", "assistant_id": "foo_bar", "input": fooBarInput,
 		"on_run_completed": "keep"})
 	del := e.cron(t, "", map[string]any{"schedule": "* * * * *", "assistant_id": "foo_bar", "input": fooBarInput})

@@ -80,9 +80,12 @@ type fixtures struct {
 func TestOpenAPIFuzz(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	// Temporary threads of stateless runs stay for the whole test: their
-	// sweep would change the database between two requests.
-	s := servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) { c.TempRetention = time.Hour })
+	// Temporary threads of stateless runs, and threads and store items
+	// created with a ttl, stay for the whole test: their sweeps would change
+	// the database between two requests.
+	s := servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) {
+		c.TempRetention, c.TTLSweepInterval, c.StoreSweepInterval = time.Hour, 24*time.Hour, 24*time.Hour
+	})
 	ctx := context.Background()
 
 	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,8 +76,8 @@ func openLogEvents(ctx context.Context, rows pgx.Rows) ([]logEvent, error) {
 	}
 	kr := crypt.FromContext(ctx)
 	for i := range evs {
-		if evs[i].Data, err = kr.OpenJSON(evs[i].Data); err != nil {
-			return nil, fmt.Errorf("run %s event %d: %w", evs[i].RunID, evs[i].Seq, err)
+		if err := openData(kr, &evs[i].Data, evs[i].RunID, evs[i].Seq); err != nil {
+			return nil, err
 		}
 	}
 	return evs, nil

@@ -50,11 +50,22 @@ func (s *Service) EventsAfter(ctx context.Context, runID uuid.UUID, after int64,
 	}
 	kr := crypt.FromContext(ctx)
 	for i := range evs {
-		if evs[i].Data, err = kr.OpenJSON(evs[i].Data); err != nil {
-			return nil, fmt.Errorf("run %s event %d: %w", runID, evs[i].Seq, err)
+		if err := openData(kr, &evs[i].Data, runID, evs[i].Seq); err != nil {
+			return nil, err
 		}
 	}
 	return evs, nil
+}
+
+// openData decrypts a stored event's data in place (encryption at rest;
+// plaintext rows pass through).
+func openData(kr *crypt.Keyring, data *json.RawMessage, runID uuid.UUID, seq int64) error {
+	opened, err := kr.OpenJSON(*data)
+	if err != nil {
+		return fmt.Errorf("run %s event %d: %w", runID, seq, err)
+	}
+	*data = opened
+	return nil
 }
 
 // renderRun renders the events of run (of thread threadID) that are
@@ -520,8 +531,8 @@ func (s *Service) threadEventsAfter(ctx context.Context, threadID uuid.UUID, c t
 	}
 	kr := crypt.FromContext(ctx)
 	for i := range evs {
-		if evs[i].Data, err = kr.OpenJSON(evs[i].Data); err != nil {
-			return nil, fmt.Errorf("run %s event %d: %w", evs[i].RunID, evs[i].Seq, err)
+		if err := openData(kr, &evs[i].Data, evs[i].RunID, evs[i].Seq); err != nil {
+			return nil, err
 		}
 	}
 	var items []eventlog.Item

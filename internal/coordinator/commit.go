@@ -328,7 +328,7 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 		return nil, err
 	}
 	if req.End != nil && (d.CancelAction != nil || req.End.Projection == nil) {
-		if res.ended, err = s.finish(ctx, tx, d, *req.End); err != nil {
+		if res.ended, err = s.finish(ctx, tx, d, *req.End, req.Checkpoints); err != nil {
 			return nil, err
 		}
 	}
@@ -392,7 +392,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		p.Exec(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $2::interval, updated_at = now()
 			WHERE dispatch_id = $1 AND lease_expires_at < clock_timestamp() + $2::interval / 2`, d.DispatchID, s.cfg.Lease)
 	case d.CancelAction == nil && req.End.Projection != nil:
-		return s.endRunFast(ctx, p, d, *req.End, res)
+		return s.endRunFast(ctx, p, d, *req.End, req.Checkpoints, res)
 	}
 	return nil
 }
@@ -436,11 +436,7 @@ func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uui
 	for i, e := range events {
 		evs[i] = eventlog.Event{Name: e.Event, Data: e.Data}
 	}
-	puts := make([]eventlog.Checkpoint, len(cps))
-	for i, c := range cps {
-		puts[i] = eventlog.Checkpoint{NS: c.NS, ID: c.Checkpoint.ID, Values: c.Checkpoint.ChannelValues, Changed: c.NewVersions}
-	}
-	rows, err := eventlog.Encode(evs, puts, opt)
+	rows, err := eventlog.Encode(evs, eventCheckpoints(cps), opt)
 	if err != nil {
 		return err
 	}
@@ -471,6 +467,15 @@ func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uui
 	return nil
 }
 
+// eventCheckpoints are a commit's checkpoints as eventlog references them.
+func eventCheckpoints(cps []CheckpointPut) []eventlog.Checkpoint {
+	puts := make([]eventlog.Checkpoint, len(cps))
+	for i, c := range cps {
+		puts[i] = eventlog.Checkpoint{NS: c.NS, ID: c.Checkpoint.ID, Values: c.Checkpoint.ChannelValues, Changed: c.NewVersions}
+	}
+	return puts
+}
+
 // Projection is what the thread shows of its latest checkpoint, when the
 // committer knows it (the in-process executor does; it saves reading the
 // checkpoint back): its values and interrupts as JSON, and whether tasks
@@ -480,12 +485,13 @@ type Projection struct {
 	Pending            bool
 }
 
-// endRunSQL ends run $1 with status $2, error $3 and result $4 (marking
+// endRunSQL ends run $1 with status $2, error $3, result $4 and result
+// reference $5 (marking
 // its webhook pending), notifies runs.ChannelRunEnd, and returns how many
 // seconds it ran since its first claim (-1: never claimed); no row when
 // the run is gone.
 const endRunSQL = `WITH r AS (
-		UPDATE runs SET status = $2, error = $3, result = $4, finished_at = now(), updated_at = now(),
+		UPDATE runs SET status = $2, error = $3, result = $4, result_ref = $5, finished_at = now(), updated_at = now(),
 			` + webhook.PendingSet + `
 		WHERE run_id = $1 RETURNING run_id, started_at
 	)
@@ -505,12 +511,14 @@ func scanRunSeconds(rows pgx.Rows, seconds *float64) error {
 
 // endRunFast queues the end of run d (no cancellation requested) with a
 // known projection: run status, dispatch acked, thread projection; res
-// learns how the run ended.
-func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end End, res *CommitResult) error {
-	runErr, result := endDocs(end)
-	result = crypt.FromContext(ctx).SealJSON(result)
+// learns how the run ended. cps are the checkpoints of the ending commit.
+func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end End, cps []CheckpointPut, res *CommitResult) error {
+	runErr, result, ref, err := s.endDocs(ctx, end, cps)
+	if err != nil {
+		return err
+	}
 	e := &runEnd{outcome: string(end.Status), seconds: -1}
-	p.Queue(endRunSQL, d.RunID, end.Status, runErr, result).Query(func(rows pgx.Rows) error {
+	p.Queue(endRunSQL, d.RunID, end.Status, runErr, result, ref).Query(func(rows pgx.Rows) error {
 		return scanRunSeconds(rows, &e.seconds)
 	})
 	res.ended = e
@@ -527,22 +535,35 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 	return nil
 }
 
-// endDocs renders an end's error and result documents.
-func endDocs(end End) (runErr, result []byte) {
+// endDocs renders an end's error and result documents as stored. A
+// result that repeats the values of one of cps (the checkpoints of the
+// ending commit, usually the run's last) is stored as a reference to it,
+// ref, and the rest (eventlog.EncodeResult): each run would otherwise
+// store the whole conversation again. With encryption at rest the result
+// is stored whole, sealed.
+func (s *Service) endDocs(ctx context.Context, end End, cps []CheckpointPut) (runErr, result, ref []byte, err error) {
 	if end.Error != nil {
-		return jsonv.Must(end.Error), jsonv.Must(map[string]any{"__error__": end.Error})
+		return jsonv.Must(end.Error), jsonv.Must(map[string]any{"__error__": end.Error}), nil, nil
 	}
-	if end.Result != nil {
-		return nil, jsonv.Must(end.Result)
+	if end.Result == nil {
+		return nil, nil, nil, nil
 	}
-	return nil, nil
+	if kr := crypt.FromContext(ctx); kr != nil {
+		return nil, kr.SealJSON(jsonv.Must(end.Result)), nil, nil
+	}
+	row, err := eventlog.EncodeResult(end.Result, eventCheckpoints(cps), eventlog.Options{MinBytes: s.cfg.EventRefMinBytes})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("run result: %w", err)
+	}
+	return nil, row.Data, row.Ref, nil
 }
 
 // finish ends the run of claimed dispatch d (locked) with end: the run's
 // status, error and result; the dispatch acked (cancelled when a
 // cancellation was requested); the thread's projection. A requested
-// rollback deletes the run and everything it wrote instead.
-func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End) (*runEnd, error) {
+// rollback deletes the run and everything it wrote instead. cps are the
+// checkpoints of the ending commit.
+func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End, cps []CheckpointPut) (*runEnd, error) {
 	action := ""
 	if d.CancelAction != nil {
 		action = *d.CancelAction
@@ -551,12 +572,13 @@ func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 	if action != "" {
 		dstate, outcome = dispatch.Cancelled, "cancelled:"+action
 	}
-	return s.endRun(ctx, tx, d, end, action, dstate, outcome, "")
+	return s.endRun(ctx, tx, d, end, cps, action, dstate, outcome, "")
 }
 
 // endRun records the end of run d.RunID and of its dispatch's attempt, and
-// returns how the run ended.
-func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End, action string, dstate dispatch.State, outcome, errText string) (*runEnd, error) {
+// returns how the run ended. cps are the checkpoints written with the end
+// (none when the run ends outside a commit).
+func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End, cps []CheckpointPut, action string, dstate dispatch.State, outcome, errText string) (*runEnd, error) {
 	if action == runs.ActionRollback {
 		if err := s.rollbackRun(ctx, tx, d.ThreadID, d.RunID); err != nil {
 			return nil, err
@@ -566,10 +588,12 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 	if action == runs.ActionInterrupt && end.Status != runs.StatusError {
 		end.Status = runs.StatusInterrupted
 	}
-	runErr, result := endDocs(end)
-	result = crypt.FromContext(ctx).SealJSON(result)
+	runErr, result, ref, err := s.endDocs(ctx, end, cps)
+	if err != nil {
+		return nil, err
+	}
 	e := &runEnd{outcome: string(end.Status), seconds: -1}
-	rows, err := tx.Query(ctx, endRunSQL, d.RunID, end.Status, runErr, result)
+	rows, err := tx.Query(ctx, endRunSQL, d.RunID, end.Status, runErr, result, ref)
 	if err == nil {
 		err = scanRunSeconds(rows, &e.seconds)
 	}

@@ -14,13 +14,62 @@ import (
 // materializeBatch is how many events MaterializeThread renders at a time.
 const materializeBatch = 64
 
-// MaterializeThread stores whole again every event of thread threadID
-// that references a checkpoint other than (keepNS, keepID), so that the
-// thread's other checkpoints can be deleted (a prune keeping one
-// checkpoint) without an event losing its values. Call it in the
-// transaction that deletes them, under the thread's lock (no run writing).
-// It returns how many events it rewrote.
+// MaterializeThread makes thread threadID's other checkpoints than
+// (keepNS, keepID) deletable (a prune keeping one checkpoint) without a
+// stored row losing its values: every event that references one of them
+// is stored whole again, and so is the result of a run whose webhook is
+// still to be delivered. The other runs' results that reference one of
+// them are forgotten: joining such a run afterwards answers as LangGraph's
+// server answers a join after the run finished, with the thread's values
+// (storing each old run's final values whole again would bring back the
+// storage that grows with the square of the conversation). Call it in the
+// transaction that deletes them, under the thread's lock (no run
+// writing). It returns how many rows it rewrote.
 func MaterializeThread(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID, keepNS, keepID string) (int, error) {
+	n, err := materializeEvents(ctx, tx, threadID, keepNS, keepID)
+	if err != nil {
+		return n, err
+	}
+	m, err := materializeResults(ctx, tx, threadID, keepNS, keepID)
+	return n + m, err
+}
+
+// materializeResults forgets, or for a pending webhook stores whole, the
+// results of thread threadID's runs that reference a checkpoint other
+// than (keepNS, keepID).
+func materializeResults(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID, keepNS, keepID string) (int, error) {
+	const others = `thread_id = $1 AND result_ref IS NOT NULL AND NOT (result_ref->>'ns' = $2 AND result_ref->>'id' = $3)`
+	tag, err := tx.Exec(ctx, `UPDATE runs SET result = NULL, result_ref = NULL
+		WHERE `+others+` AND webhook_state IS DISTINCT FROM 'pending'`, threadID, keepNS, keepID)
+	if err != nil {
+		return 0, fmt.Errorf("materialize results: %w", err)
+	}
+	type row struct {
+		RunID  uuid.UUID       `db:"run_id"`
+		Result json.RawMessage `db:"result"`
+		Ref    []byte          `db:"result_ref"`
+	}
+	rows, err := tx.Query(ctx, `SELECT run_id, result, result_ref FROM runs WHERE `+others, threadID, keepNS, keepID)
+	if err != nil {
+		return 0, fmt.Errorf("materialize results: %w", err)
+	}
+	pending, err := pgx.CollectRows(rows, pgx.RowToStructByName[row])
+	if err != nil {
+		return 0, fmt.Errorf("materialize results: %w", err)
+	}
+	for _, r := range pending {
+		whole, err := RenderResult(ctx, tx, threadID, r.RunID, r.Result, r.Ref)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE runs SET result = $2, result_ref = NULL WHERE run_id = $1`, r.RunID, whole); err != nil {
+			return 0, fmt.Errorf("materialize results: %w", err)
+		}
+	}
+	return int(tag.RowsAffected()) + len(pending), nil
+}
+
+func materializeEvents(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID, keepNS, keepID string) (int, error) {
 	type row struct {
 		RunID uuid.UUID       `db:"run_id"`
 		Seq   int64           `db:"seq"`

@@ -136,15 +136,11 @@ func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.U
 		if _, ok := values[k]; ok {
 			continue
 		}
-		t, err := checkpoints.CheckpointGetTuple(ctx, db, checkpoints.Config{ThreadID: threadID.String(), NS: ref.NS, CheckpointID: ref.ID})
-		switch {
-		case apperr.CodeOf(err) == apperr.NotFound:
-			values[k] = nil
-		case err != nil:
+		v, err := checkpointValues(ctx, db, threadID, ref)
+		if err != nil {
 			return fmt.Errorf("render events: %w", err)
-		default:
-			values[k] = t.Checkpoint.ChannelValues
 		}
+		values[k] = v
 	}
 	docs := make([]string, 0, len(todo))
 	merged := todo[:0:0]
@@ -180,6 +176,22 @@ func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.U
 		r.put(itemKey{it.RunID, it.Seq}, out[j])
 	}
 	return nil
+}
+
+// checkpointValues returns the channel values of the checkpoint ref
+// names, nil when it does not exist.
+func checkpointValues(ctx context.Context, db postgres.DBTX, threadID uuid.UUID, ref Ref) (map[string]any, error) {
+	t, err := checkpoints.CheckpointGetTuple(ctx, db, checkpoints.Config{ThreadID: threadID.String(), NS: ref.NS, CheckpointID: ref.ID})
+	switch {
+	case apperr.CodeOf(err) == apperr.NotFound:
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if t.Checkpoint.ChannelValues == nil {
+		return map[string]any{}, nil
+	}
+	return t.Checkpoint.ChannelValues, nil
 }
 
 // reread reads item it again, for a reference whose checkpoint is gone.

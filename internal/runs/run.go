@@ -72,6 +72,9 @@ type Run struct {
 	GraphID   string          `db:"graph_id" json:"-"`
 	Error     json.RawMessage `db:"error" json:"-"`
 	Result    json.RawMessage `db:"result" json:"-"`
+	// ResultRef, when set, names the checkpoint values that fill Result
+	// (eventlog.RenderResult; Service.Result renders it).
+	ResultRef []byte `db:"result_ref" json:"-"`
 	Temporary bool            `db:"temporary" json:"-"`
 	// Traceparent is the W3C traceparent of the span that created the run
 	// (nil when tracing was off): the parent of its workers' run spans.
@@ -84,7 +87,7 @@ type Run struct {
 // them.
 const Columns = `run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
 	multitask_strategy, attempt, webhook_state, webhook_attempts, webhook_last_status, webhook_last_error,
-	graph_id, error, result, temporary, traceparent, tenant_id`
+	graph_id, error, result, result_ref, temporary, traceparent, tenant_id`
 
 // Finished reports whether the run has ended.
 func (r *Run) Finished() bool { return r.Status != StatusPending && r.Status != StatusRunning }

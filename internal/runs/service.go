@@ -18,6 +18,7 @@ import (
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/dispatch"
+	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/threads"
@@ -267,7 +268,7 @@ func (s *Service) Join(ctx context.Context, threadID, runID uuid.UUID) (*Run, er
 // the run recorded none.
 func (s *Service) Result(ctx context.Context, run *Run) (json.RawMessage, error) {
 	if len(run.Result) > 0 {
-		return run.Result, nil
+		return eventlog.RenderResult(ctx, s.db, run.ThreadID, run.RunID, run.Result, run.ResultRef)
 	}
 	var status string
 	var values, thErr json.RawMessage
@@ -302,7 +303,7 @@ func (s *Service) Retry(ctx context.Context, id uuid.UUID) (*dispatch.Dispatch, 
 			return err
 		}
 		_, err = tx.Exec(ctx, `WITH r AS (
-				UPDATE runs SET status = 'pending', error = NULL, result = NULL, finished_at = NULL, updated_at = now()
+				UPDATE runs SET status = 'pending', error = NULL, result = NULL, result_ref = NULL, finished_at = NULL, updated_at = now()
 				WHERE run_id = $1
 			)
 			UPDATE threads SET status = 'busy', error = NULL, updated_at = now() WHERE thread_id = $2`, d.RunID, d.ThreadID)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/crypt"
+	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/metrics"
@@ -138,6 +139,7 @@ type webhookDelivery struct {
 	MultitaskStrategy string          `db:"multitask_strategy"`
 	Error             json.RawMessage `db:"error"`
 	Result            json.RawMessage `db:"result"`
+	ResultRef         []byte          `db:"result_ref"`
 	ThreadValues      json.RawMessage `db:"thread_values"`
 	Attempt           int             `db:"webhook_attempts"`
 	URL               string          `db:"webhook"`
@@ -158,7 +160,7 @@ const webhookClaimSQL = `
 	) due
 	WHERE r.run_id = due.run_id
 	RETURNING r.run_id, r.thread_id, r.assistant_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
-		r.status, r.metadata, r.kwargs, r.multitask_strategy, r.error, r.result,
+		r.status, r.metadata, r.kwargs, r.multitask_strategy, r.error, r.result, r.result_ref,
 		(SELECT t."values" FROM threads t WHERE t.thread_id = r.thread_id) AS thread_values,
 		r.webhook_attempts, coalesce(r.kwargs->>'webhook', '') AS webhook, r.traceparent`
 
@@ -182,6 +184,13 @@ func (s *Service) webhookClaim(ctx context.Context, limit int) ([]webhookDeliver
 		}
 		if d.Result, err = kr.OpenJSON(d.Result); err != nil {
 			return nil, fmt.Errorf("run %s result: %w", d.RunID, err)
+		}
+		// A result stored as a checkpoint reference is rendered; should that
+		// fail, the payload carries the thread's values (as for a run that
+		// recorded no result) rather than holding up every delivery.
+		if d.Result, err = eventlog.RenderResult(ctx, s.db, d.ThreadID, d.RunID, d.Result, d.ResultRef); err != nil {
+			s.log.Warn("webhook: run result", "run_id", d.RunID, "error", err)
+			d.Result = nil
 		}
 		if d.ThreadValues, err = kr.OpenJSON(d.ThreadValues); err != nil {
 			return nil, fmt.Errorf("thread %s values: %w", d.ThreadID, err)

@@ -69,13 +69,13 @@ type Run struct {
 	// WebhookLastError says why the last attempt failed (null after a 2xx).
 	WebhookLastError *string `db:"webhook_last_error" json:"webhook_last_error" validate:"required" extensions:"x-nullable"`
 
-	GraphID   string          `db:"graph_id" json:"-"`
-	Error     json.RawMessage `db:"error" json:"-"`
-	Result    json.RawMessage `db:"result" json:"-"`
+	GraphID string          `db:"graph_id" json:"-"`
+	Error   json.RawMessage `db:"error" json:"-"`
+	Result  json.RawMessage `db:"result" json:"-"`
 	// ResultRef, when set, names the checkpoint values that fill Result
 	// (eventlog.RenderResult; Service.Result renders it).
 	ResultRef []byte `db:"result_ref" json:"-"`
-	Temporary bool            `db:"temporary" json:"-"`
+	Temporary bool   `db:"temporary" json:"-"`
 	// Traceparent is the W3C traceparent of the span that created the run
 	// (nil when tracing was off): the parent of its workers' run spans.
 	Traceparent *string `db:"traceparent" json:"-"`

@@ -23,6 +23,19 @@
 // and since every stream sends what PostgreSQL's jsonb returns, the same
 // bytes.
 //
+// A messages event is [chunk, metadata], and a streamed message sends
+// every token with the same metadata (node, step, triggers, the run's
+// configurable metadata), most of what such an event holds. Within one
+// commit, a messages event whose metadata an earlier one carries whole is
+// stored as [chunk] with ref = {"prev": n}: the metadata is that of the
+// event n seqs earlier in the same run (whole, never itself a reference;
+// a run's events are only ever deleted together).
+//
+// A run's result (runs.result, what wait and join answer) is encoded as a
+// values event of the run's last commit: EncodeResult stores it as a
+// checkpoint reference in runs.result_ref when it repeats that
+// checkpoint's values, and RenderResult renders it.
+//
 // A Renderer turns references back into whole events: it loads each
 // referenced checkpoint once per batch through the checkpoint store's
 // read API, merges the values into the stored rest, and has PostgreSQL
@@ -34,6 +47,8 @@
 // Checkpoints go away in three ways. A rollback deletes the run with its
 // events; deleting a thread deletes its events; pruning a thread's history
 // (keep_latest, the TTL sweeper) deletes checkpoints that finished runs'
-// events may reference, so it calls MaterializeThread first, which stores
-// those events whole again (their replay stays byte-identical).
+// events and results may reference, so it calls MaterializeThread first,
+// which stores those events whole again (their replay stays
+// byte-identical) and forgets those results (a join then answers the
+// thread's values), storing whole only a result a pending webhook needs.
 package eventlog

@@ -54,21 +54,47 @@ type Row struct {
 	Ref  []byte
 }
 
-// Ref names the values an event row leaves out: the channels Keys of
-// checkpoint (NS, ID) of the row's thread fill the object at Path of its
-// data.
+// Ref names what an event row leaves out. A checkpoint reference: the
+// channels Keys of checkpoint (NS, ID) of the row's thread fill the object
+// at Path of its data. A metadata reference (Prev > 0, a messages event):
+// the row's data is [chunk], and the metadata is that of the event Prev
+// seqs earlier in the same run.
 type Ref struct {
 	NS   string   `json:"ns"`
 	ID   string   `json:"id"`
 	Path []string `json:"path"`
 	Keys []string `json:"keys"`
+	Prev int64    `json:"prev,omitempty"`
 }
 
-// Encode returns the rows of events, written in one commit with cps.
+// prevRef is how a metadata reference is stored: {"prev": n}.
+type prevRef struct {
+	Prev int64 `json:"prev"`
+}
+
+// MetadataMinBytes is how long a messages event's metadata must be for a
+// repeat of it to be stored as a metadata reference.
+const MetadataMinBytes = 64
+
+// Encode returns the rows of events, written in one commit with cps and
+// given consecutive seqs in their order. A messages event ([chunk,
+// metadata]) whose metadata an earlier messages event of the same commit
+// carries whole is stored as a metadata reference to it: a streamed
+// message sends each token with the same metadata, which would otherwise
+// be most of what the log stores.
 func Encode(events []Event, cps []Checkpoint, opt Options) ([]Row, error) {
 	rows := make([]Row, len(events))
 	forms := map[formKey][]byte{}
+	firstMD := map[string]int{} // metadata JSON → the first event carrying it
 	for i, e := range events {
+		if opt.minBytes() >= 0 {
+			if row, ok, err := encodeRepeat(e, i, firstMD); err != nil {
+				return nil, fmt.Errorf("event %s: %w", e.Name, err)
+			} else if ok {
+				rows[i] = row
+				continue
+			}
+		}
 		row, err := encodeOne(e, cps, forms, opt.minBytes())
 		if err != nil {
 			return nil, fmt.Errorf("event %s: %w", e.Name, err)
@@ -76,6 +102,35 @@ func Encode(events []Event, cps []Checkpoint, opt Options) ([]Row, error) {
 		rows[i] = row
 	}
 	return rows, nil
+}
+
+// encodeRepeat stores messages event e, the i-th of its commit, as a
+// metadata reference when an earlier one (firstMD) carries the same
+// metadata whole; otherwise it remembers e's metadata and says no.
+func encodeRepeat(e Event, i int, firstMD map[string]int) (Row, bool, error) {
+	base, _, _ := strings.Cut(e.Name, "|")
+	pair, _ := e.Data.([]any)
+	if base != "messages" || len(pair) != 2 || asObject(pair[1]) == nil {
+		return Row{}, false, nil
+	}
+	md, err := encodeJSON(pair[1])
+	if err != nil || len(md) < MetadataMinBytes {
+		return Row{}, false, nil
+	}
+	first, seen := firstMD[string(md)]
+	if !seen {
+		firstMD[string(md)] = i
+		return Row{}, false, nil
+	}
+	data, err := json.Marshal(pair[:1])
+	if err != nil {
+		return Row{}, false, err
+	}
+	ref, err := json.Marshal(prevRef{Prev: int64(i - first)})
+	if err != nil {
+		return Row{}, false, err
+	}
+	return Row{Name: e.Name, Data: data, Ref: ref}, true, nil
 }
 
 // formKey is a channel of one of a commit's checkpoints.

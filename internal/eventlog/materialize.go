@@ -82,7 +82,7 @@ func materializeEvents(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID
 	var afterSeq int64
 	for {
 		rows, err := tx.Query(ctx, `SELECT run_id, seq, data, ref FROM run_events
-			WHERE thread_id = $1 AND ref IS NOT NULL AND (run_id, seq) > ($2, $3)
+			WHERE thread_id = $1 AND ref ? 'id' AND (run_id, seq) > ($2, $3)
 			  AND NOT (ref->>'ns' = $4 AND ref->>'id' = $5)
 			ORDER BY run_id, seq LIMIT $6`, threadID, afterRun, afterSeq, keepNS, keepID, materializeBatch)
 		if err != nil {

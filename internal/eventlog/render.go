@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
@@ -130,8 +131,15 @@ func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.U
 	if len(todo) == 0 {
 		return nil
 	}
+	mds, err := prevMetadata(ctx, db, items, todo, refs)
+	if err != nil {
+		return err
+	}
 	values := map[cpKey]map[string]any{}
 	for _, ref := range refs {
+		if ref.Prev > 0 {
+			continue
+		}
 		k := cpKey{ref.NS, ref.ID}
 		if _, ok := values[k]; ok {
 			continue
@@ -146,6 +154,14 @@ func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.U
 	merged := todo[:0:0]
 	for j, i := range todo {
 		it, ref := items[i], refs[j]
+		if ref.Prev > 0 {
+			doc, err := withMetadata(*it.Data, mds[itemKey{it.RunID, it.Seq - ref.Prev}])
+			if err != nil {
+				return fmt.Errorf("event %s/%d: %w", it.RunID, it.Seq, err)
+			}
+			docs, merged = append(docs, doc), append(merged, i)
+			continue
+		}
 		vals := values[cpKey{ref.NS, ref.ID}]
 		if vals == nil {
 			if err := reread(ctx, db, it); err != nil {
@@ -192,6 +208,67 @@ func checkpointValues(ctx context.Context, db postgres.DBTX, threadID uuid.UUID,
 		return map[string]any{}, nil
 	}
 	return t.Checkpoint.ChannelValues, nil
+}
+
+// prevMetadata returns the metadata that the metadata references among
+// items[todo] (refs) name, by the event that carries it, read from the log
+// in one query (opened when sealed).
+func prevMetadata(ctx context.Context, db postgres.DBTX, items []Item, todo []int, refs []Ref) (map[itemKey]json.RawMessage, error) {
+	need := map[itemKey]bool{}
+	for j, i := range todo {
+		if refs[j].Prev > 0 {
+			need[itemKey{items[i].RunID, items[i].Seq - refs[j].Prev}] = true
+		}
+	}
+	if len(need) == 0 {
+		return nil, nil
+	}
+	var runIDs []uuid.UUID
+	var seqs []int64
+	for k := range need {
+		runIDs, seqs = append(runIDs, k.run), append(seqs, k.seq)
+	}
+	rows, err := db.Query(ctx, `SELECT e.run_id, e.seq, e.data FROM run_events e
+		JOIN unnest($1::uuid[], $2::bigint[]) AS u(run_id, seq) ON e.run_id = u.run_id AND e.seq = u.seq`, runIDs, seqs)
+	if err != nil {
+		return nil, fmt.Errorf("render events: %w", err)
+	}
+	type prevRow struct {
+		RunID uuid.UUID       `db:"run_id"`
+		Seq   int64           `db:"seq"`
+		Data  json.RawMessage `db:"data"`
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[prevRow])
+	if err != nil {
+		return nil, fmt.Errorf("render events: %w", err)
+	}
+	docs := make(map[itemKey]json.RawMessage, len(found))
+	kr := crypt.FromContext(ctx)
+	for _, f := range found {
+		if docs[itemKey{f.RunID, f.Seq}], err = kr.OpenJSON(f.Data); err != nil {
+			return nil, fmt.Errorf("event %s/%d: %w", f.RunID, f.Seq, err)
+		}
+	}
+	mds := make(map[itemKey]json.RawMessage, len(need))
+	for k := range need {
+		var pair []json.RawMessage
+		if err := json.Unmarshal(docs[k], &pair); err != nil || len(pair) != 2 {
+			return nil, fmt.Errorf("event %s/%d: no metadata to refer to", k.run, k.seq)
+		}
+		mds[k] = pair[1]
+	}
+	return mds, nil
+}
+
+// withMetadata is the stored [chunk] of a metadata reference with its
+// metadata md appended.
+func withMetadata(rest json.RawMessage, md json.RawMessage) (string, error) {
+	var one []json.RawMessage
+	if err := json.Unmarshal(rest, &one); err != nil || len(one) != 1 || md == nil {
+		return "", fmt.Errorf("bad metadata reference")
+	}
+	b, err := json.Marshal([]json.RawMessage{one[0], md})
+	return string(b), err
 }
 
 // reread reads item it again, for a reference whose checkpoint is gone.

@@ -106,9 +106,14 @@ func TestEventRefsSameBytesAsWhole(t *testing.T) {
 		t.Fatalf("whole server stored %d references", n)
 	}
 	for _, kind := range []string{"values", "checkpoints", "debug"} {
-		if n := dbCount(t, refs, `SELECT count(*) FROM run_events WHERE ref IS NOT NULL AND event = $1`, kind); n == 0 {
+		if n := dbCount(t, refs, `SELECT count(*) FROM run_events WHERE ref ? 'id' AND event = $1`, kind); n == 0 {
 			t.Fatalf("no %s event stored as a reference", kind)
 		}
+	}
+	// The chunks of a streamed message share their metadata: all but the
+	// first of each commit store a metadata reference.
+	if n := dbCount(t, refs, `SELECT count(*) FROM run_events WHERE ref ? 'prev' AND event = 'messages' AND jsonb_array_length(data) = 1`); n == 0 {
+		t.Fatal("no messages event stored with a metadata reference")
 	}
 	if len(a) != len(b) {
 		t.Fatalf("%d transcripts vs %d", len(a), len(b))
@@ -134,7 +139,7 @@ func TestEventRefsSameBytesAsWhole(t *testing.T) {
 		t.Fatal("no references to prune")
 	}
 	refs.Must(http.StatusOK, "POST", "/threads/prune", map[string]any{"thread_ids": []string{chat}, "strategy": "keep_latest"})
-	if n := dbCount(t, refs, `SELECT count(*) FROM run_events e WHERE thread_id = $1 AND ref IS NOT NULL
+	if n := dbCount(t, refs, `SELECT count(*) FROM run_events e WHERE thread_id = $1 AND ref ? 'id'
 		AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = e.thread_id::text AND c.checkpoint_ns = e.ref->>'ns' AND c.checkpoint_id = e.ref->>'id')`, chat); n != 0 {
 		t.Fatalf("%d events reference pruned checkpoints", n)
 	}

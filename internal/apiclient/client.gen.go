@@ -1457,8 +1457,26 @@ type DispatchAttempt struct {
 	ClaimedAt *time.Time `json:"claimed_at,omitempty"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Error     *string    `json:"error,omitempty"`
-	Outcome   *string    `json:"outcome,omitempty"`
-	Worker    *string    `json:"worker,omitempty"`
+
+	// FencedAt FencedAt is when the fence last refused one (null: never).
+	FencedAt *time.Time `json:"fenced_at,omitempty"`
+
+	// FencedWrites FencedWrites counts the commits and nacks this attempt's claim sent
+	// after it had lost the claim (lease expired, reclaimed, cancelled,
+	// finished): each was refused with 409 and wrote nothing.
+	FencedWrites *int `json:"fenced_writes,omitempty"`
+
+	// HeartbeatAt HeartbeatAt is the attempt's last heartbeat (null: none).
+	HeartbeatAt *time.Time `json:"heartbeat_at,omitempty"`
+
+	// Heartbeats Heartbeats counts the attempt's accepted heartbeats.
+	Heartbeats *int `json:"heartbeats,omitempty"`
+
+	// LeaseExpiresAt LeaseExpiresAt is the attempt's lease: while it holds the claim, the
+	// dispatch's current lease; once it ended, the last lease it had.
+	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+	Outcome        *string    `json:"outcome,omitempty"`
+	Worker         *string    `json:"worker,omitempty"`
 }
 
 // DispatchDispatch defines model for dispatch.Dispatch.

@@ -4730,7 +4730,7 @@ type ClientInterface interface {
 
 	// GetThreadsThreadIdRunsRunIdDispatches A run's dispatches
 	//
-	// Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+	// Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 	//
 	// Corresponds with GET /threads/{thread_id}/runs/{run_id}/dispatches (the `GetThreadsThreadIdRunsRunIdDispatches` operationId).
 	GetThreadsThreadIdRunsRunIdDispatches(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6912,7 +6912,7 @@ func (c *Client) PostThreadsThreadIdRunsRunIdCancel(ctx context.Context, threadI
 
 // GetThreadsThreadIdRunsRunIdDispatches A run's dispatches
 //
-// Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+// Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 //
 // Corresponds with GET /threads/{thread_id}/runs/{run_id}/dispatches (the `GetThreadsThreadIdRunsRunIdDispatches` operationId).
 func (c *Client) GetThreadsThreadIdRunsRunIdDispatches(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12753,7 +12753,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetThreadsThreadIdRunsRunIdDispatchesWithResponse A run's dispatches
 	//
-	// Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+	// Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19166,7 +19166,7 @@ func (c *ClientWithResponses) PostThreadsThreadIdRunsRunIdCancelWithResponse(ctx
 
 // GetThreadsThreadIdRunsRunIdDispatchesWithResponse A run's dispatches
 //
-// Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+// Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 //
 // Returns a wrapper object for the known response body format(s).
 //

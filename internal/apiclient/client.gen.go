@@ -1457,8 +1457,26 @@ type DispatchAttempt struct {
 	ClaimedAt *time.Time `json:"claimed_at,omitempty"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Error     *string    `json:"error,omitempty"`
-	Outcome   *string    `json:"outcome,omitempty"`
-	Worker    *string    `json:"worker,omitempty"`
+
+	// FencedAt FencedAt is when the fence last refused one (null: never).
+	FencedAt *time.Time `json:"fenced_at,omitempty"`
+
+	// FencedWrites FencedWrites counts the commits and nacks this attempt's claim sent
+	// after it had lost the claim (lease expired, reclaimed, cancelled,
+	// finished): each was refused with 409 and wrote nothing.
+	FencedWrites *int `json:"fenced_writes,omitempty"`
+
+	// HeartbeatAt HeartbeatAt is the attempt's last heartbeat (null: none).
+	HeartbeatAt *time.Time `json:"heartbeat_at,omitempty"`
+
+	// Heartbeats Heartbeats counts the attempt's accepted heartbeats.
+	Heartbeats *int `json:"heartbeats,omitempty"`
+
+	// LeaseExpiresAt LeaseExpiresAt is the attempt's lease: while it holds the claim, the
+	// dispatch's current lease; once it ended, the last lease it had.
+	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+	Outcome        *string    `json:"outcome,omitempty"`
+	Worker         *string    `json:"worker,omitempty"`
 }
 
 // DispatchDispatch defines model for dispatch.Dispatch.
@@ -4712,7 +4730,7 @@ type ClientInterface interface {
 
 	// GetThreadsThreadIdRunsRunIdDispatches A run's dispatches
 	//
-	// Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+	// Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 	//
 	// Corresponds with GET /threads/{thread_id}/runs/{run_id}/dispatches (the `GetThreadsThreadIdRunsRunIdDispatches` operationId).
 	GetThreadsThreadIdRunsRunIdDispatches(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6894,7 +6912,7 @@ func (c *Client) PostThreadsThreadIdRunsRunIdCancel(ctx context.Context, threadI
 
 // GetThreadsThreadIdRunsRunIdDispatches A run's dispatches
 //
-// Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+// Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 //
 // Corresponds with GET /threads/{thread_id}/runs/{run_id}/dispatches (the `GetThreadsThreadIdRunsRunIdDispatches` operationId).
 func (c *Client) GetThreadsThreadIdRunsRunIdDispatches(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12735,7 +12753,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetThreadsThreadIdRunsRunIdDispatchesWithResponse A run's dispatches
 	//
-	// Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+	// Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19148,7 +19166,7 @@ func (c *ClientWithResponses) PostThreadsThreadIdRunsRunIdCancelWithResponse(ctx
 
 // GetThreadsThreadIdRunsRunIdDispatchesWithResponse A run's dispatches
 //
-// Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+// Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 //
 // Returns a wrapper object for the known response body format(s).
 //

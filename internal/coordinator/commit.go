@@ -172,6 +172,7 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 	switch {
 	case errors.Is(err, dispatch.ErrFenced):
 		s.cfg.Metrics.Fenced(metrics.OpCommit)
+		s.recordFenced(ctx, dispatchID, req.ClaimToken)
 	case err != nil:
 		s.cfg.Metrics.CommitFailed(source)
 	default:

@@ -27,6 +27,17 @@ func (s *Service) Heartbeat(ctx context.Context, dispatchID, token uuid.UUID) (t
 	return exp, cancel, err
 }
 
+// recordFenced counts a refused commit or nack on the attempt whose claim
+// token it presented (the attempts view shows it). The refusal stands
+// whether or not the count is stored: a failure is logged, not returned.
+func (s *Service) recordFenced(ctx context.Context, dispatchID, token uuid.UUID) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := dispatch.RecordFenced(ctx, s.db, dispatchID, token); err != nil {
+		s.log.Warn("counting a fenced call", "dispatch_id", dispatchID, "error", err)
+	}
+}
+
 // Nack gives a claimed dispatch back after a failure that a retry may cure:
 // it is queued again after a backoff (its run pending again), or
 // dead-lettered at its last attempt (its run error).
@@ -52,6 +63,7 @@ func (s *Service) Nack(ctx context.Context, dispatchID, token uuid.UUID, errText
 	switch {
 	case errors.Is(err, dispatch.ErrFenced):
 		s.cfg.Metrics.Fenced(metrics.OpNack)
+		s.recordFenced(ctx, dispatchID, token)
 	case err == nil:
 		s.countRequeue(state, ended)
 	}

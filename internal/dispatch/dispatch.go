@@ -95,6 +95,19 @@ type Attempt struct {
 	EndedAt   httpx.Time `db:"ended_at" json:"ended_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
 	Outcome   *string    `db:"outcome" json:"outcome"`
 	Error     *string    `db:"error" json:"error"`
+	// LeaseExpiresAt is the attempt's lease: while it holds the claim, the
+	// dispatch's current lease; once it ended, the last lease it had.
+	LeaseExpiresAt httpx.Time `db:"lease_expires_at" json:"lease_expires_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	// HeartbeatAt is the attempt's last heartbeat (null: none).
+	HeartbeatAt httpx.Time `db:"heartbeat_at" json:"heartbeat_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	// Heartbeats counts the attempt's accepted heartbeats.
+	Heartbeats int `db:"heartbeats" json:"heartbeats"`
+	// FencedWrites counts the commits and nacks this attempt's claim sent
+	// after it had lost the claim (lease expired, reclaimed, cancelled,
+	// finished): each was refused with 409 and wrote nothing.
+	FencedWrites int `db:"fenced_writes" json:"fenced_writes"`
+	// FencedAt is when the fence last refused one (null: never).
+	FencedAt httpx.Time `db:"fenced_at" json:"fenced_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
 }
 
 const columns = `dispatch_id, run_id, thread_id, graph_id, state, priority, available_at, attempt, max_attempts,
@@ -173,8 +186,8 @@ WITH picked AS (
     FROM picked WHERE d.dispatch_id = picked.dispatch_id
     RETURNING d.*
 ), attempts AS (
-    INSERT INTO run_dispatch_attempts (dispatch_id, attempt, worker, claimed_at)
-    SELECT dispatch_id, attempt, claimed_by, claimed_at FROM claimed
+    INSERT INTO run_dispatch_attempts (dispatch_id, attempt, worker, claimed_at, claim_token, lease_expires_at)
+    SELECT dispatch_id, attempt, claimed_by, claimed_at, claim_token, lease_expires_at FROM claimed
 )
 SELECT ` + columns + ` FROM claimed`
 
@@ -251,9 +264,17 @@ func ColumnsOf(alias string) string { return postgres.Qualify(alias, columns) }
 func DispatchRenewLease(ctx context.Context, db postgres.DBTX, id, token uuid.UUID, lease time.Duration) (time.Time, string, error) {
 	var exp time.Time
 	var cancel *string
-	err := db.QueryRow(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $3::interval, updated_at = now()
-		WHERE dispatch_id = $1 AND claim_token = $2 AND state = 'claimed' AND lease_expires_at > clock_timestamp()
-		RETURNING lease_expires_at, cancel_action`, id, token, lease).Scan(&exp, &cancel)
+	err := db.QueryRow(ctx, `
+		WITH d AS (
+			UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $3::interval, updated_at = now()
+			WHERE dispatch_id = $1 AND claim_token = $2 AND state = 'claimed' AND lease_expires_at > clock_timestamp()
+			RETURNING dispatch_id, attempt, lease_expires_at, cancel_action
+		), a AS (
+			UPDATE run_dispatch_attempts a SET heartbeat_at = clock_timestamp(), heartbeats = a.heartbeats + 1,
+				lease_expires_at = d.lease_expires_at
+			FROM d WHERE a.dispatch_id = d.dispatch_id AND a.attempt = d.attempt
+		)
+		SELECT lease_expires_at, cancel_action FROM d`, id, token, lease).Scan(&exp, &cancel)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return time.Time{}, "", fenced(id)
 	}
@@ -266,6 +287,11 @@ func DispatchRenewLease(ctx context.Context, db postgres.DBTX, id, token uuid.UU
 	return exp, *cancel, nil
 }
 
+// leaseBefore reads, in a statement whose CTE clears the dispatch's lease
+// ($1 the dispatch id), the lease it had: every part of one statement sees
+// the snapshot taken before it, so the ending attempt keeps its last lease.
+const leaseBefore = `(SELECT lease_expires_at FROM run_dispatches WHERE dispatch_id = $1)`
+
 // DispatchEnd moves a claimed dispatch to a terminal state (acked,
 // cancelled, superseded or dead_letter) and closes its attempt with outcome.
 func DispatchEnd(ctx context.Context, db postgres.DBTX, id uuid.UUID, state State, outcome, errText string) error {
@@ -276,7 +302,8 @@ func DispatchEnd(ctx context.Context, db postgres.DBTX, id uuid.UUID, state Stat
 			WHERE dispatch_id = $1
 			RETURNING dispatch_id, attempt
 		)
-		UPDATE run_dispatch_attempts a SET ended_at = clock_timestamp(), outcome = $3, error = nullif($4, '')
+		UPDATE run_dispatch_attempts a SET ended_at = clock_timestamp(), outcome = $3, error = nullif($4, ''),
+			lease_expires_at = coalesce(`+leaseBefore+`, a.lease_expires_at)
 		FROM d WHERE a.dispatch_id = d.dispatch_id AND a.attempt = d.attempt AND a.ended_at IS NULL`,
 		id, state, outcome, errText)
 	if err != nil {
@@ -307,7 +334,8 @@ func DispatchRequeue(ctx context.Context, db postgres.DBTX, d *Dispatch, outcome
 			WHERE dispatch_id = $1
 			RETURNING dispatch_id, attempt
 		)
-		UPDATE run_dispatch_attempts a SET ended_at = clock_timestamp(), outcome = $2, error = nullif($4, '')
+		UPDATE run_dispatch_attempts a SET ended_at = clock_timestamp(), outcome = $2, error = nullif($4, ''),
+			lease_expires_at = coalesce(`+leaseBefore+`, a.lease_expires_at)
 		FROM d WHERE a.dispatch_id = d.dispatch_id AND a.attempt = d.attempt AND a.ended_at IS NULL`,
 		d.DispatchID, outcome, Backoff(d.Attempt), errText)
 	if err != nil {
@@ -442,14 +470,32 @@ func List(ctx context.Context, db postgres.DBTX, p ListParams) ([]Dispatch, erro
 		ORDER BY `+order+` LIMIT $4 OFFSET $5`, p.State, p.GraphID, p.RunID, p.Limit, p.Offset, p.Tenant))
 }
 
-// Attempts returns every attempt of a dispatch, oldest first.
+// Attempts returns every attempt of a dispatch, oldest first. The attempt
+// holding the claim shows the dispatch's current lease (commits renew it
+// too, without touching the attempt row).
 func Attempts(ctx context.Context, db postgres.DBTX, id uuid.UUID) ([]Attempt, error) {
-	rows, err := db.Query(ctx, `SELECT attempt, worker, claimed_at, ended_at, outcome, error
-		FROM run_dispatch_attempts WHERE dispatch_id = $1 ORDER BY attempt`, id)
+	rows, err := db.Query(ctx, `SELECT a.attempt, a.worker, a.claimed_at, a.ended_at, a.outcome, a.error,
+			CASE WHEN a.ended_at IS NULL AND d.state = 'claimed' AND d.attempt = a.attempt
+				THEN d.lease_expires_at ELSE a.lease_expires_at END AS lease_expires_at,
+			a.heartbeat_at, a.heartbeats, a.fenced_writes, a.fenced_at
+		FROM run_dispatch_attempts a JOIN run_dispatches d USING (dispatch_id)
+		WHERE a.dispatch_id = $1 ORDER BY a.attempt`, id)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Attempt])
+}
+
+// RecordFenced counts a commit or nack the fence refused on the attempt
+// whose claim token it presented (a token of no attempt counts nowhere). It
+// runs after the refused call's transaction, on its own.
+func RecordFenced(ctx context.Context, db postgres.DBTX, id, token uuid.UUID) error {
+	_, err := db.Exec(ctx, `UPDATE run_dispatch_attempts SET fenced_writes = fenced_writes + 1, fenced_at = clock_timestamp()
+		WHERE dispatch_id = $1 AND claim_token = $2`, id, token)
+	if err != nil {
+		return fmt.Errorf("dispatch record fenced: %w", err)
+	}
+	return nil
 }
 
 // Depth is how many dispatches of one graph are in one state.

@@ -18,7 +18,7 @@ type DispatchHistory struct {
 // RunDispatches godoc
 //
 //	@Summary		A run's dispatches
-//	@Description	Every delivery of the run to workers, with each attempt's worker, timings, outcome and error.
+//	@Description	Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 //	@Tags			dispatch
 //	@Produce		json
 //	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)

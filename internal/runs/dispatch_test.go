@@ -1,6 +1,7 @@
 package runs_test
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -105,6 +106,16 @@ func TestExternalWorkerOverHTTP(t *testing.T) {
 		hist[0]["attempts"].([]any)[0].(map[string]any)["outcome"], hist[0]["attempts"].([]any)[1].(map[string]any)["worker"],
 		hist[0]["attempts"].([]any)[1].(map[string]any)["outcome"]},
 		`["acked",2,"nacked","ext-1","success"]`)
+	// The audit of the attempt: its heartbeat, the lease it renewed, no fenced write.
+	second := hist[0]["attempts"].([]any)[1].(map[string]any)
+	hbAt, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(second["heartbeat_at"]))
+	leaseAt, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(second["lease_expires_at"]))
+	if second["heartbeats"] != float64(1) || hbAt.IsZero() || !leaseAt.After(hbAt) || second["fenced_writes"] != float64(0) || second["fenced_at"] != nil {
+		t.Fatalf("attempt audit %s", js(second))
+	}
+	if first := hist[0]["attempts"].([]any)[0].(map[string]any); first["heartbeats"] != float64(0) || first["heartbeat_at"] != nil || first["lease_expires_at"] == nil {
+		t.Fatalf("nacked attempt audit %s", js(first))
+	}
 	// The finished dispatch is fenced for good.
 	s.Must(http.StatusConflict, "POST", d+"/heartbeat", map[string]any{"claim_token": c[0].ClaimToken})
 	s.Must(http.StatusUnprocessableEntity, "POST", d+"/heartbeat", map[string]any{"claim_token": "nope"})
@@ -152,6 +163,15 @@ func TestExpiredLeaseIsFenced(t *testing.T) {
 	at := hist[0]["attempts"].([]any)
 	if len(at) != 2 || at[0].(map[string]any)["outcome"] != "lease_expired" || at[1].(map[string]any)["outcome"] != "success" {
 		t.Fatalf("attempts %s", js(at))
+	}
+	// The zombie's two refused commits are counted on its attempt (its
+	// refused heartbeat is not a write); the rescuer's attempt has none.
+	zombie, rescuer := at[0].(map[string]any), at[1].(map[string]any)
+	claimedAt, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(zombie["claimed_at"]))
+	lease, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(zombie["lease_expires_at"]))
+	if zombie["fenced_writes"] != float64(2) || zombie["fenced_at"] == nil || zombie["heartbeats"] != float64(0) ||
+		lease.Sub(claimedAt) < time.Second || rescuer["fenced_writes"] != float64(0) || rescuer["fenced_at"] != nil {
+		t.Fatalf("attempt audit: zombie %s, rescuer %s", js(zombie), js(rescuer))
 	}
 }
 

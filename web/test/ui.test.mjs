@@ -119,8 +119,14 @@ async function fixtures() {
   const claim = await api("POST", "/dispatch/claim", { worker_id: "ext-1", graph_ids: ["ext_graph"], wait_ms: 5000 });
   assert.equal(claim.length, 1, "the external worker claimed the run");
   fx.extDispatch = claim[0].dispatch.dispatch_id;
+  await api("POST", `/dispatch/${fx.extDispatch}/heartbeat`, { claim_token: claim[0].claim_token });
   const nack = await api("POST", `/dispatch/${fx.extDispatch}/nack`, { claim_token: claim[0].claim_token, error: "model timed out" });
   assert.equal(nack.state, "dead_letter");
+  // The worker, unaware, commits a step with its lost claim: refused (409),
+  // counted on its attempt as a fenced write.
+  const late = await fetch(`${server.url}/dispatch/${fx.extDispatch}/commit`, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ claim_token: claim[0].claim_token, events: [{ event: "custom", data: { late: true } }] }) });
+  assert.equal(late.status, 409, "a commit with a lost claim is fenced");
 
   // The store.
   for (const [ns, key, value] of [[["users", "ana"], "prefs", { colour: "blue" }], [["users", "ana"], "facts", { likes: "tea" }], [["users", "bo"], "prefs", { colour: "green" }], [["docs"], "readme", { text: "hello store" }]]) {
@@ -295,6 +301,25 @@ describe("the time-travel UI", () => {
     await tid("tree-toggle").uncheck();
   });
 
+  step("threads are paged: a filter matching 27 threads shows 25, then the next page", async () => {
+    const bulk = [];
+    for (let i = 0; i < 27; i++) bulk.push((await api("POST", "/threads", { metadata: { fixture: "bulk", n: i } })).thread_id);
+    await page.goto(ui(`#/threads?metadata=${encodeURIComponent('{"fixture":"bulk"}')}`));
+    await eventually(async () => {
+      assert.equal(await tid("count-all").textContent(), "27");
+      assert.equal(await count("[data-testid=thread-row]"), 25, "one page of 25");
+    });
+    const first = await page.$$eval("[data-testid=thread-row]", (rs) => rs.map((r) => r.dataset.threadId));
+    await tid("pager-next").click();
+    await eventually(async () => assert.equal(await count("[data-testid=thread-row]"), 2));
+    assert.match(page.url(), /offset=25/, "the page is in the URL");
+    const second = await page.$$eval("[data-testid=thread-row]", (rs) => rs.map((r) => r.dataset.threadId));
+    assert.deepEqual([...first, ...second].sort(), [...bulk].sort(), "the two pages hold every thread once");
+    await page.reload();
+    await eventually(async () => assert.deepEqual(await page.$$eval("[data-testid=thread-row]", (rs) => rs.map((r) => r.dataset.threadId)), second));
+    for (const id of bulk) await api("DELETE", `/threads/${id}`);
+  });
+
   step("a thread with forks: the checkpoint tree, every branch, the head, labels, the run that wrote each", async (t) => {
     await page.goto(ui(`#/threads/${fx.fork}`));
     await eventually(async () => assert.equal(await count("[data-testid=checkpoint-node]"), 6));
@@ -350,6 +375,41 @@ describe("the time-travel UI", () => {
     await screenshot(t, "checkpoint-interrupt");
   });
 
+  step("a failed task: the error marked in the tree, its __error__ write with the message the node raised", async (t) => {
+    const failing = (await api("POST", "/threads", { metadata: { fixture: "failing" } })).thread_id;
+    const run = await api("POST", `/threads/${failing}/runs`, { assistant_id: "slow", input: { ms: "soon", tag: "f" } });
+    await runStatus(failing, run.run_id, "error");
+    await page.goto(ui(`#/threads/${failing}`));
+    const errRow = page.locator("[data-testid=checkpoint-node]", { has: page.getByTestId("mark-error") });
+    await eventually(async () => assert.equal(await errRow.count(), 1, "one checkpoint has an error write"));
+    await errRow.locator("a.cp-main").click();
+    await tid("tab-writes").click();
+    await eventually(async () => assert.equal(await count("[data-testid=write][data-channel=__error__]"), 1));
+    const task = page.locator("[data-testid=task]", { has: page.locator("[data-testid=write][data-channel=__error__]") });
+    assert.equal(await task.getAttribute("data-task-name"), "first");
+    assert.match(await task.textContent(), /slow: ms/, "the error the node raised");
+    await screenshot(t, "checkpoint-error-write");
+    // The run's page shows the error, and the runs tab lists it with its status and timings.
+    await page.goto(ui(`#/threads/${failing}/runs`));
+    await eventually(async () => assert.equal(await page.locator(`[data-testid=run-row][data-run-id="${run.run_id}"]`).getAttribute("data-status"), "error"));
+  });
+
+  step("a thread's runs: status, strategy, timings, attempts, events, where each started", async (t) => {
+    await page.goto(ui(`#/threads/${fx.fork}/runs`));
+    await eventually(async () => assert.equal(await count("[data-testid=run-row]"), 2));
+    const listed = await page.$$eval("[data-testid=run-row]", (rs) => rs.map((r) => [r.dataset.runId, r.dataset.status]));
+    const runs = await api("GET", `/threads/${fx.fork}/runs`);
+    assert.deepEqual(listed, runs.map((r) => [r.run_id, r.status]), "newest first, as GET /threads/{id}/runs");
+    const row = page.locator(`[data-testid=run-row][data-run-id="${fx.forkRun}"]`);
+    const cells = await row.locator("td").allTextContents();
+    assert.equal(cells[3], "enqueue", "the multitask strategy");
+    assert.match(cells[5], /\d+ (ms|s)$/, "how long it waited");
+    assert.match(cells[6], /\d+ (ms|s)$/, "how long it ran");
+    await screenshot(t, "thread-runs");
+    await row.getByTestId("run-link").click();
+    await eventually(async () => assert.equal(await tid("run-view").getAttribute("data-run-id"), fx.forkRun));
+  });
+
   step("diff two checkpoints: values, channel_versions, versions_seen, why each side's tasks run", async (t) => {
     await page.goto(ui(`#/threads/${fx.fork}`));
     await eventually(async () => assert.equal(await count("[data-testid=checkpoint-node]"), 6));
@@ -401,6 +461,36 @@ describe("the time-travel UI", () => {
     assert.deepEqual(state.next, ["node_b"]);
     await eventually(async () => assert.equal(await count("[data-testid=checkpoint-node]"), 7));
     await screenshot(t, "after-fork");
+  });
+
+  step("run again from an older checkpoint: a new branch, its run followed to its end", async (t) => {
+    const rerun = (await api("POST", "/threads", { metadata: { fixture: "rerun" } })).thread_id;
+    await api("POST", `/threads/${rerun}/runs/wait`, { assistant_id: "foo_bar", input: { foo: "" } });
+    const h = await history(rerun);
+    const step1 = h.find((s) => s.metadata.step === 1).checkpoint_id;
+    await page.goto(ui(`#/threads/${rerun}/checkpoints/${step1}?tab=travel`));
+    await eventually(async () => assert.ok(await count("[data-testid=run-from]")));
+    await eventually(async () => assert.equal(await tid("run-submit").isDisabled(), false));
+    const body = JSON.parse((await tid("run-curl-text").textContent()).replace(/^.* -d '(.*)'$/, "$1"));
+    assert.deepEqual({ ...body, stream_mode: undefined }, { assistant_id: "foo_bar", multitask_strategy: "enqueue", checkpoint_id: step1, input: null, stream_mode: undefined });
+    await screenshot(t, "run-from-checkpoint");
+    await tid("run-submit").click();
+    await eventually(async () => assert.match(page.url(), new RegExp(`#/threads/${rerun}/runs/[0-9a-f-]{36}$`)));
+    const runId = page.url().split("/").pop();
+    await runStatus(rerun, runId, "success");
+    await eventually(async () => {
+      assert.equal(await tid("run-status").textContent(), "success");
+      assert.equal(await tid("stream-state").textContent(), "ended");
+    });
+    // The run forked: its first checkpoint's parent is step 1, beside the old step 2.
+    const tree = await api("GET", `/inspect/threads/${rerun}/checkpoints`);
+    const children = tree.checkpoints.filter((c) => c.parent_checkpoint_id === step1);
+    assert.equal(children.length, 2, "two branches from step 1");
+    assert.ok(children.some((c) => c.run_id === runId), "one written by the new run");
+    await page.goto(ui(`#/threads/${rerun}`));
+    await eventually(async () => assert.equal(await count("[data-testid=checkpoint-node]"), tree.total));
+    assert.equal(await nodeRow(children.find((c) => c.run_id === runId).checkpoint_id).getAttribute("data-head"), "true", "the new branch is the head");
+    await screenshot(t, "run-from-branch");
   });
 
   step("resume an interrupt from the UI: the run page follows the resumed run to its end", async (t) => {
@@ -517,6 +607,18 @@ describe("the time-travel UI", () => {
     });
     assert.match(await tid("attempts").textContent(), /ext-1/);
     assert.match(await tid("attempts").textContent(), /model timed out/);
+    // The attempt's audit: its heartbeat, its lease, the commit the fence refused after the nack.
+    const attempt = page.locator("[data-testid=attempt]");
+    assert.equal(await attempt.getAttribute("data-heartbeats"), "1");
+    assert.equal(await attempt.getAttribute("data-fenced"), "1");
+    assert.match(await attempt.getByTestId("attempt-heartbeats").textContent(), /^1 · last \+\d/);
+    assert.match(await attempt.getByTestId("attempt-lease").textContent(), /^\+\d/);
+    assert.equal(await attempt.getByTestId("attempt-fenced").textContent(), "1 refused");
+    // No worker ran a step: the event log is empty, and the page says so.
+    await eventually(async () => {
+      assert.equal(await tid("stream-state").textContent(), "ended");
+      assert.match(await tid("no-events").textContent(), /empty/);
+    });
     await screenshot(t, "run-attempts", { docs: "ui-attempts" });
 
     await page.goto(ui("#/queue?state=dead_letter"));
@@ -584,6 +686,7 @@ describe("the time-travel UI", () => {
     await eventually(async () => {
       assert.equal(await count("[data-testid=subgraph]"), 1);
       assert.ok(await count("[data-testid=graph-node][data-node='research:search']"));
+      assert.equal(await tid("subgraph-names").textContent(), "research");
     });
     await screenshot(t, "assistant-subgraph", { docs: "ui-assistant" });
   });

@@ -171,10 +171,14 @@ function GraphTab({ id }) {
   if (g.error) return html`<${ErrorBox} error=${g.error} />`;
   if (!g.data) return html`<${Loading} />`;
   const [graph, subgraphs] = g.data;
+  // Subgraphs: those the xray drawing boxes ("<parent>:<child>" nodes) and
+  // those GET /subgraphs names (with their schemas).
+  const drawn = graph.nodes.map((n) => n.id).filter((id) => !id.startsWith("__") && id.lastIndexOf(":") > 0).map((id) => id.slice(0, id.lastIndexOf(":")));
+  const names = [...new Set([...drawn, ...Object.keys(subgraphs || {})])].sort();
   return html`<div data-testid="graph-tab">
     <label class="inline"><input type="checkbox" checked=${xray} onChange=${(e) => setXray(e.target.checked)} /> xray (expand subgraphs)</label>
     <div class="graph-wrap"><${GraphDrawing} graph=${graph} /></div>
-    <p class="muted small">${graph.nodes.length} nodes, ${graph.edges.length} edges; dashed edges are conditional. Subgraphs: ${Object.keys(subgraphs || {}).length ? Object.keys(subgraphs).join(", ") : "none"}.</p>
+    <p class="muted small">${graph.nodes.length} nodes, ${graph.edges.length} edges; dashed edges are conditional. Subgraphs: <span data-testid="subgraph-names">${names.length ? names.join(", ") : "none"}</span>.</p>
     <details><summary class="small">graph JSON</summary><${Json} value=${graph} open=${1} /></details>
   </div>`;
 }

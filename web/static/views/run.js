@@ -57,16 +57,14 @@ export function RunView({ threadId, runId, route }) {
       ${sum.error && html`<div class="error-box" data-testid="run-error"><b>${sum.error.error}</b>: ${sum.error.message}</div>`}
     </header>
     ${!finished(sum.status) && html`<${Cancel} threadId=${threadId} runId=${runId} />`}
-    <div class="two-col">
-      <div>
-        <h3>Input</h3>
-        ${kw.command ? html`<div class="small muted">command</div><${Json} value=${kw.command} open=${2} testid="run-command" />` : null}
-        <div class="small muted">input</div>
-        <${Json} value=${kw.input ?? null} open=${1} testid="run-input-json" />
-        ${kw.checkpoint_id && html`<div class="small">checkpoint_id <code>${kw.checkpoint_id}</code></div>`}
-      </div>
-      <div><${Attempts} dispatches=${dispatches} /></div>
+    <div>
+      <h3>Input</h3>
+      ${kw.command ? html`<div class="small muted">command</div><${Json} value=${kw.command} open=${2} testid="run-command" />` : null}
+      <div class="small muted">input</div>
+      <${Json} value=${kw.input ?? null} open=${1} testid="run-input-json" />
+      ${kw.checkpoint_id && html`<div class="small">checkpoint_id <code>${kw.checkpoint_id}</code></div>`}
     </div>
+    <${Attempts} dispatches=${dispatches} />
     <${Events} threadId=${threadId} runId=${runId} status=${sum.status} route=${route} onEnded=${() => setTick((x) => x + 1)} />
   </section>`;
 }
@@ -97,20 +95,38 @@ function Cancel({ threadId, runId }) {
   </section>`;
 }
 
+/** "+1.20 s" after the attempt's claim, with the time itself as a tooltip. */
+function since(claimed, at) {
+  if (!at) return html`<span class="muted">—</span>`;
+  return html`<span title=${time(at)}>+${duration(claimed, at) || "0 ms"}</span>`;
+}
+
+/**
+ * A run's dispatches and each attempt (one claim): its worker, when it
+ * claimed, the lease it held, its heartbeats, when and how it ended, and
+ * the commits and nacks the fence refused it after it had lost the claim.
+ */
 export function Attempts({ dispatches }) {
   return html`<div data-testid="attempts"><h3>Dispatch attempts</h3>
     ${dispatches.length === 0 && html`<p class="muted">No dispatch (a rolled-back or stateless run).</p>`}
     ${dispatches.map((d) => html`<div class="dispatch" data-testid="dispatch" data-state=${d.state}>
       <div><${Status} status=${d.state} /> <code class="small">${d.dispatch_id}</code> <span class="muted small">attempt ${d.attempt}/${d.max_attempts}</span>
         ${d.claimed_by && html` <span class="small">claimed by <code>${d.claimed_by}</code></span>`}
-        ${d.state === "claimed" && html` <span class="small">lease until ${time(d.lease_expires_at)}</span>`}
         ${d.state === "dead_letter" && html` <a href=${href(["queue"], { state: "dead_letter" })}>retry in the queue</a>`}
       </div>
       ${d.last_error && html`<div class="error-box small">${d.last_error}</div>`}
-      <table class="grid small" data-testid="attempt-table"><thead><tr><th class="num">#</th><th>worker</th><th>claimed</th><th>ended</th><th>took</th><th>outcome</th><th>error</th></tr></thead>
-        <tbody>${d.attempts.map((a) => html`<tr data-testid="attempt" data-outcome=${a.outcome || ""}><td class="num">${a.attempt}</td><td><code>${a.worker}</code></td>
-          <td>${time(a.claimed_at)}</td><td>${time(a.ended_at)}</td><td>${duration(a.claimed_at, a.ended_at)}</td>
+      <table class="grid small" data-testid="attempt-table"><thead><tr><th class="num">#</th><th>worker</th><th>claimed</th>
+          <th title="the lease the attempt held: renewed by heartbeats and commits; past it the claim is lost">lease until</th>
+          <th title="accepted heartbeats, and the last one">heartbeats</th><th>ended</th><th>outcome</th>
+          <th class="num" title="commits and nacks sent after the claim was lost: refused (409), nothing written">fenced writes</th><th>error</th></tr></thead>
+        <tbody>${d.attempts.map((a) => html`<tr data-testid="attempt" data-outcome=${a.outcome || ""} data-heartbeats=${a.heartbeats} data-fenced=${a.fenced_writes}>
+          <td class="num">${a.attempt}</td><td><code>${a.worker}</code></td>
+          <td title=${time(a.claimed_at)}>${time(a.claimed_at).slice(11)}</td>
+          <td data-testid="attempt-lease">${since(a.claimed_at, a.lease_expires_at)}</td>
+          <td data-testid="attempt-heartbeats">${a.heartbeats ? html`${a.heartbeats} · last ${since(a.claimed_at, a.heartbeat_at)}` : html`<span class="muted">none</span>`}</td>
+          <td>${a.ended_at ? since(a.claimed_at, a.ended_at) : html`<span class="muted">running</span>`}</td>
           <td>${a.outcome ? html`<${Badge} kind=${a.outcome === "success" ? "green" : a.outcome === "nacked" || a.outcome === "error" || a.outcome === "lease_expired" ? "red" : "gray"}>${a.outcome}<//>` : html`<span class="muted">running</span>`}</td>
+          <td class="num" data-testid="attempt-fenced">${a.fenced_writes ? html`<span title=${"last refused " + time(a.fenced_at)}><${Badge} kind="red">${a.fenced_writes} refused<//></span>` : html`<span class="muted">0</span>`}</td>
           <td class="err-cell">${a.error || ""}</td></tr>`)}</tbody></table>
     </div>`)}
   </div>`;
@@ -293,7 +309,9 @@ function Events({ threadId, runId, status, route, onEnded }) {
     ${resumes.length > 0 && html`<p class="small muted" data-testid="resumes">resumed after Last-Event-ID ${resumes.join(", ")}</p>`}
     ${view === "raw"
       ? html`<pre class="raw-frames" data-testid="raw-frames">${events.map(frame).join("\n")}</pre>`
-      : html`<ol class="timeline" data-testid="timeline">${rows.slice(0, shown).map((r, i) => {
+      : rows.length === 0
+        ? html`<p class="empty small" data-testid="no-events">${conn === "ended" ? "The run's event log is empty: no worker ran a step of it." : "No event yet: waiting for the run's first event…"}</p>`
+        : html`<ol class="timeline" data-testid="timeline">${rows.slice(0, shown).map((r, i) => {
           const step = stepOf(r);
           const divider = step !== undefined && step !== stepBefore[i];
           return html`${divider && html`<li class="step-divider" data-testid="step-divider">step ${step}${step === -1 ? " · input" : ""}</li>`}

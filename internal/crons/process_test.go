@@ -25,7 +25,7 @@ type replica struct {
 }
 
 // startReplica starts the server binary on dsn with its crons scheduler
-// looking for due crons every 2 ms, on the database's clock, with no run
+// looking for due crons every 5 ms, on the database's clock, with no run
 // workers (runs are counted here, not executed), and waits until it
 // answers. The process is stopped at the end of the test.
 func startReplica(t *testing.T, dsn, name string) *replica {
@@ -38,7 +38,7 @@ func startReplica(t *testing.T, dsn, name string) *replica {
 	}
 	cmd := exec.Command(servertest.Binary(t))
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "WEFT_ADDR="+addr, "WEFT_WORKER_ID="+name, "WEFT_WORKERS=0",
-		"WEFT_TEST_CRON_INTERVAL=2ms", "WEFT_LOG_LEVEL=debug", "WEFT_LOG_FORMAT=json")
+		"WEFT_TEST_CRON_INTERVAL=5ms", "WEFT_LOG_LEVEL=debug", "WEFT_LOG_FORMAT=json")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
 	if err := cmd.Start(); err != nil {
@@ -92,7 +92,7 @@ func (r *replica) fired(t *testing.T) int {
 }
 
 // Exactly once across server processes: two Weft processes on one
-// database, each polling for due crons every 2 ms on the database's
+// database, each polling for due crons every 5 ms on the database's
 // clock. Each round makes every cron due (next_run_date moved into the
 // past, as the passing of its tick would) and waits until every cron has
 // been advanced; after round k every cron has exactly k runs. Half the

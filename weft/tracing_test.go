@@ -7,7 +7,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -215,4 +219,100 @@ func TestTraceRemoteWorker(t *testing.T) {
 			t.Fatalf("a run span in trace %v", s.SpanContext().TraceID())
 		}
 	}
+}
+
+// A run executed by the JS worker (worker-js, its own process) continues
+// the trace of the request that created it: the claim hands the worker the
+// run's traceparent, and the worker's commits carry it, so the server's
+// spans of those commit requests, and the commit coordinator's under them,
+// are in the caller's trace, children of the creating request's span (no
+// OpenTelemetry SDK is registered in the worker process, so its requests
+// carry the claim's traceparent as it is).
+func TestTraceJSWorker(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed for the JS worker: %v", err)
+	}
+	modules, err := filepath.Abs("../worker-js/node_modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@langchain", "langgraph")); err != nil {
+		t.Fatalf("worker-js's packages are missing (cd worker-js && npm ci; make test does it): %v", err)
+	}
+	r := newRecorder(t)
+	srv := servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) {
+		c.Workers = 0
+		c.TracerProvider = r.tp
+	})
+	var out bytes.Buffer
+	var outMu sync.Mutex
+	cmd := exec.Command(node, "../worker-js/bin/weft-worker.mjs", "--config", "../worker-js/test/fixtures/langgraph.json",
+		"--url", srv.URL, "--graphs", "foo_bar_js", "--log-level", "debug")
+	cmd.Stdout, cmd.Stderr = lockedWriter{&out, &outMu}, lockedWriter{&out, &outMu}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			outMu.Lock()
+			t.Logf("JS worker output:\n%s", out.String())
+			outMu.Unlock()
+		}
+	})
+	waitFor(t, 60*time.Second, "the JS worker to register foo_bar_js", func() bool {
+		resp, err := srv.Try("GET", "/assistants/foo_bar_js", nil)
+		return err == nil && resp.Status == http.StatusOK
+	})
+	th := srv.Must(http.StatusOK, "POST", "/threads", map[string]any{}).Map(t)
+	tp, tid, _ := clientTrace(t)
+	res := postTraced(t, srv.URL+"/threads/"+th["thread_id"].(string)+"/runs/wait", tp,
+		map[string]any{"assistant_id": "foo_bar_js", "input": map[string]any{}})
+	if !bytes.Contains(res, []byte(`"bar":["a","b"]`)) {
+		t.Fatalf("run result %s", res)
+	}
+
+	req := one(t, "the request's span", func() []sdktrace.ReadOnlySpan { return r.spans(tid, "POST /threads/{thread_id}/runs/wait") })
+	commits := some(t, 1, "the JS worker's commit requests", func() []sdktrace.ReadOnlySpan {
+		return childrenOf(r.spans(tid, "POST /dispatch/{dispatch_id}/commit"), req)
+	})
+	for _, c := range commits {
+		if !c.Parent().IsRemote() || c.SpanKind() != trace.SpanKindServer {
+			t.Fatalf("commit request span: parent remote %v, kind %v", c.Parent().IsRemote(), c.SpanKind())
+		}
+	}
+	some(t, len(commits), "the commits under them", func() []sdktrace.ReadOnlySpan {
+		return childrenOf(r.spans(tid, "weft.commit"), commits...)
+	})
+	// Every commit of the run was in the trace: none went out without the
+	// claim's traceparent.
+	for _, s := range r.rec.Ended() {
+		if s.Name() == "POST /dispatch/{dispatch_id}/commit" && s.SpanContext().TraceID() != tid {
+			t.Fatalf("a commit request in another trace %v (parent %v)", s.SpanContext().TraceID(), s.Parent().SpanID())
+		}
+	}
+}
+
+// lockedWriter serializes writes to a buffer shared by a process's stdout
+// and stderr.
+type lockedWriter struct {
+	b  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }

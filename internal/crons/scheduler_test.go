@@ -2,8 +2,12 @@ package crons_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -321,4 +325,58 @@ func TestCronReplicaDiesMidFire(t *testing.T) {
 		t.Fatalf("runs after the dead replica's tick = %d, want 1", len(got))
 	}
 	e.Must(http.StatusNotFound, "GET", "/threads/"+half, nil)
+}
+
+// A firing is an ordinary run for webhooks and streams too: the cron's
+// webhook is POSTed the run (with cron_id in its metadata) when it ends,
+// and the run's event log is joined from the start with the cron's
+// stream_mode.
+func TestCronFiringWebhookAndStream(t *testing.T) {
+	hooks := make(chan map[string]any, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		hooks <- body
+	}))
+	defer hook.Close()
+	e := start(t, func(c *server.Config) { c.WebhookAllowPrivate = true })
+	tid := e.newThread(t)
+	c := e.cron(t, tid, map[string]any{"schedule": "* * * * *", "assistant_id": "foo_bar", "input": fooBarInput,
+		"webhook": hook.URL + "/done", "stream_mode": []string{"updates"}, "stream_resumable": true})
+	id := c["cron_id"].(string)
+	tick := time.Date(2030, 1, 1, 0, 1, 0, 0, time.UTC)
+	e.clk.Set(tick)
+	e.waitNext(t, id, tick)
+	runs := e.cronRuns(t, id)
+	if len(runs) != 1 {
+		t.Fatalf("runs = %s, want 1", js(runs))
+	}
+	rid := runs[0]["run_id"].(string)
+	select {
+	case body := <-hooks:
+		md, _ := body["metadata"].(map[string]any)
+		if body["run_id"] != rid || body["status"] != "success" || md["cron_id"] != id {
+			t.Fatalf("webhook body = %s, want run %s, success, metadata.cron_id %s", js(body), rid, id)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the cron's run delivered no webhook")
+	}
+	// Joined from the start, the run's stream replays what the cron's
+	// stream_mode asked for: updates of node_a and node_b, then the end.
+	req, _ := http.NewRequest(http.MethodGet, e.URL+"/threads/"+tid+"/runs/"+rid+"/stream", nil)
+	req.Header.Set("Last-Event-ID", "-1")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	body, err := io.ReadAll(stream.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(body)
+	if stream.StatusCode != http.StatusOK || !strings.Contains(s, "event: updates") || !strings.Contains(s, `"node_a"`) ||
+		!strings.Contains(s, `"node_b"`) || strings.Contains(s, "event: values") {
+		t.Fatalf("joined stream (%d):\n%s", stream.StatusCode, s)
+	}
 }

@@ -59,7 +59,8 @@ type Config struct {
 	CronInterval time.Duration
 	// CronClock is not a flag: the time crons are scheduled by instead of the database's now() (nil: now();
 	// tests move it to make a cron due without waiting). The test-only WEFT_TEST_CRON_SPEED=N sets both:
-	// a clock running N times faster than real time from the start, and an interval of 1s/N (at least 20ms).
+	// a clock running N times faster than real time from the start, and an interval of 1s/N (at least 20ms);
+	// the test-only WEFT_TEST_CRON_INTERVAL (a duration, 1ms to 1m) sets the interval alone.
 	CronClock func() time.Time
 	// TempRetention is not a flag: how long a finished stateless run's thread is kept when nobody waited
 	// for its result (on_completion / on_run_completed delete; default 1m; tests shorten it, or lengthen it to
@@ -244,6 +245,15 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 			return c, fmt.Errorf("WEFT_TEST_CRON_SPEED: %q must be an integer from 1 to 3600", v)
 		}
 		c.CronClock, c.CronInterval = acceleratedClock(time.Now(), speed), max(time.Second/time.Duration(speed), 20*time.Millisecond)
+	}
+	if v := getenv("WEFT_TEST_CRON_INTERVAL"); v != "" {
+		// Test-only (server processes racing for the same crons): how often each one looks for due crons; the
+		// clock stays the database's.
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Millisecond || d > time.Minute {
+			return c, fmt.Errorf("WEFT_TEST_CRON_INTERVAL: %q must be a duration from 1ms to 1m", v)
+		}
+		c.CronInterval = d
 	}
 	if c.Keyring, err = crypt.ParseKeyring(getenv("LANGGRAPH_AES_KEY"), getenv("WEFT_AES_OLD_KEYS")); err != nil {
 		return c, fmt.Errorf("encryption: %w", err)

@@ -63,6 +63,7 @@ func TestParseConfigRejectsStrayArguments(t *testing.T) {
 
 // The test-only WEFT_TEST_CRON_SPEED runs the crons' clock faster than real
 // time and shortens their interval; unset, crons use the database's now().
+// WEFT_TEST_CRON_INTERVAL shortens the interval alone.
 func TestParseConfigCronSpeed(t *testing.T) {
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
@@ -86,6 +87,17 @@ func TestParseConfigCronSpeed(t *testing.T) {
 		env["WEFT_TEST_CRON_SPEED"] = bad
 		if _, err := server.ParseConfig(nil, getenv, io.Discard); err == nil {
 			t.Errorf("WEFT_TEST_CRON_SPEED=%q accepted", bad)
+		}
+	}
+	// WEFT_TEST_CRON_INTERVAL sets the interval alone: the clock stays the database's.
+	env = map[string]string{"WEFT_TEST_CRON_INTERVAL": "5ms"}
+	if c, err = server.ParseConfig(nil, getenv, io.Discard); err != nil || c.CronClock != nil || c.CronInterval != 5*time.Millisecond {
+		t.Fatalf("interval 5ms: clock set %v, interval %v, err %v", c.CronClock != nil, c.CronInterval, err)
+	}
+	for _, bad := range []string{"0", "500us", "2m", "soon"} {
+		env["WEFT_TEST_CRON_INTERVAL"] = bad
+		if _, err := server.ParseConfig(nil, getenv, io.Discard); err == nil {
+			t.Errorf("WEFT_TEST_CRON_INTERVAL=%q accepted", bad)
 		}
 	}
 }

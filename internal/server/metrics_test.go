@@ -263,3 +263,48 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// An in-process worker whose claim is taken from it (another claimer's
+// token, as after its lease ran out and another replica claimed the run)
+// stops the run at its next heartbeat: the refused heartbeat counts as
+// fenced and the stopped attempt as a lease lost. The pool's gauges and
+// counters read the pgx pool.
+func TestMetricsExecutorLeaseLost(t *testing.T) {
+	t.Parallel()
+	s := servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) {
+		c.Lease = time.Second // heartbeats every ~⅓ s
+	})
+	before := scrapeURL(t, s.URL+"/metrics")
+	tid := s.Must(http.StatusOK, "POST", "/threads", map[string]any{}).Map(t)["thread_id"].(string)
+	run := s.Must(http.StatusOK, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow",
+		"input": map[string]any{"ms": 5000}}).Map(t)
+	waitFor(t, "the run to be claimed", func() bool {
+		var n int
+		if err := s.DB.QueryRow(t.Context(), `SELECT count(*) FROM run_dispatches WHERE run_id = $1 AND state = 'claimed'`,
+			run["run_id"]).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	})
+	if _, err := s.DB.Exec(t.Context(), `UPDATE run_dispatches SET claim_token = gen_random_uuid()
+		WHERE run_id = $1 AND state = 'claimed'`, run["run_id"]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the lease lost", func() bool {
+		return scrapeURL(t, s.URL+"/metrics").get("weft_executor_leases_lost_total")-before.get("weft_executor_leases_lost_total") == 1
+	})
+	after := scrapeURL(t, s.URL+"/metrics")
+	if d := after.get(`weft_fenced_total{op="heartbeat"}`) - before.get(`weft_fenced_total{op="heartbeat"}`); d != 1 {
+		t.Errorf(`weft_fenced_total{op="heartbeat"} moved by %v, want 1`, d)
+	}
+	if d := after.get("weft_db_pool_acquires_total") - before.get("weft_db_pool_acquires_total"); d < 3 {
+		t.Errorf("weft_db_pool_acquires_total moved by %v, want several (requests, claims, heartbeats)", d)
+	}
+	if d := after.get("weft_db_pool_acquire_wait_seconds_total") - before.get("weft_db_pool_acquire_wait_seconds_total"); d <= 0 {
+		t.Errorf("weft_db_pool_acquire_wait_seconds_total moved by %v, want > 0", d)
+	}
+	if after.get(`weft_db_pool_connections{state="idle"}`)+after.get(`weft_db_pool_connections{state="acquired"}`) < 1 {
+		t.Errorf("no pool connections in the scrape: %v idle, %v acquired", after.get(`weft_db_pool_connections{state="idle"}`),
+			after.get(`weft_db_pool_connections{state="acquired"}`))
+	}
+}

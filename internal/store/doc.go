@@ -119,14 +119,16 @@
 // Exact search reads and scores every vector under the prefix: the time is
 // linear in their number and in dims. BenchmarkSemanticSearch (one vector per
 // item, dims 1536, limit 10, query embedding excluded), on 2 shared vCPUs
-// (AMD EPYC, load average 2–3 from other work), PostgreSQL 15 with default
-// settings:
+// (AMD EPYC), PostgreSQL 15 with default settings, at two levels of load
+// from other work on the machine:
 //
 //	items under the prefix     100      1,000     10,000     100,000
-//	search                   17 ms     177 ms     2.06 s      16.8 s
+//	load average 2–3         17 ms     177 ms     2.06 s      16.8 s
+//	load average 10–11       52 ms     558 ms     5.24 s      69.9 s
 //
-// about 0.17 ms per 1536-dimension vector (some 110 ns per element: SQL
-// arithmetic goes through the executor element by element). The correlated
+// about 0.17 ms per 1536-dimension vector on a quiet machine (some 110 ns
+// per element: SQL arithmetic goes through the executor element by
+// element), 0.5–0.7 ms on a busy one. The correlated
 // scoring subquery keeps PostgreSQL from using parallel workers. Keep the
 // prefix of a semantic search narrow (one user's memories) or add an ANN
 // index (below) for large prefixes. The vector stays in the row (STORAGE

@@ -62,6 +62,31 @@ func CheckpointGetTuple(ctx context.Context, db postgres.DBTX, cfg Config) (*Tup
 	return &tuples[0], nil
 }
 
+// CheckpointGetTupleWithout is CheckpointGetTuple with the values of
+// channels left out: their blobs are not read (their versions stay, and a
+// value stored inline in the checkpoint stays), so a caller can open them
+// with internal/messagelog's TupleListView and read a part.
+func CheckpointGetTupleWithout(ctx context.Context, db postgres.DBTX, cfg Config, channels ...string) (*Tuple, error) {
+	skip := make(map[string]bool, len(channels))
+	for _, ch := range channels {
+		skip[ch] = true
+	}
+	if cfg.ThreadID == "" {
+		return nil, apperr.Errorf(apperr.Invalid, "checkpoint get: thread id is required")
+	}
+	tuples, err := CheckpointList(ctx, db, cfg, ListOptions{Limit: 1, skip: skip})
+	if err != nil {
+		return nil, err
+	}
+	if len(tuples) == 0 {
+		if cfg.CheckpointID != "" {
+			return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", cfg.CheckpointID, cfg.ThreadID)
+		}
+		return nil, apperr.Errorf(apperr.NotFound, "Thread %s has no checkpoints", cfg.ThreadID)
+	}
+	return &tuples[0], nil
+}
+
 // CheckpointList reads checkpoints of thread cfg.ThreadID, newest first (by
 // checkpoint_id, descending, every branch interleaved in creation order),
 // with their values and pending writes: the saver's list. Only namespace

@@ -8,6 +8,7 @@ import (
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/messagelog"
 )
 
 // threadReader is graph.ThreadReader on the database, for nodes of the
@@ -27,7 +28,7 @@ func (r threadReader) SummaryBefore(ctx context.Context, channel string, first a
 	if !ok {
 		seq = int64(pos)
 	}
-	s, err := checkpoints.SummaryBefore(ctx, r.db, r.thread, channel, seq)
+	s, err := messagelog.SummaryBefore(ctx, r.db, r.thread, channel, seq)
 	if err != nil || s == nil {
 		return nil, err
 	}

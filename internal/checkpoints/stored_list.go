@@ -70,10 +70,7 @@ func CheckpointListStored(ctx context.Context, db postgres.DBTX, cfg Config, cha
 	var inline []byte
 	err := db.QueryRow(ctx, q, args...).Scan(&id, &version, &inline)
 	if errors.Is(err, pgx.ErrNoRows) {
-		if cfg.CheckpointID != "" {
-			return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", cfg.CheckpointID, cfg.ThreadID)
-		}
-		return nil, apperr.Errorf(apperr.NotFound, "Thread %s has no checkpoints", cfg.ThreadID)
+		return nil, checkpointNotFound(cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list view: %w", err)

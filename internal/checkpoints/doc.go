@@ -23,11 +23,10 @@
 //	(Platform copy)   CheckpointThreadCopy
 //	(metadata patch)  CheckpointMetadataMerge
 //	(partial reads)   CheckpointGetTupleWithout, CheckpointListStored, BlobListStored
-//	(element log)     ElementsBySeq, ElementSeqOf, ElementSeqsLast
 //
-// The views built on these reads — the message log by seq, windows of the
-// last k messages, summaries — are package messagelog's, which imports
-// this one (never the other way).
+// The views built on these reads — the message log read by seq from the
+// element log, windows of the last k messages, summaries — are package
+// messagelog's, which imports this one (never the other way).
 //
 // # Schema
 //

@@ -6,7 +6,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/graph"
-	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/messagelog"
 )
@@ -21,7 +20,7 @@ type threadReader struct {
 }
 
 func (r threadReader) SummaryBefore(ctx context.Context, channel string, first any, pos int) (*graph.Summary, error) {
-	seq, ok, err := checkpoints.ElementSeqOf(ctx, r.db, r.thread, first)
+	seq, ok, err := messagelog.ElementSeqOf(ctx, r.db, r.thread, first)
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,10 @@
 // the message log paged by seq, windows of the last k messages of a
 // state read, and summary records covering seq ranges. It owns the
 // thread_summaries table (migration 019) and writes nothing else; the
-// elements themselves belong to package checkpoints, whose stored lists
-// (checkpoints.StoredList) and element log (checkpoints.ElementsBySeq) it
-// reads. Package state serves it over HTTP (GET /threads/{id}/messages,
+// elements themselves belong to package checkpoints, which writes the
+// thread's element log (thread_elements) and hands out the stored form of
+// a list (checkpoints.StoredList). This package reads the log by seq
+// (elements.go). Package state serves it over HTTP (GET /threads/{id}/messages,
 // messages_window, /summaries); the executor hands a graph its summaries.
 //
 //	checkpoints ◀── messagelog ◀── state, executor

@@ -141,14 +141,7 @@ func (v *ListView) Records(ctx context.Context, db postgres.DBTX, from, to int) 
 			break
 		}
 	}
-	elems, err := checkpoints.ElementsBySeq(ctx, db, v.Config.ThreadID, seqs)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range elems {
-		out = append(out, ListRecord{Seq: e.Seq, Value: e.Value, RunID: e.RunID, Step: e.Step})
-	}
-	return out, nil
+	return elementsBySeq(ctx, db, v.Config.ThreadID, seqs)
 }
 
 // ListViewOf wraps a list value already read (a delta channel rebuilt by

@@ -285,7 +285,7 @@ func (s *Service) AddSummary(ctx context.Context, threadID uuid.UUID, p SummaryP
 	if err != nil {
 		return nil, err
 	}
-	bound, err := checkpoints.ElementSeqsLast(ctx, s.db, threadID.String())
+	bound, err := messagelog.ElementSeqsLast(ctx, s.db, threadID.String())
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package checkpoints
+package messagelog
 
 import (
 	"bytes"
@@ -9,24 +9,16 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
-// Reads of the thread's element log (thread_elements, migration 014): the
-// elements of compact lists, each stored once per thread under a seq that
-// stays its own for the element's whole life. internal/messagelog reads
-// the message log through these.
-
-// Element is one element of the thread's element log: its seq, its JSON
-// as a whole-list read shows it, and the run and step of the checkpoint
-// that first held it (nil when unknown: an element written outside a run).
-type Element struct {
-	Seq   int64
-	Value json.RawMessage
-	RunID *string
-	Step  *int
-}
+// Reads of the thread's element log by seq (thread_elements, migration
+// 014): the elements of compact lists, each stored once per thread under a
+// seq that stays its own for the element's whole life. Package
+// checkpoints writes the log (and reads it whole to rebuild a list); this
+// package only reads it, by seq.
 
 // elementsBySeqSQL reads the elements with the given seqs.
 const elementsBySeqSQL = `
@@ -40,10 +32,11 @@ type elementRow struct {
 	Step  *int    `db:"step"`
 }
 
-// ElementsBySeq reads the thread's elements with seqs, in the order of
-// seqs (one indexed query). A seq the log does not hold is an
-// ErrElementMissing error: never silently fewer elements.
-func ElementsBySeq(ctx context.Context, db postgres.DBTX, threadID string, seqs []int64) ([]Element, error) {
+// elementsBySeq reads the thread's elements with seqs, in the order of
+// seqs (one indexed query), each with the run and step of the checkpoint
+// that first held it. A seq the log does not hold is a
+// checkpoints.ErrElementMissing error: never silently fewer elements.
+func elementsBySeq(ctx context.Context, db postgres.DBTX, threadID string, seqs []int64) ([]ListRecord, error) {
 	rows, err := db.Query(ctx, elementsBySeqSQL, threadID, seqs)
 	if err != nil {
 		return nil, fmt.Errorf("list records: %w", err)
@@ -56,33 +49,36 @@ func ElementsBySeq(ctx context.Context, db postgres.DBTX, threadID string, seqs 
 	for i := range found {
 		bySeq[found[i].Seq] = &found[i]
 	}
-	out := make([]Element, 0, len(seqs))
+	out := make([]ListRecord, 0, len(seqs))
 	for _, s := range seqs {
 		e, ok := bySeq[s]
 		if !ok {
-			return nil, fmt.Errorf("thread %s: %w: seq %d", threadID, ErrElementMissing, s)
+			return nil, fmt.Errorf("thread %s: %w: seq %d", threadID, checkpoints.ErrElementMissing, s)
 		}
 		val, err := elementJSON(e.Data)
 		if err != nil {
 			return nil, fmt.Errorf("thread %s seq %d: %w", threadID, s, err)
 		}
-		out = append(out, Element{Seq: s, Value: val, RunID: e.RunID, Step: e.Step})
+		out = append(out, ListRecord{Seq: s, Value: val, RunID: e.RunID, Step: e.Step})
 	}
 	return out, nil
 }
 
 // elementJSON is an element as a whole-list read shows it: LangChain
-// envelopes rewritten (decodeValue), anything else as stored.
+// envelopes rewritten (checkpoints.NormalizeLC), anything else as stored.
 func elementJSON(data []byte) (json.RawMessage, error) {
 	if !bytes.Contains(data, lcMarker) {
 		return json.RawMessage(data), nil
 	}
-	v, err := decodeValue(serde.TypeJSON, data)
+	v, err := serde.Decode(serde.TypeJSON, data)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(v)
+	return json.Marshal(checkpoints.NormalizeLC(v))
 }
+
+// lcMarker appears in every LangChain serialization envelope.
+var lcMarker = []byte(`"lc"`)
 
 // ElementSeqsLast is the greatest seq the thread's element log has handed
 // out (0 when none): seqs above it name no element yet.

@@ -15,11 +15,11 @@ import (
 
 // StoredList is a list channel's value at one checkpoint as the store
 // holds it, read without its elements: the seq ranges of a compact list
-// (TypeList), whose elements stay in the thread's element log
-// (ElementsBySeq reads a part), or a plain value, decoded whole (a "json"
-// blob under CompactMinBytes, a msgpack value, a value inline in the
-// checkpoint: cheap by construction). internal/messagelog builds its list
-// views on it.
+// (TypeList), whose elements stay in the thread's element log, or a plain
+// value, decoded whole (a "json" blob under CompactMinBytes, a msgpack
+// value, a value inline in the checkpoint: cheap by construction).
+// internal/messagelog builds its list views on it, reading a compact
+// list's elements by seq.
 type StoredList struct {
 	// At is the checkpoint read (its id resolved).
 	At Config

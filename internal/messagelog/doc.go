@@ -6,8 +6,9 @@
 // elements themselves belong to package checkpoints, which writes the
 // thread's element log (thread_elements) and hands out the stored form of
 // a list (checkpoints.StoredList). This package reads the log by seq
-// (elements.go). Package state serves it over HTTP (GET /threads/{id}/messages,
-// messages_window, /summaries); the executor hands a graph its summaries.
+// (elements.go). Package state serves it over HTTP (GET
+// /threads/{id}/messages, messages_window, /summaries); the executor hands
+// a graph its summaries.
 //
 //	checkpoints ◀── messagelog ◀── state, executor
 //

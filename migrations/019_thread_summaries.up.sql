@@ -4,7 +4,7 @@
 -- the seqs of the thread's message log, GET /threads/{id}/messages). A
 -- summary is a record beside the checkpoints: it never replaces or changes
 -- a checkpoint value. Reads pick the widest summary that ends before a
--- window (see internal/checkpoints/summary.go).
+-- window (see internal/messagelog/summary.go).
 --
 -- Deleted with the thread's checkpoints (CheckpointThreadDelete, which
 -- also restarts the thread's seqs) and copied with them.

@@ -70,6 +70,7 @@ func keys(args []string, getenv func(string) string, stdout, stderr io.Writer) i
 	case "create", "list":
 		if fs.NArg() > 0 {
 			fmt.Fprintf(stderr, "weft keys %s: unexpected argument %q\n", sub, fs.Arg(0))
+			fs.Usage()
 			return 2
 		}
 	case "revoke":

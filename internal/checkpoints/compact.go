@@ -420,9 +420,9 @@ func assembleLists(ctx context.Context, db postgres.DBTX, threadID string, runID
 	return nil
 }
 
-// errElementMissing reports a TypeList header naming a seq the thread's
+// ErrElementMissing reports a TypeList header naming a seq the thread's
 // element log does not hold: never silently a shorter list.
-var errElementMissing = errors.New("list element missing from the thread's element log")
+var ErrElementMissing = errors.New("list element missing from the thread's element log")
 
 // listRanges is the union of the seq ranges a set of headers name, as
 // sorted, non-overlapping ranges.
@@ -491,7 +491,7 @@ func buildList(h *listHeader, elems map[int64][]byte) ([]byte, error) {
 		for s := r[0]; s <= r[1]; s++ {
 			e, ok := elems[s]
 			if !ok {
-				return nil, fmt.Errorf("%w: seq %d", errElementMissing, s)
+				return nil, fmt.Errorf("%w: seq %d", ErrElementMissing, s)
 			}
 			size += len(e) + 1
 		}

@@ -1,4 +1,4 @@
-package checkpoints
+package checkpoints_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 )
@@ -56,22 +57,22 @@ func TestCompactListsProperty(t *testing.T) {
 			}
 			for op := 0; op < 120; op++ {
 				if cold {
-					listMetas.clear()
+					ListMetasClear()
 				}
 				l := lines[r.IntN(len(lines))]
 				if op > 5 && r.IntN(10) == 0 { // fork from any earlier checkpoint of this namespace
 					var same []written
 					for _, w := range all {
-						if w.cfg.NS == l.cfg.NS {
+						if w.cfg.NS == l.Cfg.NS {
 							same = append(same, w)
 						}
 					}
 					if len(same) > 0 {
-						l = l.fork(mustGet(t, db, same[r.IntN(len(same))].cfg))
+						l = l.Fork(mustGet(t, db, same[r.IntN(len(same))].cfg))
 						lines = append(lines, l)
 					}
 				}
-				msgs, _ := l.cp.ChannelValues["messages"].([]any)
+				msgs, _ := l.CP.ChannelValues["messages"].([]any)
 				msgs = slices.Clone(msgs)
 				switch k := r.IntN(20); {
 				case k < 9 || len(msgs) == 0: // a turn: one to three new messages
@@ -95,13 +96,13 @@ func TestCompactListsProperty(t *testing.T) {
 				case k < 18:
 					msgs = []any{}
 				default: // the step writes another channel only
-					log, _ := l.cp.ChannelValues["log"].([]any)
-					l.put("loop", map[string]any{"log": append(slices.Clone(log), "x", "x", fmt.Sprint(op))})
-					all = append(all, written{l.cfg, l.cp.ChannelValues})
+					log, _ := l.CP.ChannelValues["log"].([]any)
+					l.Put("loop", map[string]any{"log": append(slices.Clone(log), "x", "x", fmt.Sprint(op))})
+					all = append(all, written{l.Cfg, l.CP.ChannelValues})
 					continue
 				}
-				l.put("loop", map[string]any{"messages": msgs, "count": len(msgs)})
-				all = append(all, written{l.cfg, l.cp.ChannelValues})
+				l.Put("loop", map[string]any{"messages": msgs, "count": len(msgs)})
+				all = append(all, written{l.Cfg, l.CP.ChannelValues})
 			}
 			encoded := func(v any) string {
 				_, data, err := serde.Encode(v)
@@ -183,7 +184,7 @@ func TestCompactListAppendOnly(t *testing.T) {
 	var msgs []any
 	for i := range 50 {
 		msgs = append(slices.Clone(msgs), map[string]any{"id": fmt.Sprint(i), "content": fmt.Sprint("message ", i, " ", strings.Repeat("x", CompactMinBytes))})
-		l.put("loop", map[string]any{"messages": msgs})
+		l.Put("loop", map[string]any{"messages": msgs})
 	}
 	rows, err := db.Query(context.Background(), `SELECT blob FROM checkpoint_blobs WHERE thread_id = 'append' AND channel = 'messages' ORDER BY version`)
 	if err != nil {
@@ -196,7 +197,7 @@ func TestCompactListAppendOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
-		h, err := parseListHeader(blob)
+		h, err := ParseListHeader(blob)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func TestCompactListAppendOnly(t *testing.T) {
 	if n != 50 || countRows(t, db, "thread_elements", "append") != 50 {
 		t.Fatalf("%d versions, %d elements; want 50 and 50", n, countRows(t, db, "thread_elements", "append"))
 	}
-	got := mustGet(t, db, l.cfg).Checkpoint.ChannelValues["messages"]
+	got := mustGet(t, db, l.Cfg).Checkpoint.ChannelValues["messages"]
 	if _, data, _ := serde.Encode(got); !bytes.HasSuffix(data, []byte(`"id":"49"}]`)) {
 		t.Fatalf("latest messages end %q", data[max(0, len(data)-40):])
 	}
@@ -226,11 +227,11 @@ func TestCompactRetention(t *testing.T) {
 	var msgs []any
 	for i := range 6 {
 		msgs = append(slices.Clone(msgs), long(i))
-		l.put("loop", map[string]any{"messages": msgs})
+		l.Put("loop", map[string]any{"messages": msgs})
 	}
 	// A summary replaces the first five: they are named only by older versions.
-	l.put("loop", map[string]any{"messages": []any{long(100), msgs[5]}})
-	latest := l.cfg
+	l.Put("loop", map[string]any{"messages": []any{long(100), msgs[5]}})
+	latest := l.Cfg
 	if n := countRows(t, db, "thread_elements", "ret"); n != 7 {
 		t.Fatalf("%d elements, want 7", n)
 	}

@@ -1,4 +1,4 @@
-package checkpoints
+package checkpoints_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	. "github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/migrations"
 )
@@ -286,7 +287,7 @@ func TestReadPythonRows(t *testing.T) {
 	})
 	// Weft continues the Python thread: its new version sorts after v2.
 	next := NextVersion(v2)
-	if versionCounter(next) != 3 || CompareVersions(next, v2) <= 0 {
+	if VersionCounter(next) != 3 || CompareVersions(next, v2) <= 0 {
 		t.Errorf("NextVersion(%s) = %s", v2, next)
 	}
 }

@@ -1,9 +1,11 @@
-package checkpoints
+package checkpoints_test
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	. "github.com/weftdev/weft/internal/checkpoints"
 )
 
 // messagesDeltaReducerFixtures are the outputs of LangGraph.js's own
@@ -77,15 +79,15 @@ func TestMessagesDeltaReduceBatching(t *testing.T) {
 func TestDeltaReplayOverwrite(t *testing.T) {
 	t.Parallel()
 	m := func(id string) any { return map[string]any{"type": "human", "id": id, "content": id} }
-	got := deltaReplay([]any{m("1")}, []any{m("2"), map[string]any{"__overwrite__": []any{m("9")}}, m("3")})
+	got := DeltaReplay([]any{m("1")}, []any{m("2"), map[string]any{"__overwrite__": []any{m("9")}}, m("3")})
 	if !reflect.DeepEqual(got, []any{m("9"), m("3")}) {
 		t.Errorf("overwrite: %v", got)
 	}
-	got = deltaReplay([]any{m("1")}, []any{map[string]any{"type": "__overwrite__", "value": nil}})
+	got = DeltaReplay([]any{m("1")}, []any{map[string]any{"type": "__overwrite__", "value": nil}})
 	if !reflect.DeepEqual(got, []any{}) {
 		t.Errorf("overwrite with null: %v", got)
 	}
-	if got := deltaReplay(nil, nil); got != nil {
+	if got := DeltaReplay(nil, nil); got != nil {
 		t.Errorf("unset without writes: %v", got)
 	}
 }

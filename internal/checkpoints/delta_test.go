@@ -1,4 +1,4 @@
-package checkpoints
+package checkpoints_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	. "github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 )
 
@@ -40,18 +41,18 @@ func deltaThread(t *testing.T, db *pgxpool.Pool, thread string) []Config {
 		}
 	}
 	l := newLine(t, db, thread, "")
-	c0 := l.put("input", map[string]any{"__start__": map[string]any{}})
+	c0 := l.Put("input", map[string]any{"__start__": map[string]any{}})
 	write(c0, "t0", []any{msg("human", "1", "a")})
-	c1 := l.put("loop", nil, "messages")
+	c1 := l.Put("loop", nil, "messages")
 	write(c1, "t1", []any{msg("ai", "2", "b")})
-	c2 := l.put("loop", nil, "messages")
+	c2 := l.Put("loop", nil, "messages")
 	write(c2, "t2", []any{msg("remove", "1", ""), msg("human", "3", "c")})
-	c3 := l.put("loop", map[string]any{"messages": map[string]any{"lc": 2, "type": "delta_snapshot",
+	c3 := l.Put("loop", map[string]any{"messages": map[string]any{"lc": 2, "type": "delta_snapshot",
 		"value": []any{msg("ai", "2", "b"), msg("human", "3", "c")}}})
 	write(c3, "t3", []any{msg("remove", "__remove_all__", ""), msg("human", "4", "d")})
-	c4 := l.put("loop", nil, "messages")
+	c4 := l.Put("loop", nil, "messages")
 	tu1 := mustGet(t, db, c1)
-	c5 := l.fork(tu1).put("loop", nil, "messages")
+	c5 := l.Fork(tu1).Put("loop", nil, "messages")
 	return []Config{c0, c1, c2, c3, c4, c5}
 }
 

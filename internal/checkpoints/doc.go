@@ -2,7 +2,12 @@
 // LangGraph's Postgres checkpoint saver on LangGraph's own schema
 // (checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations;
 // migration 002), so that Weft, the JS PostgresSaver and the Python
-// PostgresSaver can read and write the same threads.
+// PostgresSaver can read and write the same threads. It also owns the
+// thread's element log (thread_elements, thread_element_seqs; migration
+// 014), where long lists are stored once per element (compact.go), and
+// reads LangGraph's delta channels (delta.go). Deleting or copying a
+// thread's checkpoints deletes or copies its summaries (package
+// messagelog's thread_summaries) in the same statement.
 //
 // Every function takes a postgres.DBTX (a pool or a transaction), so the run
 // commit coordinator can put a checkpoint, its writes and rows of other
@@ -17,8 +22,11 @@
 //	deleteThread      CheckpointThreadDelete
 //	(Platform copy)   CheckpointThreadCopy
 //	(metadata patch)  CheckpointMetadataMerge
-//	(partial reads)   CheckpointListView, TupleListView, CheckpointGetTupleWithout
-//	(summaries)       SummaryAdd, SummaryList, SummaryBefore, SummaryDelete
+//	(partial reads)   CheckpointGetTupleWithout, CheckpointListStored, BlobListStored
+//
+// The views built on these reads — the message log read by seq from the
+// element log, windows of the last k messages, summaries — are package
+// messagelog's, which imports this one (never the other way).
 //
 // # Schema
 //
@@ -29,6 +37,16 @@
 // threads Weft does not know) and no trigger.
 //
 // # Rows
+//
+//	checkpoints (thread, ns, id; parent id; checkpoint JSON without values; metadata)
+//	  │ channel_versions[ch] = version
+//	  ▼
+//	checkpoint_blobs (thread, ns, ch, version) ── type "json" | "bytes" | "msgpack" | "empty"
+//	  │                                        └─ type weft_list: header {n, h, ranges}
+//	  │                                              ▼
+//	  │                          thread_elements (thread, seq, hash, data, run_id, step)
+//	  │                          thread_element_seqs (thread, last seq handed out)
+//	checkpoint_writes (thread, ns, checkpoint id, task, idx) ── pending writes of tasks started from it
 //
 // A checkpoint row holds the checkpoint JSON (v4) without channel_values,
 // as the JS saver writes it. Values live in checkpoint_blobs, keyed by
@@ -56,6 +74,25 @@
 // the namespace on any branch, and history pages are keyset queries
 // (checkpoint_id < before ORDER BY checkpoint_id DESC LIMIT n) served by
 // walking the primary key backwards.
+//
+// A JSON list of CompactMinBytes or more (a conversation's messages) is
+// stored by reference (blob type weft_list): each element once per thread
+// in the element log, under a seq handed out by thread_element_seqs, and
+// per version a header of seq ranges diffed against the parent's; every
+// read rebuilds exactly the JSON LangGraph would have stored, and the
+// "langgraph" schema's views do the same for foreign readers.
+//
+// # Invariants
+//
+//   - A version names exactly one value in a thread (NextVersion); blob
+//     rows are never rewritten.
+//   - Reads rebuild what a LangGraph saver would have stored: a compact
+//     list with an element missing from the log is an ErrElementMissing
+//     error, never a shorter list; a delta channel is replayed from its
+//     nearest snapshot, never read as an empty list.
+//   - A read costs a fixed number of queries for a page, whatever the
+//     thread's length; a history page is a keyset query on the primary
+//     key.
 //
 // # Reading rows from any saver
 //

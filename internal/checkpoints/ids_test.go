@@ -1,4 +1,4 @@
-package checkpoints
+package checkpoints_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	. "github.com/weftdev/weft/internal/checkpoints"
 )
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-6[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -22,7 +24,7 @@ func idTime(t *testing.T, id string) time.Time {
 		t.Fatalf("bad id %s", id)
 	}
 	ticks := hi<<28 | mid<<12 | lo
-	return time.Unix(0, int64(ticks-gregorianOffset)*100)
+	return time.Unix(0, int64(ticks-GregorianOffset)*100)
 }
 
 func TestNewCheckpointIDLayout(t *testing.T) {
@@ -88,8 +90,8 @@ func TestNextVersion(t *testing.T) {
 		if !versionPattern.MatchString(v) {
 			t.Errorf("NextVersion(%q) = %q: bad format", current, v)
 		}
-		if versionCounter(v) != counter {
-			t.Errorf("NextVersion(%q) = %q: counter %d, want %d", current, v, versionCounter(v), counter)
+		if VersionCounter(v) != counter {
+			t.Errorf("NextVersion(%q) = %q: counter %d, want %d", current, v, VersionCounter(v), counter)
 		}
 		if CompareVersions(v, current) <= 0 {
 			t.Errorf("NextVersion(%q) = %q does not sort after it", current, v)
@@ -144,7 +146,7 @@ func TestNormalizeLC(t *testing.T) {
 	  "secret": {"lc":1,"type":"secret","id":["OPENAI_API_KEY"]},
 	  "plain": {"lc":"not an envelope","type":"constructor"}
 	}`
-	v, err := decodeValue("json", []byte(in))
+	v, err := DecodeValue("json", []byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package checkpoints
+package checkpoints_test
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	. "github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 )
 
@@ -105,26 +106,6 @@ func jsonEqual(t testing.TB, what string, got, want any) {
 	if !reflect.DeepEqual(gv, wv) {
 		t.Errorf("%s:\n got  %s\n want %s", what, g, w)
 	}
-}
-
-// mustPut is CheckpointPut failing the test on error.
-func mustPut(t testing.TB, db *pgxpool.Pool, cfg Config, cp Checkpoint, md Metadata, nv map[string]string) Config {
-	t.Helper()
-	out, err := CheckpointPut(context.Background(), db, cfg, cp, md, nv)
-	if err != nil {
-		t.Fatalf("CheckpointPut: %v", err)
-	}
-	return out
-}
-
-// mustGet is CheckpointGetTuple failing the test on error.
-func mustGet(t testing.TB, db *pgxpool.Pool, cfg Config) *Tuple {
-	t.Helper()
-	tu, err := CheckpointGetTuple(context.Background(), db, cfg)
-	if err != nil {
-		t.Fatalf("CheckpointGetTuple(%+v): %v", cfg, err)
-	}
-	return tu
 }
 
 // mustList is CheckpointList failing the test on error.

@@ -46,18 +46,42 @@ type ListOptions struct {
 // an apperr.NotFound error. Three indexed queries whatever the thread's
 // length.
 func CheckpointGetTuple(ctx context.Context, db postgres.DBTX, cfg Config) (*Tuple, error) {
+	return getTuple(ctx, db, cfg, nil)
+}
+
+// CheckpointGetTupleWithout is CheckpointGetTuple with the values of
+// channels left out: their blobs are not read (their versions stay, and a
+// value stored inline in the checkpoint stays), so a caller can open them
+// with internal/messagelog's TupleListView and read a part.
+func CheckpointGetTupleWithout(ctx context.Context, db postgres.DBTX, cfg Config, channels ...string) (*Tuple, error) {
+	skip := make(map[string]bool, len(channels))
+	for _, ch := range channels {
+		skip[ch] = true
+	}
+	return getTuple(ctx, db, cfg, skip)
+}
+
+// checkpointNotFound is the apperr.NotFound error of a read of cfg that
+// found no checkpoint: cfg.CheckpointID, or any checkpoint of the thread.
+func checkpointNotFound(cfg Config) error {
+	if cfg.CheckpointID != "" {
+		return apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", cfg.CheckpointID, cfg.ThreadID)
+	}
+	return apperr.Errorf(apperr.NotFound, "Thread %s has no checkpoints", cfg.ThreadID)
+}
+
+// getTuple reads one checkpoint, the values of the channels in skip left
+// out.
+func getTuple(ctx context.Context, db postgres.DBTX, cfg Config, skip map[string]bool) (*Tuple, error) {
 	if cfg.ThreadID == "" {
 		return nil, apperr.Errorf(apperr.Invalid, "checkpoint get: thread id is required")
 	}
-	tuples, err := CheckpointList(ctx, db, cfg, ListOptions{Limit: 1})
+	tuples, err := CheckpointList(ctx, db, cfg, ListOptions{Limit: 1, skip: skip})
 	if err != nil {
 		return nil, err
 	}
 	if len(tuples) == 0 {
-		if cfg.CheckpointID != "" {
-			return nil, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", cfg.CheckpointID, cfg.ThreadID)
-		}
-		return nil, apperr.Errorf(apperr.NotFound, "Thread %s has no checkpoints", cfg.ThreadID)
+		return nil, checkpointNotFound(cfg)
 	}
 	return &tuples[0], nil
 }

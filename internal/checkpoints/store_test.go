@@ -1,4 +1,4 @@
-package checkpoints
+package checkpoints_test
 
 import (
 	"context"
@@ -12,54 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/internal/apperr"
+	. "github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 )
-
-// line simulates a graph writing checkpoints along one branch: each step
-// sets some channels, clears others (consumed triggers) and puts a
-// checkpoint whose parent is the previous one.
-type line struct {
-	t    testing.TB
-	db   *pgxpool.Pool
-	cfg  Config // thread, namespace, current parent
-	cp   Checkpoint
-	step int
-}
-
-func newLine(t testing.TB, db *pgxpool.Pool, thread, ns string) *line {
-	return &line{t: t, db: db, cfg: Config{ThreadID: thread, NS: ns}, step: -2,
-		cp: Checkpoint{ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}, VersionsSeen: map[string]map[string]string{}}}
-}
-
-// fork returns a line continuing from tuple tu (a new branch).
-func (l *line) fork(tu *Tuple) *line {
-	step, _ := tu.Metadata.Step()
-	return &line{t: l.t, db: l.db, cfg: tu.Config, cp: tu.Checkpoint, step: step}
-}
-
-// put writes the next checkpoint: set holds new values, clear names
-// channels that get a new version without a value.
-func (l *line) put(source string, set map[string]any, clear ...string) Config {
-	l.t.Helper()
-	l.step++
-	cp := l.cp
-	cp.ID = NewCheckpointID(l.step)
-	cp.ChannelValues = maps.Clone(cp.ChannelValues)
-	cp.ChannelVersions = maps.Clone(cp.ChannelVersions)
-	nv := map[string]string{}
-	for ch, v := range set {
-		nv[ch] = NextVersion(cp.ChannelVersions[ch])
-		cp.ChannelValues[ch] = v
-	}
-	for _, ch := range clear {
-		nv[ch] = NextVersion(cp.ChannelVersions[ch])
-		delete(cp.ChannelValues, ch)
-	}
-	maps.Copy(cp.ChannelVersions, nv)
-	out := mustPut(l.t, l.db, l.cfg, cp, Metadata{"source": source, "step": l.step, "parents": map[string]any{}}, nv)
-	l.cfg, l.cp = out, cp
-	return out
-}
 
 func msg(typ, id, content string) map[string]any {
 	return map[string]any{"type": typ, "id": id, "content": content}
@@ -70,10 +25,10 @@ func TestPutGetRoundTripSharesBlobsAndSkipsEmpty(t *testing.T) {
 	db := pgtest.Pool(t)
 	ctx := context.Background()
 	l := newLine(t, db, "t1", "")
-	c0 := l.put("input", map[string]any{"__start__": map[string]any{"foo": ""}})
-	c1 := l.put("loop", map[string]any{"foo": "", "messages": []any{msg("human", "m1", "hi")}, "branch:to:a": nil}, "__start__")
-	c2 := l.put("loop", map[string]any{"messages": []any{msg("human", "m1", "hi"), msg("ai", "m2", "hello")}}, "branch:to:a")
-	c3 := l.put("update", map[string]any{"bar": []any{json.Number("1"), "x"}})
+	c0 := l.Put("input", map[string]any{"__start__": map[string]any{"foo": ""}})
+	c1 := l.Put("loop", map[string]any{"foo": "", "messages": []any{msg("human", "m1", "hi")}, "branch:to:a": nil}, "__start__")
+	c2 := l.Put("loop", map[string]any{"messages": []any{msg("human", "m1", "hi"), msg("ai", "m2", "hello")}}, "branch:to:a")
+	c3 := l.Put("update", map[string]any{"bar": []any{json.Number("1"), "x"}})
 
 	got := mustGet(t, db, Config{ThreadID: "t1"})
 	if got.Config != c3 || got.Parent == nil || *got.Parent != c2 {
@@ -87,8 +42,8 @@ func TestPutGetRoundTripSharesBlobsAndSkipsEmpty(t *testing.T) {
 	if got.Checkpoint.V != 4 || got.Checkpoint.TS == "" || got.Checkpoint.ID != c3.CheckpointID {
 		t.Errorf("checkpoint header = v%d ts %q id %q", got.Checkpoint.V, got.Checkpoint.TS, got.Checkpoint.ID)
 	}
-	if !maps.Equal(got.Checkpoint.ChannelVersions, l.cp.ChannelVersions) {
-		t.Errorf("versions = %v, want %v", got.Checkpoint.ChannelVersions, l.cp.ChannelVersions)
+	if !maps.Equal(got.Checkpoint.ChannelVersions, l.CP.ChannelVersions) {
+		t.Errorf("versions = %v, want %v", got.Checkpoint.ChannelVersions, l.CP.ChannelVersions)
 	}
 	if s, ok := got.Metadata.Step(); !ok || s != 2 || got.Metadata["source"] != "update" {
 		t.Errorf("metadata = %v", got.Metadata)
@@ -177,7 +132,7 @@ func TestWritesSpecialUpsertNormalKept(t *testing.T) {
 	t.Parallel()
 	db := pgtest.Pool(t)
 	ctx := context.Background()
-	cfg := newLine(t, db, "w", "").put("input", map[string]any{"__start__": "go"})
+	cfg := newLine(t, db, "w", "").Put("input", map[string]any{"__start__": "go"})
 	put := func(ws ...Write) {
 		t.Helper()
 		if err := CheckpointWritesPut(ctx, db, cfg, ws); err != nil {
@@ -223,13 +178,13 @@ func TestListPagesFiltersNamespaces(t *testing.T) {
 		if i == 0 {
 			src = "input"
 		}
-		rootIDs = append(rootIDs, root.put(src, map[string]any{"n": i}).CheckpointID)
+		rootIDs = append(rootIDs, root.Put(src, map[string]any{"n": i}).CheckpointID)
 	}
 	sub := newLine(t, db, "l", "child:1")
-	s0 := sub.put("input", map[string]any{"x": 1}).CheckpointID
-	s1 := sub.put("loop", map[string]any{"x": 2}).CheckpointID
+	s0 := sub.Put("input", map[string]any{"x": 1}).CheckpointID
+	s1 := sub.Put("loop", map[string]any{"x": 2}).CheckpointID
 	other := newLine(t, db, "other", "")
-	other.put("input", map[string]any{"n": 99})
+	other.Put("input", map[string]any{"n": 99})
 	slices.Reverse(rootIDs) // newest first
 
 	cfg := Config{ThreadID: "l"}
@@ -288,15 +243,15 @@ func TestGetTupleLatestAcrossBranchesAndNotFound(t *testing.T) {
 	t.Parallel()
 	db := pgtest.Pool(t)
 	main := newLine(t, db, "b", "")
-	c0 := main.put("input", map[string]any{"v": "0"})
-	main.put("loop", map[string]any{"v": "1"})
-	main.put("loop", map[string]any{"v": "2"})
-	fork := main.fork(mustGet(t, db, c0))
-	f1 := fork.put("fork", map[string]any{"v": "fork"})
+	c0 := main.Put("input", map[string]any{"v": "0"})
+	main.Put("loop", map[string]any{"v": "1"})
+	main.Put("loop", map[string]any{"v": "2"})
+	fork := main.Fork(mustGet(t, db, c0))
+	f1 := fork.Put("fork", map[string]any{"v": "fork"})
 	if got := mustGet(t, db, Config{ThreadID: "b"}); got.Config != f1 || string(got.Checkpoint.ChannelValues["v"].(json.RawMessage)) != `"fork"` {
 		t.Errorf("latest = %+v %v, want the fork %+v", got.Config, got.Checkpoint.ChannelValues, f1)
 	}
-	c3 := main.put("loop", map[string]any{"v": "3"})
+	c3 := main.Put("loop", map[string]any{"v": "3"})
 	if got := mustGet(t, db, Config{ThreadID: "b"}); got.Config != c3 {
 		t.Errorf("latest = %+v, want %+v", got.Config, c3)
 	}
@@ -314,11 +269,11 @@ func TestForkSiblingsNeverCollide(t *testing.T) {
 	t.Parallel()
 	db := pgtest.Pool(t)
 	main := newLine(t, db, "f", "")
-	main.put("input", map[string]any{"__start__": map[string]any{"foo": ""}})
-	p := main.put("loop", map[string]any{"foo": "a", "bar": []any{"a"}}, "__start__")
+	main.Put("input", map[string]any{"__start__": map[string]any{"foo": ""}})
+	p := main.Put("loop", map[string]any{"foo": "a", "bar": []any{"a"}}, "__start__")
 	parent := mustGet(t, db, p)
-	a := main.fork(parent).put("loop", map[string]any{"foo": "b", "bar": []any{"a", "b"}})
-	b := main.fork(parent).put("update", map[string]any{"foo": "fork", "bar": []any{"a", "f"}})
+	a := main.Fork(parent).Put("loop", map[string]any{"foo": "b", "bar": []any{"a", "b"}})
+	b := main.Fork(parent).Put("update", map[string]any{"foo": "fork", "bar": []any{"a", "f"}})
 
 	ta, tb := mustGet(t, db, a), mustGet(t, db, b)
 	for _, ch := range []string{"foo", "bar"} {
@@ -345,11 +300,11 @@ func TestForkOnJSRowsKeepsForkValues(t *testing.T) {
 	db := pgtest.Pool(t)
 	loadFixture(t, db, "js_appendix_a.jsonl")
 	step1 := mustGet(t, db, Config{ThreadID: "1", CheckpointID: "1f1e6647-53f5-6940-8001-c217b744a452"})
-	l := newLine(t, db, "1", "").fork(step1)
-	fork := l.put("update", map[string]any{"foo": "fork", "bar": []any{"a", "f"}, "branch:to:node_b": nil})
+	l := newLine(t, db, "1", "").Fork(step1)
+	fork := l.Put("update", map[string]any{"foo": "fork", "bar": []any{"a", "f"}, "branch:to:node_b": nil})
 	got := mustGet(t, db, fork)
 	jsonEqual(t, "fork values", got.Checkpoint.ChannelValues, map[string]any{"foo": "fork", "bar": []any{"a", "f"}, "branch:to:node_b": nil})
-	if v := got.Checkpoint.ChannelVersions["foo"]; versionCounter(v) != 4 || v == "4" {
+	if v := got.Checkpoint.ChannelVersions["foo"]; VersionCounter(v) != 4 || v == "4" {
 		t.Errorf("fork version of foo = %q", v)
 	}
 	stock := mustGet(t, db, Config{ThreadID: "1", CheckpointID: "1f1e6647-546d-6350-8002-a18ddc94f362"})
@@ -362,7 +317,7 @@ func TestThreadDelete(t *testing.T) {
 	ctx := context.Background()
 	for _, th := range []string{"d1", "d2", "keep"} {
 		for _, ns := range []string{"", "sub:1"} {
-			c := newLine(t, db, th, ns).put("input", map[string]any{"x": th})
+			c := newLine(t, db, th, ns).Put("input", map[string]any{"x": th})
 			if err := CheckpointWritesPut(ctx, db, c, []Write{{TaskID: "t", Channel: "x", Value: 1}}); err != nil {
 				t.Fatal(err)
 			}
@@ -391,7 +346,7 @@ func TestThreadCopy(t *testing.T) {
 	db := pgtest.Pool(t)
 	ctx := context.Background()
 	loadFixture(t, db, "js_appendix_a.jsonl")
-	newLine(t, db, "1", "sub:1").put("input", map[string]any{"s": 1})
+	newLine(t, db, "1", "sub:1").Put("input", map[string]any{"s": 1})
 	if err := CheckpointThreadCopy(ctx, db, "1", "copy"); err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +379,7 @@ func TestMaterializeDecodesRawValues(t *testing.T) {
 	t.Parallel()
 	db := pgtest.Pool(t)
 	line := newLine(t, db, "raw", "")
-	c := line.put("input", map[string]any{"plain": []any{"a", 1}, "msg": map[string]any{"lc": 1, "type": "constructor",
+	c := line.Put("input", map[string]any{"plain": []any{"a", 1}, "msg": map[string]any{"lc": 1, "type": "constructor",
 		"id": []any{"langchain_core", "messages", "HumanMessage"}, "kwargs": map[string]any{"content": "hi", "id": "m1"}}})
 	got := mustGet(t, db, c)
 	if _, raw := got.Checkpoint.ChannelValues["plain"].(json.RawMessage); !raw {

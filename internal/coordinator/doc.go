@@ -2,7 +2,9 @@
 // claimed run: claims, commits, heartbeats, nacks and the reaper. It is the
 // one package that writes several domains (runs, dispatches, checkpoints,
 // run events, threads) in one transaction, for in-process and external
-// workers alike.
+// workers alike. Of its own it owns run_commits (the answer of each commit
+// key, for replays) and run_writes (the pending writes a run recorded
+// under older checkpoints, for rollback).
 //
 // # A claimed run
 //

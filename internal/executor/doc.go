@@ -48,4 +48,14 @@
 //
 // Debug events (checkpoints, tasks and their results) are derived from the
 // same steps (debug_events.go).
+//
+// # Invariants
+//
+//   - The package owns no table: an execution reads the thread's
+//     checkpoints and writes only through runIO, so every write is a
+//     fenced coordinator commit.
+//   - A run attempt writes nothing after its lease is lost or a commit
+//     failed; commits of one attempt go out in order.
+//   - An attempt resumes where the last committed checkpoint left off:
+//     tasks already done reuse their pending writes and are not run again.
 package executor

@@ -6,8 +6,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weftdev/weft/graph"
-	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/messagelog"
 )
 
 // threadReader is graph.ThreadReader on the database, for nodes of the
@@ -20,14 +20,14 @@ type threadReader struct {
 }
 
 func (r threadReader) SummaryBefore(ctx context.Context, channel string, first any, pos int) (*graph.Summary, error) {
-	seq, ok, err := checkpoints.ElementSeqOf(ctx, r.db, r.thread, first)
+	seq, ok, err := messagelog.ElementSeqOf(ctx, r.db, r.thread, first)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		seq = int64(pos)
 	}
-	s, err := checkpoints.SummaryBefore(ctx, r.db, r.thread, channel, seq)
+	s, err := messagelog.SummaryBefore(ctx, r.db, r.thread, channel, seq)
 	if err != nil || s == nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@
 // views that load only what they show: the message log (GET
 // /threads/{id}/messages, a page of a list channel by seq), windowed state
 // reads (messages_window=k: the checkpoint read without the list, then its
-// last k elements, checkpoints.ListView) and summaries, records covering a
-// seq range stored beside the checkpoints (checkpoints.Summary*), never in
+// last k elements, messagelog.ListView) and summaries, records covering a
+// seq range stored beside the checkpoints (messagelog.Summary*), never in
 // place of a value.
 package state

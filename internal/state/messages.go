@@ -12,12 +12,13 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/messagelog"
 	"github.com/weftdev/weft/internal/pregel"
 )
 
 // The message log, windows and summaries (DESIGN §5, seeds 001 and 002):
 // views of a list channel at a checkpoint that read only the elements they
-// show (checkpoints.ListView), and summary records beside the checkpoints.
+// show (messagelog.ListView), and summary records beside the checkpoints.
 
 // DefaultLogChannel is the channel the message log and windows read when
 // the request names none.
@@ -68,11 +69,11 @@ type MessagesParams struct {
 	Limit  int
 }
 
-// openList opens channel at cfg through checkpoints.ListView, reading the
+// openList opens channel at cfg through messagelog.ListView, reading the
 // value whole only when it is not stored as a value (a delta channel).
-func (s *Service) openList(ctx context.Context, cfg checkpoints.Config, channel string, g *graph.Graph) (*checkpoints.ListView, error) {
-	v, err := checkpoints.CheckpointListView(ctx, s.db, cfg, channel)
-	if !errors.Is(err, checkpoints.ErrListReplay) {
+func (s *Service) openList(ctx context.Context, cfg checkpoints.Config, channel string, g *graph.Graph) (*messagelog.ListView, error) {
+	v, err := messagelog.CheckpointListView(ctx, s.db, cfg, channel)
+	if !errors.Is(err, messagelog.ErrListReplay) {
 		return v, err
 	}
 	t, err := checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
@@ -82,7 +83,7 @@ func (s *Service) openList(ctx context.Context, cfg checkpoints.Config, channel 
 	if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
 		return nil, err
 	}
-	return checkpoints.ListViewOf(t.Config, channel, t.Checkpoint.ChannelValues[channel])
+	return messagelog.ListViewOf(t.Config, channel, t.Checkpoint.ChannelValues[channel])
 }
 
 // Messages returns a page of the message log of channel at a checkpoint
@@ -162,15 +163,15 @@ type StateWindow struct {
 // resolves t's other delta channels, and describes the window.
 func (s *Service) window(ctx context.Context, t *checkpoints.Tuple, g *graph.Graph, w WindowParams) (*checkpoints.Tuple, *StateWindow, error) {
 	kinds := pregel.DeltaKinds(g)
-	var v *checkpoints.ListView
+	var v *messagelog.ListView
 	var err error
 	_, isDelta := checkpoints.DeltaChannels(t, kinds)[w.Channel]
 	if !isDelta {
-		v, err = checkpoints.TupleListView(ctx, s.db, t, w.Channel)
+		v, err = messagelog.TupleListView(ctx, s.db, t, w.Channel)
 	}
 	_, present := t.Checkpoint.ChannelValues[w.Channel]
 	present = present || t.Checkpoint.ChannelVersions[w.Channel] != ""
-	if isDelta || errors.Is(err, checkpoints.ErrListReplay) {
+	if isDelta || errors.Is(err, messagelog.ErrListReplay) {
 		// Not stored as a value: read the checkpoint whole.
 		if t, err = checkpoints.CheckpointGetTuple(ctx, s.db, t.Config); err != nil {
 			return nil, nil, err
@@ -179,7 +180,7 @@ func (s *Service) window(ctx context.Context, t *checkpoints.Tuple, g *graph.Gra
 			return nil, nil, err
 		}
 		_, present = t.Checkpoint.ChannelValues[w.Channel]
-		v, err = checkpoints.ListViewOf(t.Config, w.Channel, t.Checkpoint.ChannelValues[w.Channel])
+		v, err = messagelog.ListViewOf(t.Config, w.Channel, t.Checkpoint.ChannelValues[w.Channel])
 	} else if err == nil {
 		err = checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, kinds)
 	}
@@ -224,7 +225,7 @@ func (s *Service) windowSummary(ctx context.Context, threadID, channel string, b
 	if b == 1 {
 		return nil, nil // nothing precedes the window
 	}
-	sum, err := checkpoints.SummaryBefore(ctx, s.db, threadID, channel, b)
+	sum, err := messagelog.SummaryBefore(ctx, s.db, threadID, channel, b)
 	if err != nil || sum == nil {
 		return nil, err
 	}
@@ -255,7 +256,7 @@ type SummaryRecord struct {
 	CreatedAt httpx.Time      `json:"created_at" validate:"required" swaggertype:"string" format:"date-time"`
 }
 
-func summaryRecord(s *checkpoints.Summary) *SummaryRecord {
+func summaryRecord(s *messagelog.Summary) *SummaryRecord {
 	return &SummaryRecord{SummaryID: s.ID, ThreadID: s.ThreadID, Channel: s.Channel, FromSeq: s.FromSeq, ToSeq: s.ToSeq,
 		Summary: s.Summary, CreatedAt: httpx.Time{Time: s.CreatedAt}}
 }
@@ -284,7 +285,7 @@ func (s *Service) AddSummary(ctx context.Context, threadID uuid.UUID, p SummaryP
 	if err != nil {
 		return nil, err
 	}
-	bound, err := checkpoints.ElementSeqsLast(ctx, s.db, threadID.String())
+	bound, err := messagelog.ElementSeqsLast(ctx, s.db, threadID.String())
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +301,7 @@ func (s *Service) AddSummary(ctx context.Context, threadID uuid.UUID, p SummaryP
 		return nil, apperr.Errorf(apperr.BadRequest, "Invalid range %d..%d: thread %s has seqs up to %d in channel %q",
 			p.FromSeq, p.ToSeq, threadID, bound, p.Channel)
 	}
-	sum, err := checkpoints.SummaryAdd(ctx, s.db, checkpoints.Summary{ThreadID: threadID.String(), Channel: p.Channel,
+	sum, err := messagelog.SummaryAdd(ctx, s.db, messagelog.Summary{ThreadID: threadID.String(), Channel: p.Channel,
 		FromSeq: p.FromSeq, ToSeq: p.ToSeq, Summary: p.Summary})
 	if err != nil {
 		return nil, err
@@ -309,11 +310,11 @@ func (s *Service) AddSummary(ctx context.Context, threadID uuid.UUID, p SummaryP
 }
 
 // Summaries lists the thread's summaries matching f, widest first.
-func (s *Service) Summaries(ctx context.Context, threadID uuid.UUID, f checkpoints.SummaryFilter) ([]SummaryRecord, error) {
+func (s *Service) Summaries(ctx context.Context, threadID uuid.UUID, f messagelog.SummaryFilter) ([]SummaryRecord, error) {
 	if _, err := s.threads.LockForState(ctx, s.db, threadID, false); err != nil {
 		return nil, err
 	}
-	list, err := checkpoints.SummaryList(ctx, s.db, threadID.String(), f)
+	list, err := messagelog.SummaryList(ctx, s.db, threadID.String(), f)
 	if err != nil {
 		return nil, err
 	}
@@ -329,5 +330,5 @@ func (s *Service) DeleteSummary(ctx context.Context, threadID uuid.UUID, id int6
 	if _, err := s.threads.LockForState(ctx, s.db, threadID, false); err != nil {
 		return err
 	}
-	return checkpoints.SummaryDelete(ctx, s.db, threadID.String(), id)
+	return messagelog.SummaryDelete(ctx, s.db, threadID.String(), id)
 }

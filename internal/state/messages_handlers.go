@@ -9,8 +9,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
-	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/messagelog"
 )
 
 // maxChannelName bounds a channel name given in a request.
@@ -201,7 +201,7 @@ func (h *Handlers) ListSummaries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := checkpoints.SummaryFilter{Channel: r.URL.Query().Get("channel")}
+	f := messagelog.SummaryFilter{Channel: r.URL.Query().Get("channel")}
 	if len(f.Channel) > maxChannelName {
 		return apperr.Errorf(apperr.Invalid, "Invalid channel: at most %d bytes", maxChannelName)
 	}

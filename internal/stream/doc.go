@@ -3,7 +3,9 @@
 // coordinator writes: create-and-stream (stateful and stateless), join
 // with Last-Event-ID, the thread stream, and protocol v2
 // (POST /threads/{id}/commands and /stream/events) for the 1.x SDK's
-// thread-centric client.
+// thread-centric client. It owns no table: it reads the event log
+// (package eventlog's run_events), the run, the thread and its latest
+// checkpoint, and starts runs through package runs.
 //
 // # A stream
 //

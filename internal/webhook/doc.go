@@ -1,6 +1,8 @@
 // Package webhook delivers a run's webhook (reference §6.6): when a run
 // whose kwargs name a webhook ends, the final run is POSTed to it, at least
-// once, from any replica.
+// once, from any replica. It owns the runs table's webhook_* columns
+// (state, attempts, next_at, last status and error, sent and delivered
+// times) and nothing else.
 //
 // The statement that ends a run also marks its delivery pending and due
 // (PendingSet, part of the coordinator's and package runs' end

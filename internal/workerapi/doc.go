@@ -13,11 +13,34 @@
 //	POST /dispatch/{id}/commit        the coordinator's commit (checkpoints, writes, events, end)
 //	POST /dispatch/{id}/ack           end the run (a commit with only an end)
 //	POST /dispatch/{id}/nack          give the run back for a retry
+//	POST /dispatch/cancellations      wait for cancellations of the worker's runs (long poll)
 //	POST /dispatch/checkpoints/get    a checkpoint as stored (blobs and pending writes as rows)
 //	POST /dispatch/checkpoints/list   checkpoints as stored, newest first
 //	POST /dispatch/checkpoints/delta-history  delta channels' writes along the parent chain (getDeltaChannelHistory)
 //
 // A stale worker gets 409 on every call of a dispatch it no longer holds.
+//
+// # A worker's session
+//
+//	register graphs ─▶ claim (long poll) ─▶ run: (checkpoints/get|list)? ─▶ commit* ─▶ ack (or a commit with end)
+//	                      ▲                    │ heartbeat every third of the lease; a cancellation answered
+//	                      │                    │ (heartbeat, commit, or the open cancellations call) stops it
+//	                      └── nack (retry) ◀───┤ lease lost: 409 on its next call, the worker drops the run
+//
+// # Invariants
+//
+//   - The package owns no table and writes none itself: every write goes
+//     through the coordinator (fence, commit, end), so a remote worker and
+//     the in-process pool obey the same rules. Its reads are of the
+//     checkpoint rows as stored (checkpoints.go: one query per page, in the
+//     raw form a remote saver decodes) and of the graphs catalog.
+//   - A claim answers thread_empty for a thread without checkpoints, so a
+//     worker starting a new thread makes no checkpoint read.
+//   - A commit is applied once: a retried request with the same commit key
+//     returns the first answer (coordinator).
+//   - Values an external worker sends are normalized to the message shape
+//     state reads show (events.go), so a stream looks the same whatever
+//     ran the graph.
 //
 // # Graphs of external workers
 //

@@ -1,4 +1,4 @@
-package checkpoints
+package messagelog
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/checkpoints/cptest"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 )
@@ -28,16 +30,16 @@ func TestListViewProperty(t *testing.T) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 5))
 			thread := fmt.Sprintf("view-%d", seed)
-			lines := []*line{newLine(t, db, thread, "")}
-			var written []Config
+			lines := []*cptest.Line{cptest.NewLine(t, db, thread, "")}
+			var written []checkpoints.Config
 			nextID := 0
 			for op := 0; op < 80; op++ {
 				l := lines[r.IntN(len(lines))]
 				if op > 5 && r.IntN(8) == 0 {
-					l = l.fork(mustGet(t, db, written[r.IntN(len(written))]))
+					l = l.Fork(cptest.MustGet(t, db, written[r.IntN(len(written))]))
 					lines = append(lines, l)
 				}
-				msgs, _ := l.cp.ChannelValues["messages"].([]any)
+				msgs, _ := l.CP.ChannelValues["messages"].([]any)
 				msgs = slices.Clone(msgs)
 				content := func() string {
 					if r.IntN(6) == 0 {
@@ -66,11 +68,11 @@ func TestListViewProperty(t *testing.T) {
 				default:
 					msgs = msgs[len(msgs)/2:]
 				}
-				written = append(written, l.put("loop", map[string]any{"messages": msgs}))
+				written = append(written, l.Put("loop", map[string]any{"messages": msgs}))
 			}
 			compact := 0
 			for _, cfg := range written {
-				whole := mustGet(t, db, cfg).Checkpoint.ChannelValues["messages"]
+				whole := cptest.MustGet(t, db, cfg).Checkpoint.ChannelValues["messages"]
 				var elems []json.RawMessage
 				_, data, err := serde.Encode(whole)
 				if err != nil {
@@ -133,13 +135,13 @@ func TestListViewReadsOnlyItsElements(t *testing.T) {
 	t.Parallel()
 	db := pgtest.Pool(t)
 	ctx := context.Background()
-	l := newLine(t, db, "only", "")
+	l := cptest.NewLine(t, db, "only", "")
 	var msgs []any
 	for i := range 300 {
 		msgs = append(msgs, map[string]any{"id": fmt.Sprint(i), "content": strings.Repeat("x", 100)})
 	}
-	cfg := l.put("loop", map[string]any{"messages": msgs, "other": "kept"})
-	v, err := CheckpointListView(ctx, db, Config{ThreadID: "only"}, "messages")
+	cfg := l.Put("loop", map[string]any{"messages": msgs, "other": "kept"})
+	v, err := CheckpointListView(ctx, db, checkpoints.Config{ThreadID: "only"}, "messages")
 	if err != nil || !v.Compact || v.Len() != 300 || v.Config != cfg {
 		t.Fatalf("view %+v, %v", v, err)
 	}
@@ -150,18 +152,18 @@ func TestListViewReadsOnlyItsElements(t *testing.T) {
 	if err != nil || len(recs) != 10 || !strings.Contains(string(recs[0].Value), `"id":"290"`) {
 		t.Fatalf("window: %v %v", recs, err)
 	}
-	if _, err := v.Records(ctx, db, 289, 300); !errors.Is(err, errElementMissing) {
+	if _, err := v.Records(ctx, db, 289, 300); !errors.Is(err, checkpoints.ErrElementMissing) {
 		t.Fatalf("a deleted element read as %v", err)
 	}
-	tu, err := CheckpointGetTupleWithout(ctx, db, cfg, "messages")
+	tu, err := checkpoints.CheckpointGetTupleWithout(ctx, db, cfg, "messages")
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := Materialize(tu.Checkpoint.ChannelValues["other"])
+	other, _ := checkpoints.Materialize(tu.Checkpoint.ChannelValues["other"])
 	if _, ok := tu.Checkpoint.ChannelValues["messages"]; ok || other != "kept" || tu.Checkpoint.ChannelVersions["messages"] == "" {
 		t.Fatalf("tuple without messages: %v %v", tu.Checkpoint.ChannelValues, tu.Checkpoint.ChannelVersions)
 	}
-	if _, err := CheckpointGetTuple(ctx, db, cfg); !errors.Is(err, errElementMissing) {
+	if _, err := checkpoints.CheckpointGetTuple(ctx, db, cfg); !errors.Is(err, checkpoints.ErrElementMissing) {
 		t.Fatalf("whole read after the deletion: %v", err)
 	}
 	tv, err := TupleListView(ctx, db, tu, "messages")
@@ -172,7 +174,7 @@ func TestListViewReadsOnlyItsElements(t *testing.T) {
 	if _, err := CheckpointListView(ctx, db, cfg, "other"); apperr.CodeOf(err) != apperr.BadRequest {
 		t.Fatalf("a string channel: %v", err)
 	}
-	if _, err := CheckpointListView(ctx, db, Config{ThreadID: "only", CheckpointID: "nope"}, "messages"); apperr.CodeOf(err) != apperr.NotFound {
+	if _, err := CheckpointListView(ctx, db, checkpoints.Config{ThreadID: "only", CheckpointID: "nope"}, "messages"); apperr.CodeOf(err) != apperr.NotFound {
 		t.Fatalf("unknown checkpoint: %v", err)
 	}
 	if v, err := CheckpointListView(ctx, db, cfg, "unset"); err != nil || v.Len() != 0 {

@@ -1,0 +1,17 @@
+package checkpoints
+
+// Internals the package's tests (package checkpoints_test, which shares
+// its helpers with internal/messagelog's through cptest) check directly.
+
+var (
+	VersionCounter  = versionCounter
+	DeltaReplay     = deltaReplay
+	ParseListHeader = parseListHeader
+	DecodeValue     = decodeValue
+)
+
+const GregorianOffset = gregorianOffset
+
+// ListMetasClear empties the cache of the lists' metadata per checkpoint,
+// so a put reads its parent's lists from the database (a cold replica).
+func ListMetasClear() { listMetas.clear() }

@@ -62,7 +62,7 @@ func listRanges(headers []*listHeader) (lo, hi []int64) {
 
 // elementsByRangesSQL reads the elements in a set of seq ranges.
 const elementsByRangesSQL = `
-SELECT e.seq, e.data FROM unnest($2::bigint[], $3::bigint[]) AS r(lo, hi)
+SELECT e.seq, e.hash, e.data FROM unnest($2::bigint[], $3::bigint[]) AS r(lo, hi)
 JOIN thread_elements e ON e.thread_id = $1 AND e.seq BETWEEN r.lo AND r.hi`
 
 // elementSet is the elements of a set of merged seq ranges, fetched once:
@@ -76,6 +76,7 @@ type elementSet struct {
 	start, end   []int
 	plain        []bool // the element is jsonv.Canonical
 	lc           []bool // the element holds lcMarker
+	hash         [][32]byte
 }
 
 // index returns the index of seq in the set, or -1.
@@ -97,7 +98,7 @@ func fetchElements(ctx context.Context, db postgres.DBTX, threadID string, heade
 		n += s.hi[i] - s.lo[i] + 1
 	}
 	s.start, s.end = make([]int, n), make([]int, n)
-	s.plain, s.lc = make([]bool, n), make([]bool, n)
+	s.plain, s.lc, s.hash = make([]bool, n), make([]bool, n), make([][32]byte, n)
 	for k := range s.start {
 		s.start[k] = -1
 	}
@@ -110,9 +111,9 @@ func fetchElements(ctx context.Context, db postgres.DBTX, threadID string, heade
 	}
 	defer rows.Close()
 	var seq int64
-	var data pgtype.DriverBytes // valid until the next row: copied into the arena
+	var hash, data pgtype.DriverBytes // valid until the next row: copied
 	for rows.Next() {
-		if err := rows.Scan(&seq, &data); err != nil {
+		if err := rows.Scan(&seq, &hash, &data); err != nil {
 			return nil, fmt.Errorf("list elements: %w", err)
 		}
 		k := s.index(seq)
@@ -130,6 +131,7 @@ func fetchElements(ctx context.Context, db postgres.DBTX, threadID string, heade
 		s.arena = append(s.arena, ',')
 		s.plain[k] = jsonv.Canonical(data)
 		s.lc[k] = bytes.Contains(data, lcMarker)
+		copy(s.hash[k][:], hash)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list elements: %w", err)
@@ -190,12 +192,61 @@ func buildList(h *listHeader, s *elementSet) (builtList, error) {
 	return out, nil
 }
 
+// extendList is cached list p followed by the elements of ranges rest,
+// when those elements' hashes continue p's hash chain to h's hash (then
+// the result is h's list); ok is false otherwise, or when an element is
+// missing from s.
+func extendList(p *cachedList, h *listHeader, rest [][2]int64, s *elementSet) (out builtList, ok bool) {
+	lh := listHash{}
+	copy(lh.h[:], p.h)
+	size, n := len(p.data), p.n
+	out = builtList{canonical: p.canonical, lc: p.lc}
+	for _, r := range rest {
+		k0 := s.index(r[0])
+		if k0 < 0 {
+			return out, false
+		}
+		for k := k0; k <= k0+int(r[1]-r[0]); k++ {
+			if s.start[k] < 0 {
+				return out, false
+			}
+			lh.add(s.hash[k])
+			size += s.end[k] - s.start[k] + 1
+			out.canonical = out.canonical && s.plain[k]
+			out.lc = out.lc || s.lc[k]
+			n++
+		}
+	}
+	if n != h.N || !bytes.Equal(lh.h[:], h.H) {
+		return out, false
+	}
+	data := make([]byte, 0, size)
+	data = append(data, p.data[:len(p.data)-1]...) // without its ']'
+	for _, r := range rest {
+		k0 := s.index(r[0])
+		for k := k0; k <= k0+int(r[1]-r[0]); k++ {
+			data = append(append(data, ','), s.arena[s.start[k]:s.end[k]]...)
+		}
+	}
+	out.data = append(data, ']')
+	return out, true
+}
+
 // resolveLists turns TypeList rows among blobs into the "json" rows they
-// stand for, reading the elements they name in one query, and returns
-// each rebuilt list (nil for the other rows), indexed like types.
+// stand for and returns each rebuilt list (nil for the other rows),
+// indexed like types. Lists in the cache (builtLists) cost nothing; the
+// others are rebuilt from the elements they name, fetched in one query
+// for all of them (a list that extends a cached one fetches only its new
+// elements), and cached.
 func resolveLists(ctx context.Context, db postgres.DBTX, threadID string, types []*string, blobs []*[]byte) ([]*builtList, error) {
-	var headers []*listHeader
-	var at []int
+	var out []*builtList
+	type miss struct {
+		at     int
+		h      *listHeader
+		prefix *cachedList
+		rest   [][2]int64
+	}
+	var misses []miss
 	for i, t := range types {
 		if *t != TypeList {
 			continue
@@ -204,23 +255,62 @@ func resolveLists(ctx context.Context, db postgres.DBTX, threadID string, types 
 		if err != nil {
 			return nil, err
 		}
-		headers, at = append(headers, h), append(at, i)
+		if out == nil {
+			out = make([]*builtList, len(types))
+		}
+		if l := builtLists.get(threadID, h); l != nil {
+			out[i] = l
+			*types[i], *blobs[i] = serde.TypeJSON, l.data
+			continue
+		}
+		m := miss{at: i, h: h}
+		m.prefix, m.rest = builtLists.prefixOf(threadID, h)
+		misses = append(misses, m)
 	}
-	if len(headers) == 0 {
-		return nil, nil
+	if len(misses) == 0 {
+		return out, nil
 	}
-	elems, err := fetchElements(ctx, db, threadID, headers)
+	need := make([]*listHeader, len(misses))
+	for k, m := range misses {
+		need[k] = m.h
+		if m.prefix != nil {
+			need[k] = &listHeader{R: m.rest}
+		}
+	}
+	elems, err := fetchElements(ctx, db, threadID, need)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*builtList, len(types))
-	for k, h := range headers {
-		l, err := buildList(h, elems)
-		if err != nil {
+	var whole []*listHeader // lists whose cached prefix did not check out
+	var wholeAt []int
+	for _, m := range misses {
+		var l builtList
+		if m.prefix != nil {
+			var ok bool
+			if l, ok = extendList(m.prefix, m.h, m.rest, elems); !ok {
+				whole, wholeAt = append(whole, m.h), append(wholeAt, m.at)
+				continue
+			}
+		} else if l, err = buildList(m.h, elems); err != nil {
 			return nil, fmt.Errorf("thread %s: %w", threadID, err)
 		}
-		out[at[k]] = &l
-		*types[at[k]], *blobs[at[k]] = serde.TypeJSON, l.data
+		builtLists.put(threadID, m.h, l)
+		out[m.at] = &l
+		*types[m.at], *blobs[m.at] = serde.TypeJSON, l.data
+	}
+	if len(whole) > 0 {
+		if elems, err = fetchElements(ctx, db, threadID, whole); err != nil {
+			return nil, err
+		}
+		for k, h := range whole {
+			l, err := buildList(h, elems)
+			if err != nil {
+				return nil, fmt.Errorf("thread %s: %w", threadID, err)
+			}
+			builtLists.put(threadID, h, l)
+			out[wholeAt[k]] = &l
+			*types[wholeAt[k]], *blobs[wholeAt[k]] = serde.TypeJSON, l.data
+		}
 	}
 	return out, nil
 }

@@ -65,6 +65,11 @@ func (s *ThreadState) AppendJSON(dst []byte) ([]byte, error) {
 	if !bytes.HasPrefix(b, []byte(head)) {
 		return dst, fmt.Errorf("thread state: encoding starts %.20q, not %q", b, head)
 	}
+	need := len(b) + 2
+	for k, raw := range s.verbatim {
+		need += len(k) + len(raw) + 4
+	}
+	dst = slices.Grow(dst, need) // one allocation for a long list, not one per doubling
 	dst = append(dst, head[:len(head)-len("null")]...)
 	values, ok := s.Values.(map[string]any)
 	if !ok || values == nil {

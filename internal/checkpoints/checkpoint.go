@@ -88,6 +88,28 @@ type Tuple struct {
 	Metadata      Metadata
 	Parent        *Config
 	PendingWrites []Write
+
+	// verbatim holds the channel values a read found to be JSON text in
+	// encoding/json's output form (see Verbatim).
+	verbatim map[string]json.RawMessage
+}
+
+// Verbatim reports whether v, the value of channel ch, is JSON text this
+// tuple's read found valid and in encoding/json's output form
+// (jsonv.Canonical): a response may copy it as it is, without
+// json.Marshal's scan. A value replaced since the read (anything but the
+// same bytes) is not.
+func (t *Tuple) Verbatim(ch string, v any) bool {
+	raw, ok := v.(json.RawMessage)
+	read, found := t.verbatim[ch]
+	return ok && found && len(raw) > 0 && len(raw) == len(read) && &raw[0] == &read[0]
+}
+
+func (t *Tuple) markVerbatim(ch string, v json.RawMessage) {
+	if t.verbatim == nil {
+		t.verbatim = map[string]json.RawMessage{}
+	}
+	t.verbatim[ch] = v
 }
 
 // Special channels whose writes use fixed negative indexes, so that writing

@@ -2,7 +2,6 @@ package checkpoints
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -424,57 +422,6 @@ func assembleLists(ctx context.Context, db postgres.DBTX, threadID string, runID
 // element log does not hold: never silently a shorter list.
 var ErrElementMissing = errors.New("list element missing from the thread's element log")
 
-// listRanges is the union of the seq ranges a set of headers name, as
-// sorted, non-overlapping ranges.
-func listRanges(headers []*listHeader) (lo, hi []int64) {
-	var all [][2]int64
-	for _, h := range headers {
-		all = append(all, h.R...)
-	}
-	if len(all) == 0 {
-		return nil, nil
-	}
-	slices.SortFunc(all, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
-	cur := all[0]
-	for _, r := range all[1:] {
-		if r[0] <= cur[1]+1 {
-			cur[1] = max(cur[1], r[1])
-			continue
-		}
-		lo, hi = append(lo, cur[0]), append(hi, cur[1])
-		cur = r
-	}
-	return append(lo, cur[0]), append(hi, cur[1])
-}
-
-// elementsByRangesSQL reads the elements in a set of seq ranges.
-const elementsByRangesSQL = `
-SELECT e.seq, e.data FROM unnest($2::bigint[], $3::bigint[]) AS r(lo, hi)
-JOIN thread_elements e ON e.thread_id = $1 AND e.seq BETWEEN r.lo AND r.hi`
-
-// listElements reads, once, every element the headers name.
-func listElements(ctx context.Context, db postgres.DBTX, threadID string, headers []*listHeader) (map[int64][]byte, error) {
-	lo, hi := listRanges(headers)
-	out := map[int64][]byte{}
-	if len(lo) == 0 {
-		return out, nil
-	}
-	rows, err := db.Query(ctx, elementsByRangesSQL, threadID, lo, hi)
-	if err != nil {
-		return nil, fmt.Errorf("list elements: %w", err)
-	}
-	var seq int64
-	var data []byte
-	_, err = pgx.ForEachRow(rows, []any{&seq, &data}, func() error {
-		out[seq] = data
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list elements: %w", err)
-	}
-	return out, nil
-}
-
 // parseListHeader decodes a TypeList blob.
 func parseListHeader(blob []byte) (*listHeader, error) {
 	var h listHeader
@@ -482,66 +429,4 @@ func parseListHeader(blob []byte) (*listHeader, error) {
 		return nil, fmt.Errorf("%w: list header: %v", serde.ErrMalformed, err)
 	}
 	return &h, nil
-}
-
-// buildList is the list's JSON from its header and the thread's elements.
-func buildList(h *listHeader, elems map[int64][]byte) ([]byte, error) {
-	size := 2
-	for _, r := range h.R {
-		for s := r[0]; s <= r[1]; s++ {
-			e, ok := elems[s]
-			if !ok {
-				return nil, fmt.Errorf("%w: seq %d", ErrElementMissing, s)
-			}
-			size += len(e) + 1
-		}
-	}
-	out := make([]byte, 0, size)
-	out = append(out, '[')
-	n := 0
-	for _, r := range h.R {
-		for s := r[0]; s <= r[1]; s++ {
-			if n > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, elems[s]...)
-			n++
-		}
-	}
-	if n != h.N {
-		return nil, fmt.Errorf("%w: list header counts %d elements, ranges name %d", serde.ErrMalformed, h.N, n)
-	}
-	return append(out, ']'), nil
-}
-
-// resolveLists turns TypeList rows among blobs into the "json" rows they
-// stand for, reading the elements they name in one query.
-func resolveLists(ctx context.Context, db postgres.DBTX, threadID string, types []*string, blobs []*[]byte) error {
-	var headers []*listHeader
-	var at []int
-	for i, t := range types {
-		if *t != TypeList {
-			continue
-		}
-		h, err := parseListHeader(*blobs[i])
-		if err != nil {
-			return err
-		}
-		headers, at = append(headers, h), append(at, i)
-	}
-	if len(headers) == 0 {
-		return nil
-	}
-	elems, err := listElements(ctx, db, threadID, headers)
-	if err != nil {
-		return err
-	}
-	for k, h := range headers {
-		data, err := buildList(h, elems)
-		if err != nil {
-			return fmt.Errorf("thread %s: %w", threadID, err)
-		}
-		*types[at[k]], *blobs[at[k]] = serde.TypeJSON, data
-	}
-	return nil
 }

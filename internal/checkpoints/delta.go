@@ -115,7 +115,7 @@ func deltaChainLoad(ctx context.Context, db postgres.DBTX, threadID, ns string, 
 			types, data = append(types, chain[i].Type), append(data, &chain[i].Blob)
 		}
 	}
-	if err := resolveLists(ctx, db, threadID, types, data); err != nil {
+	if _, err := resolveLists(ctx, db, threadID, types, data); err != nil {
 		return nil, fmt.Errorf("delta chain: %w", err)
 	}
 	c := &deltaChain{parent: map[string]string{}, stored: map[[2]string]StoredValue{}, writes: map[[2]string][]StoredWrite{},

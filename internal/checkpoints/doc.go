@@ -109,6 +109,17 @@
 // checkpoint_blobs.version keys them; CompareVersions orders versions of
 // mixed formats by their integer counter.
 //
+// # Lists stored per element
+//
+// A JSON list of CompactMinBytes or more is stored once per element in the
+// thread's element log (compact.go) and read back by list_read.go: the
+// headers of every list a read returns are resolved together, the union of
+// their seq ranges fetched in one query, each list spliced from those bytes
+// without decoding, and the rebuilt lists cached by content hash
+// (list_cache.go). A list whose bytes are already encoding/json's output
+// (jsonv.Canonical) is marked on its Tuple (Tuple.Verbatim) so a response
+// can copy it as it is.
+//
 // # One message shape
 //
 // LangChain messages reach the store in three encodings: Python's msgpack

@@ -15,3 +15,7 @@ const GregorianOffset = gregorianOffset
 // ListMetasClear empties the cache of the lists' metadata per checkpoint,
 // so a put reads its parent's lists from the database (a cold replica).
 func ListMetasClear() { listMetas.clear() }
+
+// BuiltListsClear empties the cache of rebuilt lists, so a read fetches
+// every element of its lists.
+func BuiltListsClear() { builtLists.clear() }

@@ -215,8 +215,9 @@ type writeRow struct {
 type blobKey struct{ ns, channel, version string }
 
 type decodedBlob struct {
-	value any
-	used  bool
+	value     any
+	used      bool
+	canonical bool // value is a json.RawMessage in encoding/json's output form
 }
 
 // loadTuples turns a page of checkpoint rows into tuples: the checkpoint and
@@ -271,10 +272,17 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 		for i := range blobs {
 			types[i], data[i] = &blobs[i].Type, &blobs[i].Blob
 		}
-		if err := resolveLists(ctx, db, threadID, types, data); err != nil {
+		lists, err := resolveLists(ctx, db, threadID, types, data)
+		if err != nil {
 			return nil, fmt.Errorf("checkpoint blobs: %w", err)
 		}
-		for _, b := range blobs {
+		for i, b := range blobs {
+			if i < len(lists) && lists[i] != nil && !lists[i].lc {
+				// Rebuilt from validated elements: valid JSON, no re-scan.
+				l := lists[i]
+				keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: json.RawMessage(l.data), canonical: l.canonical}
+				continue
+			}
 			typ, data, err := openValue(ctx, b.Type, b.Blob)
 			if err != nil {
 				return nil, fmt.Errorf("thread %s channel %q version %s: %w", threadID, b.Channel, b.Version, err)
@@ -300,6 +308,9 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 				t.Checkpoint.ChannelValues[ch] = jsonv.Clone(d.value)
 			} else {
 				t.Checkpoint.ChannelValues[ch], d.used = d.value, true
+			}
+			if d.canonical {
+				t.markVerbatim(ch, d.value.(json.RawMessage))
 			}
 		}
 	}

@@ -116,8 +116,25 @@ func Handle(log *slog.Logger, h HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// WriteJSON writes v as JSON with the given status.
+// Appender is a value that encodes itself: AppendJSON appends to dst
+// exactly what json.Marshal would return for it, faster (a ThreadState
+// copies its stored JSON values instead of re-scanning them). WriteJSON
+// and ArrayPage use it.
+type Appender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+// WriteJSON writes v as JSON with the given status, followed by a newline
+// (as json.Encoder writes it).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
+	if a, ok := v.(Appender); ok {
+		if b, err := a.AppendJSON(nil); err == nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write(append(b, '\n'))
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)

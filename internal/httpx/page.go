@@ -25,6 +25,15 @@ func (p *ArrayPage) Add(v any) (size int, err error) {
 		p.buf.WriteByte(',')
 	}
 	p.n++
+	if a, ok := v.(Appender); ok {
+		b, err := a.AppendJSON(p.buf.AvailableBuffer())
+		if err != nil {
+			return p.buf.Len(), err
+		}
+		p.buf.Write(b)
+		p.buf.WriteByte('\n') // as the encoder ends each item
+		return p.buf.Len(), nil
+	}
 	err = p.enc.Encode(v)
 	return p.buf.Len(), err
 }

@@ -1,8 +1,15 @@
 package state
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/pregel"
 )
 
@@ -35,6 +42,61 @@ type ThreadState struct {
 	// channel's value; only in a state read that asked for one
 	// (messages_window), absent otherwise.
 	MessagesWindow *StateWindow `json:"messages_window,omitempty"`
+
+	// verbatim names the keys of Values whose value is JSON text the read
+	// found in encoding/json's output form (checkpoints.Tuple.Verbatim):
+	// AppendJSON copies them as they are.
+	verbatim map[string]json.RawMessage
+}
+
+// AppendJSON appends the state's JSON, byte for byte what json.Marshal
+// writes for it (httpx.Appender), copying the stored JSON of its values
+// instead of re-scanning it: a long message list is one copy, where
+// encoding/json would validate and compact every byte of it again.
+func (s *ThreadState) AppendJSON(dst []byte) ([]byte, error) {
+	rest := *s
+	rest.Values = nil
+	b, err := json.Marshal(&rest)
+	if err != nil {
+		return dst, err
+	}
+	// values is the first field: the rest follows `{"values":null`.
+	const head = `{"values":null`
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return dst, fmt.Errorf("thread state: encoding starts %.20q, not %q", b, head)
+	}
+	need := len(b) + 2
+	for k, raw := range s.verbatim {
+		need += len(k) + len(raw) + 4
+	}
+	dst = slices.Grow(dst, need) // one allocation for a long list, not one per doubling
+	dst = append(dst, head[:len(head)-len("null")]...)
+	values, ok := s.Values.(map[string]any)
+	if !ok || values == nil {
+		if dst, err = jsonv.AppendMarshal(dst, s.Values); err != nil {
+			return dst, err
+		}
+		return append(dst, b[len(head):]...), nil
+	}
+	keys := slices.Sorted(maps.Keys(values)) // encoding/json's order
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return dst, err
+		}
+		dst = append(append(dst, kb...), ':')
+		if raw, ok := values[k].(json.RawMessage); ok && sameBytes(raw, s.verbatim[k]) {
+			dst = append(dst, raw...)
+		} else if dst, err = jsonv.AppendMarshal(dst, values[k]); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, '}')
+	return append(dst, b[len(head):]...), nil
 }
 
 // Task is a task scheduled for the next superstep of a checkpoint.
@@ -56,11 +118,20 @@ func emptyState() *ThreadState {
 
 // assemble turns a stored checkpoint into the API's ThreadState.
 func assemble(t *checkpoints.Tuple, g *graph.Graph) *ThreadState {
+	values := pregel.StateValues(t.Checkpoint.ChannelValues, g)
 	s := &ThreadState{
-		Values:     pregel.StateValues(t.Checkpoint.ChannelValues, g),
+		Values:     values,
 		Checkpoint: refOf(t.Config),
 		Metadata:   t.Metadata,
 		Interrupts: []any{},
+	}
+	for k, v := range values {
+		if t.Verbatim(k, v) {
+			if s.verbatim == nil {
+				s.verbatim = map[string]json.RawMessage{}
+			}
+			s.verbatim[k] = v.(json.RawMessage)
+		}
 	}
 	if s.Metadata == nil {
 		s.Metadata = map[string]any{}
@@ -85,6 +156,12 @@ func assemble(t *checkpoints.Tuple, g *graph.Graph) *ThreadState {
 		s.Next[i] = pt.Name
 	}
 	return s
+}
+
+// sameBytes reports whether a and b are the same bytes in memory (not
+// merely equal): a value replaced since it was found verbatim is not.
+func sameBytes(a, b []byte) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 // interruptsByTask is the thread projection of a state's interrupts:

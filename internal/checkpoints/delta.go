@@ -10,8 +10,21 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/internal/checkpoints/deltareducer"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/postgres"
+)
+
+// Delta channel kinds, as a worker registers them per channel
+// (assistants.GraphInfo.ChannelKinds) and graph.Channel.Delta carries them.
+const (
+	// DeltaMessages is a LangGraph DeltaChannel whose reducer is
+	// messagesDeltaReducer (LangGraph.js MessagesDeltaValue): Weft
+	// rebuilds it (deltareducer.MessagesDeltaReduce).
+	DeltaMessages = "delta:messages"
+	// DeltaUnknown is a DeltaChannel with a reducer Weft does not
+	// implement: reads show UnresolvedDelta for it, except at a snapshot.
+	DeltaUnknown = "delta"
 )
 
 // LangGraph's delta channels (DeltaChannel, MessagesDeltaValue; LangGraph.js
@@ -236,7 +249,7 @@ func (c *deltaChain) value(id, ch string) (any, error) {
 			}
 			vals = append(vals, v)
 		}
-		base = deltaReplay(base, vals)
+		base = deltareducer.DeltaReplay(base, vals)
 		k := [2]string{x, ch}
 		c.memo[k], c.has[k] = base, true
 	}

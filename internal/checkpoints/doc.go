@@ -136,8 +136,9 @@
 // shows one shape whatever wrote the row. Other lc:1 constructors degrade to
 // their kwargs; the JS serde's lc:2 constructors (Set, Map, RegExp, Error,
 // Uint8Array) to their kwargs or their argument, and lc:2 "undefined" to
-// null. Weft writes values back as plain JSON ("json" blobs), never as lc
-// envelopes.
+// null (serde.NormalizeLC). Weft writes values back as plain JSON ("json"
+// blobs), never as lc envelopes. A delta channel of messages is rebuilt by
+// replaying its writes through internal/checkpoints/deltareducer.
 //
 // Not implemented: the JS saver's migration of pending sends for checkpoints
 // older than format v4 (it folds __pregel_tasks writes of the parent into

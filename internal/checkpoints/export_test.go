@@ -5,7 +5,6 @@ package checkpoints
 
 var (
 	VersionCounter  = versionCounter
-	DeltaReplay     = deltaReplay
 	ParseListHeader = parseListHeader
 	DecodeValue     = decodeValue
 )

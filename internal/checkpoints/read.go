@@ -357,7 +357,7 @@ func loadWrites(ctx context.Context, db postgres.DBTX, threadID string, tuples [
 }
 
 // decodeValue decodes a blob and rewrites the JS saver's LangChain
-// envelopes (normalizeLC) in "json" values. A valid "json" value without
+// envelopes (serde.NormalizeLC) in "json" values. A valid "json" value without
 // any LangChain envelope is returned undecoded, as json.RawMessage: most
 // reads only pass values through to a response, and decoding then
 // re-encoding a long message list would dominate their cost (see
@@ -371,7 +371,7 @@ func decodeValue(typ string, data []byte) (any, error) {
 		return nil, err
 	}
 	if typ == serde.TypeJSON {
-		v = normalizeLC(v)
+		v = serde.NormalizeLC(v)
 	}
 	return v, nil
 }

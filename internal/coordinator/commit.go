@@ -68,7 +68,7 @@ type Event struct {
 // escape that could spell one) stays the JSON text it came as and is
 // stored as it is, sparing a decode and re-encode of every event; other
 // data is decoded (numbers as json.Number, as request bodies are) for the
-// worker API to normalise (checkpoints.NormalizeLC). JSON null is nil.
+// worker API to normalise (serde.NormalizeLC). JSON null is nil.
 func (e *Event) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		Event string          `json:"event"`

@@ -319,7 +319,7 @@ func storedForm(v any, raw bool) (any, error) {
 		return nil, err
 	}
 	if typ == serde.TypeJSON {
-		out = checkpoints.NormalizeLC(out)
+		out = serde.NormalizeLC(out)
 	}
 	return out, nil
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 )
 
@@ -265,7 +264,7 @@ var lcMarker = []byte(`"lc"`)
 // storedForm is the JSON of v as a read of the checkpoint store returns it
 // once written (nil when it cannot be told): encoded as the store encodes
 // it, then decoded as its reads decode it — JSON without LangChain
-// envelopes as it is, envelopes normalised (checkpoints.NormalizeLC),
+// envelopes as it is, envelopes normalised (serde.NormalizeLC),
 // other serde types decoded.
 func storedForm(v any) []byte {
 	typ, data, err := serde.Encode(v)
@@ -283,7 +282,7 @@ func storedForm(v any) []byte {
 		return nil
 	}
 	if typ == serde.TypeJSON {
-		out = checkpoints.NormalizeLC(out)
+		out = serde.NormalizeLC(out)
 	}
 	b, err := encodeJSON(out)
 	if err != nil {

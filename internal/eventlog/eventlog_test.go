@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
@@ -55,7 +56,7 @@ func TestRenderedEqualsWhole(t *testing.T) {
 	// envelopes normalised, as external workers' events are), plus a
 	// default the checkpoint does not hold.
 	seen := jsonv.Clone(map[string]any(vals)).(map[string]any)
-	seen["lc"] = checkpoints.NormalizeLC(seen["lc"])
+	seen["lc"] = serde.NormalizeLC(seen["lc"])
 	seen["raw"] = []byte{0, 1, 2, 250}
 	seen["unset"] = []any{}
 	events := []eventlog.Event{
@@ -141,7 +142,7 @@ func TestEncodeReferencesOnlyWhatMatches(t *testing.T) {
 		{"small but MinBytes 1", map[string]any{"n": "old"}, eventlog.Options{MinBytes: 1}, `{"ns":"","id":"a","path":[],"keys":["n"]}`},
 		{"never", map[string]any{"m": big}, eventlog.Options{MinBytes: -1}, ""},
 		{"raw LangChain envelope (a reader normalises it)", map[string]any{"m": big, "lc": envelope()}, eventlog.Options{}, `{"ns":"","id":"a","path":[],"keys":["m"]}`},
-		{"normalised LangChain envelope", map[string]any{"m": big, "lc": checkpoints.NormalizeLC(envelope())}, eventlog.Options{}, `{"ns":"","id":"a","path":[],"keys":["lc","m"]}`},
+		{"normalised LangChain envelope", map[string]any{"m": big, "lc": serde.NormalizeLC(envelope())}, eventlog.Options{}, `{"ns":"","id":"a","path":[],"keys":["lc","m"]}`},
 	}
 	for _, c := range cases {
 		rows, err := eventlog.Encode([]eventlog.Event{{Name: "values", Data: c.data}}, cps, c.opt)

@@ -65,7 +65,7 @@ func elementsBySeq(ctx context.Context, db postgres.DBTX, threadID string, seqs 
 }
 
 // elementJSON is an element as a whole-list read shows it: LangChain
-// envelopes rewritten (checkpoints.NormalizeLC), anything else as stored.
+// envelopes rewritten (serde.NormalizeLC), anything else as stored.
 func elementJSON(data []byte) (json.RawMessage, error) {
 	if !bytes.Contains(data, lcMarker) {
 		return json.RawMessage(data), nil
@@ -74,7 +74,7 @@ func elementJSON(data []byte) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(checkpoints.NormalizeLC(v))
+	return json.Marshal(serde.NormalizeLC(v))
 }
 
 // lcMarker appears in every LangChain serialization envelope.

@@ -1,7 +1,7 @@
 package workerapi
 
 import (
-	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/coordinator"
 )
 
@@ -12,12 +12,12 @@ import (
 // messages whatever ran the graph.
 func normalizeWorkerEvents(req *coordinator.CommitRequest) {
 	for i := range req.Events {
-		req.Events[i].Data = checkpoints.NormalizeLC(req.Events[i].Data)
+		req.Events[i].Data = serde.NormalizeLC(req.Events[i].Data)
 	}
 	if req.End != nil {
-		req.End.Result = checkpoints.NormalizeLC(req.End.Result)
+		req.End.Result = serde.NormalizeLC(req.End.Result)
 		if req.End.Error != nil {
-			if m, ok := checkpoints.NormalizeLC(req.End.Error).(map[string]any); ok {
+			if m, ok := serde.NormalizeLC(req.End.Error).(map[string]any); ok {
 				req.End.Error = m
 			}
 		}

@@ -1,22 +1,15 @@
-package checkpoints
+// Package deltareducer is LangGraph's messages delta reducer in Go: how a
+// DeltaChannel of messages (LangGraph.js MessagesDeltaValue) rebuilds its
+// value from a base and the writes along its parent chain. It knows
+// nothing of storage; internal/checkpoints replays stored writes through
+// it.
+package deltareducer
 
 import (
 	"encoding/json"
 	"strings"
 
 	"github.com/weftdev/weft/internal/checkpoints/serde"
-)
-
-// Delta channel kinds, as a worker registers them per channel
-// (assistants.GraphInfo.ChannelKinds) and graph.Channel.Delta carries them.
-const (
-	// DeltaMessages is a LangGraph DeltaChannel whose reducer is
-	// messagesDeltaReducer (LangGraph.js MessagesDeltaValue): Weft
-	// rebuilds it (MessagesDeltaReduce).
-	DeltaMessages = "delta:messages"
-	// DeltaUnknown is a DeltaChannel with a reducer Weft does not
-	// implement: reads show UnresolvedDelta for it, except at a snapshot.
-	DeltaUnknown = "delta"
 )
 
 // removeAllMessages is LangGraph's REMOVE_ALL_MESSAGES, the id of a
@@ -195,11 +188,11 @@ func overwriteValue(v any) (any, bool) {
 	return nil, false
 }
 
-// deltaReplay is DeltaChannel.replayWrites with the messages reducer:
+// DeltaReplay is DeltaChannel.replayWrites with the messages reducer:
 // base (nil: the channel is unset) with writes applied in order; the last
 // Overwrite among them resets the base (null: to []). With no writes the
 // base is returned as it is.
-func deltaReplay(base any, writes []any) any {
+func DeltaReplay(base any, writes []any) any {
 	start := 0
 	for i, w := range writes {
 		if ov, ok := overwriteValue(w); ok {

@@ -1,11 +1,11 @@
-package checkpoints_test
+package deltareducer_test
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
 
-	. "github.com/weftdev/weft/internal/checkpoints"
+	. "github.com/weftdev/weft/internal/checkpoints/deltareducer"
 )
 
 // messagesDeltaReducerFixtures are the outputs of LangGraph.js's own

@@ -1,21 +1,19 @@
-package checkpoints
+package serde
 
 import (
 	"encoding/json"
 	"strings"
-
-	"github.com/weftdev/weft/internal/checkpoints/serde"
 )
 
-// normalizeLC rewrites, recursively, the LangChain serialization envelopes
+// NormalizeLC rewrites, recursively, the LangChain serialization envelopes
 // the JS saver writes into "json" blobs, so that a value reads the same
 // whatever wrote it:
 //
 //   - {"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{…}}
 //     becomes LangChain's plain message dict: the kwargs (already snake_case)
 //     with "type" from the class ("human", "ai", "tool", "system", …) and the
-//     common fields defaulted, exactly the shape serde.Decode gives Python's
-//     msgpack messages (see serde.LangChainMessage).
+//     common fields defaulted, exactly the shape Decode gives Python's
+//     msgpack messages (see LangChainMessage).
 //   - any other lc:1 constructor becomes its kwargs.
 //   - lc:2 constructors of the JS serde (Set, Map, RegExp, Error, Uint8Array)
 //     become their kwargs when non-empty, else their single argument (a Set's
@@ -23,12 +21,15 @@ import (
 //   - {"lc":2,"type":"undefined"} becomes null.
 //
 // Other lc envelopes ("secret", "not_implemented") are left as they are.
-// Maps and slices are rewritten in place; the result replaces v.
-func normalizeLC(v any) any {
+// Maps and slices are rewritten in place; the result replaces v. State
+// reads apply it to stored "json" values, and the run commit path to the
+// events and results external workers send, so a streamed value has the
+// shape a state read gives the same value.
+func NormalizeLC(v any) any {
 	switch t := v.(type) {
 	case []any:
 		for i, e := range t {
-			t[i] = normalizeLC(e)
+			t[i] = NormalizeLC(e)
 		}
 		return t
 	case map[string]any:
@@ -36,7 +37,7 @@ func normalizeLC(v any) any {
 			return out
 		}
 		for k, e := range t {
-			t[k] = normalizeLC(e)
+			t[k] = NormalizeLC(e)
 		}
 		return t
 	}
@@ -72,11 +73,11 @@ func lcEnvelope(m map[string]any) (any, bool) {
 		kwargs = map[string]any{}
 	}
 	for k, e := range kwargs {
-		kwargs[k] = normalizeLC(e)
+		kwargs[k] = NormalizeLC(e)
 	}
 	if lc == "1" {
 		module, class := strings.Join(parts[:len(parts)-1], "."), parts[len(parts)-1]
-		if msg, ok := serde.LangChainMessage(module, class, kwargs); ok {
+		if msg, ok := LangChainMessage(module, class, kwargs); ok {
 			return msg, true
 		}
 		return kwargs, true
@@ -86,7 +87,7 @@ func lcEnvelope(m map[string]any) (any, bool) {
 	}
 	args, _ := m["args"].([]any)
 	for i, e := range args {
-		args[i] = normalizeLC(e)
+		args[i] = NormalizeLC(e)
 	}
 	if len(args) == 1 {
 		return args[0], true

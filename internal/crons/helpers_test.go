@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/server/servertest"
@@ -179,3 +180,28 @@ func wantTime(t *testing.T, what string, v any, want time.Time) {
 var fooBarInput = map[string]any{"foo": ""}
 
 const fooBarResult = `{"bar":["a","b"],"foo":"b"}`
+
+// cronRunCounts is how many runs each cron has fired, by cron id (the
+// cron_id of their metadata).
+func cronRunCounts(t *testing.T, db *pgxpool.Pool) map[string]int {
+	t.Helper()
+	rows, err := db.Query(context.Background(), `SELECT metadata ->> 'cron_id', count(*) FROM runs
+		WHERE metadata ? 'cron_id' GROUP BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,8 +17,7 @@ import (
 // replica is a Weft server running as its own process.
 type replica struct {
 	*servertest.Server
-	cmd *exec.Cmd
-	log string
+	proc *servertest.Process
 }
 
 // startReplica starts the server binary on dsn with its crons scheduler
@@ -30,61 +26,20 @@ type replica struct {
 // answers. The process is stopped at the end of the test.
 func startReplica(t *testing.T, dsn, name string) *replica {
 	t.Helper()
-	addr := servertest.FreeAddr(t)
-	logPath := filepath.Join(t.TempDir(), name+".log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(servertest.Binary(t))
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "WEFT_ADDR="+addr, "WEFT_WORKER_ID="+name, "WEFT_WORKERS=0",
-		"WEFT_TEST_CRON_INTERVAL=5ms", "WEFT_LOG_LEVEL=debug", "WEFT_LOG_FORMAT=json")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
-			}
-		}
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("%s log (last 4 KiB):\n%s", name, b[max(0, len(b)-4096):])
-		}
-	})
+	p := servertest.StartProcess(t, dsn, name, "WEFT_WORKERS=0", "WEFT_TEST_CRON_INTERVAL=5ms",
+		"WEFT_LOG_LEVEL=debug", "WEFT_LOG_FORMAT=json")
 	pool, err := postgres.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	r := &replica{Server: servertest.Client(t, "http://"+addr, pool), cmd: cmd, log: logPath}
-	eventually(t, name+" to answer", func() bool {
-		resp, err := http.Get(r.URL + "/ok")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return r
+	return &replica{Server: servertest.Client(t, p.URL, pool), proc: p}
 }
 
 // fired is how many "cron fired" lines the replica logged.
 func (r *replica) fired(t *testing.T) int {
 	t.Helper()
-	b, err := os.ReadFile(r.log)
+	b, err := os.ReadFile(r.proc.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,35 +79,13 @@ func TestCronExactlyOnceServerProcesses(t *testing.T) {
 		ids = append(ids, s.Must(http.StatusOK, "POST", path, body).Map(t)["cron_id"].(string))
 	}
 	ctx := context.Background()
-	count := func() map[string]int {
-		rows, err := a.DB.Query(ctx, `SELECT metadata ->> 'cron_id', count(*) FROM runs WHERE metadata ? 'cron_id' GROUP BY 1`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		out := map[string]int{}
-		for rows.Next() {
-			var id string
-			var n int
-			if err := rows.Scan(&id, &n); err != nil {
-				t.Fatal(err)
-			}
-			out[id] = n
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
 	for k := 1; k <= rounds; k++ {
 		var due time.Time
 		if err := a.DB.QueryRow(ctx, `UPDATE crons SET next_run_date = now() - interval '1 second' RETURNING now()`).Scan(&due); err != nil {
 			t.Fatal(err)
 		}
 		if k == killAfter+1 {
-			if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
+			a.proc.Kill()
 		}
 		eventually(t, fmt.Sprintf("round %d fired", k), func() bool {
 			var pending int
@@ -161,7 +94,7 @@ func TestCronExactlyOnceServerProcesses(t *testing.T) {
 			}
 			return pending == 0
 		})
-		got := count()
+		got := cronRunCounts(t, a.DB)
 		for _, id := range ids {
 			if got[id] != k {
 				t.Fatalf("after round %d cron %s has %d runs, want %d (all: %v)", k, id, got[id], k, got)

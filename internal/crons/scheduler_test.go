@@ -240,24 +240,6 @@ func TestCronExactlyOnceTwoServers(t *testing.T) {
 			"input": fooBarInput, "on_run_completed": "keep"}).Map(t)
 		ids = append(ids, c["cron_id"].(string))
 	}
-	count := func() map[string]int {
-		rows, err := a.DB.Query(context.Background(), `SELECT metadata ->> 'cron_id', count(*) FROM runs
-			WHERE metadata ? 'cron_id' GROUP BY 1`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		out := map[string]int{}
-		for rows.Next() {
-			var id string
-			var n int
-			if err := rows.Scan(&id, &n); err != nil {
-				t.Fatal(err)
-			}
-			out[id] = n
-		}
-		return out
-	}
 	for k := 1; k <= ticks; k++ {
 		tick := time.Date(2030, 1, 1, 0, k, 0, 0, time.UTC)
 		clk.Set(tick)
@@ -267,7 +249,7 @@ func TestCronExactlyOnceTwoServers(t *testing.T) {
 				return parseTime(t, c["next_run_date"]).After(tick)
 			})
 		}
-		got := count()
+		got := cronRunCounts(t, a.DB)
 		for _, id := range ids {
 			if got[id] != k {
 				t.Fatalf("after tick %d cron %s has %d runs, want %d (all: %v)", k, id, got[id], k, got)

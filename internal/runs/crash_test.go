@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,73 +13,14 @@ import (
 	"github.com/weftdev/weft/internal/server/servertest"
 )
 
-// proc is a Weft server running as its own process.
-type proc struct {
-	cmd *exec.Cmd
-	url string
-	log string
-}
-
-// startProc starts the server binary on dsn and waits until it answers.
-func startProc(t *testing.T, dsn, worker string, env ...string) *proc {
-	t.Helper()
-	addr := servertest.FreeAddr(t)
-	logPath := filepath.Join(t.TempDir(), worker+".log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(servertest.Binary(t))
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "WEFT_ADDR="+addr, "WEFT_WORKER_ID="+worker, "WEFT_LOG_LEVEL=warn")
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, url: "http://" + addr, log: logPath}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-			}
-		}
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("%s log:\n%s", worker, b)
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r, err := http.Get(p.url + "/ok")
-		if err == nil {
-			r.Body.Close()
-			if r.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("server %s did not come up: %v\n%s", worker, err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // client returns a servertest client for a server process.
-func client(t *testing.T, dsn string, p *proc) *servertest.Server {
+func client(t *testing.T, dsn string, p *servertest.Process) *servertest.Server {
 	pool, err := postgres.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return servertest.Client(t, p.url, pool)
+	return servertest.Client(t, p.URL, pool)
 }
 
 // kill -9 of the server during a slow run: another server process retries
@@ -95,7 +32,7 @@ func TestCrashDuringRunIsRetried(t *testing.T) {
 	}
 	t.Parallel()
 	dsn := pgtest.DSN(t)
-	a := startProc(t, dsn, "A", "WEFT_LEASE=2s")
+	a := servertest.StartProcess(t, dsn, "A", "WEFT_LEASE=2s")
 	sa := client(t, dsn, a)
 	tid := newThread(t, sa)
 	run := create(t, sa, tid, slowBody("k", 1500, ""))
@@ -108,12 +45,9 @@ func TestCrashDuringRunIsRetried(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := a.cmd.Process.Kill(); err != nil { // SIGKILL: no shutdown, no nack
-		t.Fatal(err)
-	}
-	_ = a.cmd.Wait()
+	a.Kill() // SIGKILL: no shutdown, no nack
 
-	b := startProc(t, dsn, "B", "WEFT_LEASE=2s")
+	b := servertest.StartProcess(t, dsn, "B", "WEFT_LEASE=2s")
 	sb := client(t, dsn, b)
 	got := runStatus(t, sb, tid, rid, "success")
 	if got["attempt"] != float64(2) {
@@ -140,8 +74,8 @@ func TestTwoProcessesDrainRunsExactlyOnce(t *testing.T) {
 	const threadsN, perThread = 100, 10
 	dsn := pgtest.DSN(t)
 	procs := []*servertest.Server{
-		client(t, dsn, startProc(t, dsn, "A", "WEFT_WORKERS=4")),
-		client(t, dsn, startProc(t, dsn, "B", "WEFT_WORKERS=4")),
+		client(t, dsn, servertest.StartProcess(t, dsn, "A", "WEFT_WORKERS=4")),
+		client(t, dsn, servertest.StartProcess(t, dsn, "B", "WEFT_WORKERS=4")),
 	}
 	tids := make([]string, threadsN)
 	for i := range tids {
@@ -212,8 +146,8 @@ func TestStreamJoinAcrossProcesses(t *testing.T) {
 	}
 	t.Parallel()
 	dsn := pgtest.DSN(t)
-	a := client(t, dsn, startProc(t, dsn, "A"))
-	b := client(t, dsn, startProc(t, dsn, "B", "WEFT_WORKERS=0"))
+	a := client(t, dsn, servertest.StartProcess(t, dsn, "A"))
+	b := client(t, dsn, servertest.StartProcess(t, dsn, "B", "WEFT_WORKERS=0"))
 	tid := newThread(t, a)
 	run := create(t, a, tid, map[string]any{"assistant_id": "slow", "input": map[string]any{"ms": 300, "tag": "p"},
 		"stream_mode": []string{"values", "updates"}})

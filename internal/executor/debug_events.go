@@ -3,6 +3,7 @@ package executor
 import (
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/pregel"
 )
 
@@ -19,13 +20,14 @@ func (x *execution) wants(mode string) bool {
 	return false
 }
 
-// recordCheckpoint records t (a checkpoint this run wrote) for the
-// checkpoints and debug modes, in the shape of the Agent Server's
+// checkpointEvents are the events of the checkpoints and debug modes for
+// t (a checkpoint this run wrote), in the shape of the Agent Server's
 // checkpoints event: config, parent_config, values, metadata, next, tasks.
-func (x *execution) recordCheckpoint(t *checkpoints.Tuple, step int) {
+// The caller queues them with the checkpoint (see execution.checkpoint).
+func (x *execution) checkpointEvents(t *checkpoints.Tuple, step int) []coordinator.Event {
 	cp, dbg := x.wants("checkpoints"), x.wants("debug")
 	if !cp && !dbg {
-		return
+		return nil
 	}
 	cfg := func(c *checkpoints.Config) any {
 		if c == nil {
@@ -49,12 +51,14 @@ func (x *execution) recordCheckpoint(t *checkpoints.Tuple, step int) {
 	payload := map[string]any{"config": cfg(&t.Config), "parent_config": cfg(t.Parent), "values": values,
 		"metadata": t.Metadata, "next": next, "tasks": taskList,
 		"checkpoint": ref(&t.Config), "parent_checkpoint": ref(t.Parent)}
+	var evs []coordinator.Event
 	if cp {
-		x.emit("checkpoints", payload)
+		evs = append(evs, coordinator.Event{Event: "checkpoints", Data: payload})
 	}
 	if dbg {
-		x.emit("debug", map[string]any{"type": "checkpoint", "timestamp": now(), "step": step, "payload": payload})
+		evs = append(evs, coordinator.Event{Event: "debug", Data: map[string]any{"type": "checkpoint", "timestamp": now(), "step": step, "payload": payload}})
 	}
+	return evs
 }
 
 // recordTaskStart records that task starts in step, with its input.

@@ -254,11 +254,12 @@ func (x *execution) emit(event string, data any) {
 	x.pending.Events = append(x.pending.Events, coordinator.Event{Event: event, Data: data})
 }
 
-// commit sends the pending writes and events, plus cps and end, as one
-// commit, after any commit in flight. It uses a context that a
-// cancellation does not interrupt, so a cancelled run can still record how
-// it ended. A cancellation the commit reports stops the execution.
-func (x *execution) commit(ctx context.Context, key string, cps []coordinator.CheckpointPut, end *coordinator.End) (*coordinator.CommitResult, error) {
+// commit sends the pending writes and events, plus cps (with evs, the
+// events that repeat them) and end, as one commit, after any commit in
+// flight. It uses a context that a cancellation does not interrupt, so a
+// cancelled run can still record how it ended. A cancellation the commit
+// reports stops the execution.
+func (x *execution) commit(ctx context.Context, key string, cps []coordinator.CheckpointPut, end *coordinator.End, evs ...coordinator.Event) (*coordinator.CommitResult, error) {
 	x.commitMu.Lock()
 	defer x.commitMu.Unlock()
 	x.mu.Lock()
@@ -275,6 +276,7 @@ func (x *execution) commit(ctx context.Context, key string, cps []coordinator.Ch
 		x.mu.Unlock()
 		return &coordinator.CommitResult{}, nil
 	}
+	x.pending.Events = append(x.pending.Events, evs...)
 	for _, c := range cps {
 		x.addCheckpoint(c)
 	}
@@ -319,12 +321,14 @@ func (x *execution) commit(ctx context.Context, key string, cps []coordinator.Ch
 	return res, nil
 }
 
-// checkpoint commits a step's checkpoint as the run's durability says:
-// "sync" waits for it, "exit" keeps it for the end, "async" (the default,
-// as in LangGraph) commits it in the background while the next step runs,
-// unless a commit is in flight already (then it goes with the next one).
-func (x *execution) checkpoint(ctx context.Context, put coordinator.CheckpointPut) error {
+// checkpoint commits a step's checkpoint, with evs (the events that
+// repeat it), as the run's durability says: "sync" waits for it, "exit"
+// keeps it for the end, "async" (the default, as in LangGraph) commits it
+// in the background while the next step runs, unless a commit is in flight
+// already (then it goes with the next one).
+func (x *execution) checkpoint(ctx context.Context, put coordinator.CheckpointPut, evs []coordinator.Event) error {
 	x.mu.Lock()
+	x.pending.Events = append(x.pending.Events, evs...)
 	x.addCheckpoint(put)
 	if err := x.commitErr; err != nil {
 		x.mu.Unlock()
@@ -588,11 +592,11 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 		put.Parent = parent.CheckpointID
 	}
 	// Committed with the first step (or the end), in one transaction.
+	t := tupleOf(tid, cp, md, parent)
 	x.mu.Lock()
+	x.pending.Events = append(x.pending.Events, x.checkpointEvents(t, step)...)
 	x.addCheckpoint(put)
 	x.mu.Unlock()
-	t := tupleOf(tid, cp, md, parent)
-	x.recordCheckpoint(t, step)
 	return t, nil
 }
 
@@ -784,8 +788,11 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 				x.emitMessages(tasks[i], step, o.Update)
 			}
 		}
-		x.emit("values", newValues)
-		x.recordCheckpoint(next, step)
+		// The step's values event (and its checkpoints and debug events)
+		// repeat its checkpoint: queued with it, they share its commit and
+		// are stored as references to it (eventlog), however the
+		// background commits interleave.
+		evs := append([]coordinator.Event{{Event: "values", Data: newValues}}, x.checkpointEvents(next, step)...)
 		var end *coordinator.End
 		ran := make([]pregel.Task, len(tasks))
 		copy(ran, tasks)
@@ -795,10 +802,10 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		}
 		put := coordinator.CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed}
 		if end != nil {
-			_, err := x.commit(ctx, "", []coordinator.CheckpointPut{put}, end)
+			_, err := x.commit(ctx, "", []coordinator.CheckpointPut{put}, end, evs...)
 			return err
 		}
-		if err := x.checkpoint(ctx, put); err != nil {
+		if err := x.checkpoint(ctx, put, evs); err != nil {
 			return err
 		}
 		stepSpan.End()
@@ -806,10 +813,13 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 	}
 }
 
-// emitMessages records, for the messages-tuple stream mode, every message
-// a node wrote to a messages channel, as [message, metadata] with
-// LangGraph's run metadata.
+// emitMessages records, for a run that asked for the messages-tuple
+// stream mode, every message a node wrote to a messages channel, as
+// [message, metadata] with LangGraph's run metadata.
 func (x *execution) emitMessages(t pregel.Task, step int, update graph.State) {
+	if !x.wants("messages-tuple") {
+		return
+	}
 	for _, c := range x.g.Channels {
 		msgs, _ := update[c.Name].([]any)
 		if c.Kind != graph.Messages || len(msgs) == 0 {
@@ -849,6 +859,9 @@ func (x *execution) streamer(ctx context.Context, t pregel.Task, step int) func(
 		case graph.StreamCustom:
 			x.emit("custom", data)
 		case graph.StreamMessageChunk:
+			if !x.wants("messages-tuple") {
+				return // not streamed: no stream of this run can show it
+			}
 			if m, ok := data.(map[string]any); ok {
 				if id, _ := m["id"].(string); id != "" {
 					x.mu.Lock()

@@ -170,3 +170,37 @@ func replayAll(t *testing.T, s *servertest.Server, tid string) []byte {
 	}
 	return out.Bytes()
 }
+
+// A step's values event shares its checkpoint's commit however the
+// background commits of streamed chunks interleave with the step, so every
+// values event of a chat is stored as a reference: the conversation's log
+// grows by the turn, not by the whole list per turn. Messages events are
+// stored only for runs that asked for the messages-tuple mode (as the
+// Agent Server streams only the modes a run asked for).
+func TestEventRefsEveryStepOfAChat(t *testing.T) {
+	s := startWith(t, func(c *server.Config) { c.EventRefMinBytes = 1 })
+	tid := newThread(t, s)
+	const turns = 60
+	for i := range turns {
+		body := map[string]any{"assistant_id": "echo_chat", "input": map[string]any{"messages": []any{
+			map[string]any{"type": "human", "content": fmt.Sprintf("turn %d %s", i, strings.Repeat("x", 200))}}}}
+		if i%2 == 1 {
+			body["stream_mode"] = []string{"values", "messages-tuple"}
+		}
+		wait(t, s, tid, body)
+	}
+	if n := dbCount(t, s, `SELECT count(*) FROM run_events WHERE thread_id = $1 AND event = 'values' AND ref IS NULL`, tid); n != 0 {
+		t.Errorf("%d values events of %d turns stored whole", n, turns)
+	}
+	if n := dbCount(t, s, `SELECT count(*) FROM run_events WHERE thread_id = $1 AND event = 'values'`, tid); n != 2*turns {
+		t.Errorf("%d values events, want %d", n, 2*turns)
+	}
+	// Only the runs that asked for messages-tuple stored their message chunks.
+	if n := dbCount(t, s, `SELECT count(DISTINCT e.run_id) FROM run_events e JOIN runs r USING (run_id)
+		WHERE e.thread_id = $1 AND e.event = 'messages' AND NOT r.kwargs->'stream_mode' ? 'messages-tuple'`, tid); n != 0 {
+		t.Errorf("%d runs without messages-tuple stored messages events", n)
+	}
+	if n := dbCount(t, s, `SELECT count(DISTINCT run_id) FROM run_events WHERE thread_id = $1 AND event = 'messages'`, tid); n != turns/2 {
+		t.Errorf("%d runs stored messages events, want %d", n, turns/2)
+	}
+}

@@ -51,8 +51,9 @@
 // A checkpoint row holds the checkpoint JSON (v4) without channel_values,
 // as the JS saver writes it. Values live in checkpoint_blobs, keyed by
 // (thread, namespace, channel, version): a put writes one blob row per
-// channel that changed in the step (newVersions), "empty" with a NULL blob
-// for a channel that got a version but has no value; unchanged channels are
+// channel that changed in the step (newVersions) and has a value (a
+// channel that got a version but has no value gets no row, where the stock
+// savers write one of type "empty": readers treat both alike); unchanged channels are
 // found again through channel_versions, so one blob row serves every later
 // checkpoint with that version. Blob inserts are ON CONFLICT DO NOTHING: a
 // version must therefore name exactly one value in a thread, which is why

@@ -34,9 +34,12 @@ DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
 //
 // newVersions names the channels written by the step that made cp, with
 // their new versions (normally equal to cp.ChannelVersions for them): one
-// checkpoint_blobs row is written per entry, holding cp.ChannelValues[ch]
-// encoded by serde.Encode, or type "empty" with a NULL blob when cp has no
-// value for ch (a consumed trigger). An existing blob row for the same
+// checkpoint_blobs row is written per entry that cp has a value for,
+// holding cp.ChannelValues[ch] encoded by serde.Encode. A channel without a
+// value (a consumed trigger) gets its version and no row: the stock savers
+// write a row of type "empty" there, and every reader (theirs, an inner join
+// on channel_versions, and ours) reads a missing row and an "empty" one
+// alike, so the row would only cost space. An existing blob row for the same
 // channel version is kept as it is (ON CONFLICT DO NOTHING): versions must
 // be unique per value, which NextVersion guarantees. Channels not in
 // newVersions are not written; their values are found again through
@@ -64,12 +67,13 @@ func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpo
 	channels, versions, types := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	blobs := make([][]byte, 0, n)
 	for ch, ver := range newVersions {
-		typ, data := serde.TypeEmpty, []byte(nil)
-		if v, ok := cp.ChannelValues[ch]; ok {
-			var err error
-			if typ, data, err = encodeValue(ctx, v); err != nil {
-				return Config{}, fmt.Errorf("checkpoint put: channel %q: %w", ch, err)
-			}
+		v, ok := cp.ChannelValues[ch]
+		if !ok {
+			continue
+		}
+		typ, data, err := encodeValue(ctx, v)
+		if err != nil {
+			return Config{}, fmt.Errorf("checkpoint put: channel %q: %w", ch, err)
 		}
 		channels, versions, types, blobs = append(channels, ch), append(versions, ver), append(types, typ), append(blobs, data)
 	}

@@ -1537,9 +1537,11 @@ type InspectBlobInfo struct {
 	Bytes   int    `json:"bytes"`
 	Channel string `json:"channel"`
 
-	// Type Type is the serializer type (json, bytes, msgpack, empty), "inline"
-	// for a value the Python saver stored in the checkpoint row itself, or
-	// "missing" when no blob row exists.
+	// Type Type is the serializer type (json, bytes, msgpack, weft_list),
+	// "inline" for a value the Python saver stored in the checkpoint row
+	// itself, or "empty" when the version has no value: a stock saver's
+	// "empty" row, or no row at all (Weft writes none for a consumed
+	// channel; LangGraph's delta channels none between snapshots).
 	Type    string `json:"type"`
 	Version string `json:"version"`
 }

@@ -150,9 +150,11 @@ func CheckpointNodeList(ctx context.Context, db postgres.DBTX, threadID, ns, bef
 type BlobInfo struct {
 	Channel string `json:"channel" validate:"required"`
 	Version string `json:"version" validate:"required"`
-	// Type is the serializer type (json, bytes, msgpack, empty), "inline"
-	// for a value the Python saver stored in the checkpoint row itself, or
-	// "missing" when no blob row exists.
+	// Type is the serializer type (json, bytes, msgpack, weft_list),
+	// "inline" for a value the Python saver stored in the checkpoint row
+	// itself, or "empty" when the version has no value: a stock saver's
+	// "empty" row, or no row at all (Weft writes none for a consumed
+	// channel; LangGraph's delta channels none between snapshots).
 	Type  string `json:"type" validate:"required"`
 	Bytes int    `json:"bytes" validate:"required"`
 }
@@ -332,7 +334,7 @@ func blobInfos(ctx context.Context, db postgres.DBTX, threadID, ns string, t *ch
 	}
 	out := make([]BlobInfo, 0, len(chs))
 	for i, ch := range chs {
-		b := BlobInfo{Channel: ch, Version: vers[i], Type: "missing"}
+		b := BlobInfo{Channel: ch, Version: vers[i], Type: "empty"}
 		if v, ok := t.Checkpoint.ChannelValues[ch]; ok {
 			enc, _ := json.Marshal(v)
 			b.Type, b.Bytes = "inline", len(enc)

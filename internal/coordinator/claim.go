@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/weftdev/weft/internal/dispatch"
-	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 )
 
@@ -48,7 +47,7 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 	b.Queue(`UPDATE runs SET status = 'running', attempt = d.attempt, started_at = coalesce(started_at, now()), updated_at = now()
 		FROM run_dispatches d
 		WHERE d.run_id = runs.run_id AND d.state = 'claimed' AND d.updated_at = now() AND d.claimed_by = $1
-		RETURNING `+postgres.Qualify("runs", runs.Columns)+`,
+		RETURNING `+runs.ColumnsOf("runs")+`,
 			NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = runs.thread_id::text) AS thread_empty`, worker).
 		Query(func(rows pgx.Rows) error {
 			var err error

@@ -401,7 +401,7 @@ func (v *validated) threadMetadata() map[string]any {
 func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID uuid.UUID, v *validated, ep dispatch.EnqueueParams) (*Run, error) {
 	runID := uuid.Must(uuid.NewV7())
 	run := &Run{}
-	kwargs, err := SealKwargs(ctx, jsonv.Must(v.kwargs))
+	kwargs, err := SealKwargs(ctx, storedKwargs(v.kwargs))
 	if err != nil {
 		return nil, err
 	}

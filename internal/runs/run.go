@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/jsonv"
 )
 
 // Status is a run's status (reference API §6.1).
@@ -85,9 +87,43 @@ type Run struct {
 
 // Columns are the columns of a Run, in the order RowToStructByName reads
 // them.
-const Columns = `run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
-	multitask_strategy, attempt, webhook_state, webhook_attempts, webhook_last_status, webhook_last_error,
-	graph_id, error, result, result_ref, temporary, traceparent, tenant_id`
+var Columns = ColumnsOf("")
+
+// ColumnsOf is Columns qualified by a table alias ("" for none). The kwargs
+// column is the whole document: a row leaves out the fields that hold
+// their default (kwargsDefaults), and weft_run_kwargs (migration 022)
+// puts them back.
+func ColumnsOf(alias string) string {
+	q := ""
+	if alias != "" {
+		q = alias + "."
+	}
+	return strings.ReplaceAll(`$run_id, $thread_id, $assistant_id, $created_at, $updated_at, $status, $metadata,
+	weft_run_kwargs($kwargs) AS kwargs, $multitask_strategy, $attempt, $webhook_state, $webhook_attempts,
+	$webhook_last_status, $webhook_last_error, $graph_id, $error, $result, $result_ref, $temporary, $traceparent,
+	$tenant_id`, "$", q)
+}
+
+// kwargsDefaults are the kwargs fields a run's row leaves out when they
+// hold these values, as weft_run_kwargs fills them in.
+var kwargsDefaults = map[string]string{"command": "null", "webhook": "null", "resumable": "false", "subgraphs": "false",
+	"temporary": "false", "feedback_keys": "null", "on_disconnect": `"continue"`, "interrupt_after": "null",
+	"interrupt_before": "null"}
+
+// storedKwargs is the kwargs document k as a run's row stores it: without
+// the fields that hold their default (kwargsDefaults).
+func storedKwargs(k Kwargs) []byte {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(jsonv.Must(k), &doc); err != nil {
+		panic(err) // a Kwargs always marshals to an object
+	}
+	for key, d := range kwargsDefaults {
+		if string(doc[key]) == d {
+			delete(doc, key)
+		}
+	}
+	return jsonv.Must(doc)
+}
 
 // Finished reports whether the run has ended.
 func (r *Run) Finished() bool { return r.Status != StatusPending && r.Status != StatusRunning }

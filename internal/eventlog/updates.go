@@ -15,7 +15,8 @@ import (
 // to that channel. When the task's writes are in the same commit, the
 // event is stored as a task reference (Ref.Task): the row keeps
 // {node: {}} and the ref names the writes' checkpoint, the task and the
-// keys.
+// keys. The node's key stays: protocol v2 reads a run's earlier updates
+// rows as stored, for their node names (stream's protocolRunPrefix).
 
 // updateOf returns what an updates event carries: its namespace ("" for
 // the root graph's), its data (decoded when it is JSON text, as an

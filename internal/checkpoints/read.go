@@ -333,27 +333,93 @@ func loadWrites(ctx context.Context, db postgres.DBTX, threadID string, tuples [
 		return fmt.Errorf("checkpoint writes: %w", err)
 	}
 	for _, w := range writes {
-		typ := ""
-		if w.Type != nil {
-			typ = *w.Type
-		}
-		// Writes are small and read by logic (interrupts, errors, resume
-		// values), so they are always decoded: never json.RawMessage.
-		typ, data, err := openValue(ctx, typ, w.Blob)
+		pw, err := w.decode(ctx)
 		if err != nil {
-			return fmt.Errorf("checkpoint %s write %s/%d (%q): %w", w.CheckpointID, w.TaskID, w.Idx, w.Channel, err)
-		}
-		v, err := decodeValue(typ, data)
-		if err == nil {
-			v, err = Materialize(v)
-		}
-		if err != nil && !errors.Is(err, serde.ErrEmpty) {
-			return fmt.Errorf("checkpoint %s write %s/%d (%q): %w", w.CheckpointID, w.TaskID, w.Idx, w.Channel, err)
+			return err
 		}
 		t := byKey[[2]string{w.NS, w.CheckpointID}]
-		t.PendingWrites = append(t.PendingWrites, Write{TaskID: w.TaskID, Channel: w.Channel, Value: v, Idx: w.Idx, TaskPath: w.TaskPath})
+		t.PendingWrites = append(t.PendingWrites, pw)
 	}
 	return nil
+}
+
+// decode is the pending write w as reads return it. Writes are small and
+// read by logic (interrupts, errors, resume values), so they are always
+// decoded: never json.RawMessage.
+func (w *writeRow) decode(ctx context.Context) (Write, error) {
+	typ := ""
+	if w.Type != nil {
+		typ = *w.Type
+	}
+	typ, data, err := openValue(ctx, typ, w.Blob)
+	if err != nil {
+		return Write{}, fmt.Errorf("checkpoint %s write %s/%d (%q): %w", w.CheckpointID, w.TaskID, w.Idx, w.Channel, err)
+	}
+	v, err := decodeValue(typ, data)
+	if err == nil {
+		v, err = Materialize(v)
+	}
+	if err != nil && !errors.Is(err, serde.ErrEmpty) {
+		return Write{}, fmt.Errorf("checkpoint %s write %s/%d (%q): %w", w.CheckpointID, w.TaskID, w.Idx, w.Channel, err)
+	}
+	return Write{TaskID: w.TaskID, Channel: w.Channel, Value: v, Idx: w.Idx, TaskPath: w.TaskPath}, nil
+}
+
+// TaskKey names the pending writes of one task of a thread: those of task
+// TaskID recorded under checkpoint CheckpointID of namespace NS.
+type TaskKey struct {
+	NS, CheckpointID, TaskID string
+}
+
+// checkpointWritesByTaskSQL fetches the writes of a set of tasks, one
+// primary-key range probe per task, in idx order.
+const checkpointWritesByTaskSQL = `
+SELECT k.ns AS checkpoint_ns, k.id AS checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob
+FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(ns, id, task, ord),
+LATERAL (
+    SELECT task_id, task_path, idx, channel, type, blob FROM checkpoint_writes
+    WHERE thread_id = $1 AND checkpoint_ns = k.ns AND checkpoint_id = k.id AND task_id = k.task
+    ORDER BY idx
+    OFFSET 0
+) w
+ORDER BY k.ord, w.idx`
+
+// CheckpointWritesOfTasks returns the pending writes of the tasks keys
+// name in thread threadID, each task's in idx order, decoded as
+// CheckpointGetTuple decodes its PendingWrites. A task without writes
+// (none recorded, or deleted with their checkpoint) has no entry. One
+// query, one primary-key range probe per task.
+func CheckpointWritesOfTasks(ctx context.Context, db postgres.DBTX, threadID string, keys []TaskKey) (map[TaskKey][]Write, error) {
+	out := map[TaskKey][]Write{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	var nss, ids, tasks []string
+	seen := make(map[TaskKey]bool, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			nss, ids, tasks = append(nss, k.NS), append(ids, k.CheckpointID), append(tasks, k.TaskID)
+		}
+	}
+	rows, err := db.Query(ctx, checkpointWritesByTaskSQL, threadID, nss, ids, tasks)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint writes of tasks: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[writeRow])
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint writes of tasks: %w", err)
+	}
+	for i := range found {
+		w := &found[i]
+		pw, err := w.decode(ctx)
+		if err != nil {
+			return nil, err
+		}
+		k := TaskKey{NS: w.NS, CheckpointID: w.CheckpointID, TaskID: w.TaskID}
+		out[k] = append(out[k], pw)
+	}
+	return out, nil
 }
 
 // decodeValue decodes a blob and rewrites the JS saver's LangChain

@@ -167,6 +167,20 @@ func TestWritesSpecialUpsertNormalKept(t *testing.T) {
 		{TaskID: "b", Channel: "items", Value: []any{"b0"}, Idx: 0, TaskPath: "~__pregel_pull, b"},
 	}
 	jsonEqual(t, "pending writes", got, want)
+
+	// The writes of some tasks, each task's in idx order, decoded alike; a
+	// task without writes (or under another checkpoint) has none.
+	b := TaskKey{NS: cfg.NS, CheckpointID: cfg.CheckpointID, TaskID: "b"}
+	missing := TaskKey{NS: cfg.NS, CheckpointID: cfg.CheckpointID, TaskID: "none"}
+	other := TaskKey{NS: "sub", CheckpointID: cfg.CheckpointID, TaskID: "b"}
+	byTask, err := CheckpointWritesOfTasks(ctx, db, "w", []TaskKey{b, missing, b, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byTask) != 1 {
+		t.Fatalf("writes of %d tasks, want 1: %v", len(byTask), byTask)
+	}
+	jsonEqual(t, "writes of task b", byTask[b], []Write{want[6], want[5]})
 }
 
 func TestListPagesFiltersNamespaces(t *testing.T) {

@@ -369,7 +369,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		}
 	}
 	if len(req.Events) > 0 {
-		if err := appendEvents(ctx, p, d.RunID, d.ThreadID, req.Events, req.Checkpoints, eventlog.Options{MinBytes: s.cfg.EventRefMinBytes}, &res.LastSeq); err != nil {
+		if err := appendEvents(ctx, p, d.RunID, d.ThreadID, req, eventlog.Options{MinBytes: s.cfg.EventRefMinBytes}, &res.LastSeq); err != nil {
 			return err
 		}
 	} else if !req.InProcess {
@@ -422,22 +422,23 @@ func putWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg check
 	return err
 }
 
-// appendEvents queues the events' append to the run's log with the next
-// sequence numbers, and a notification of the last one, stored in *last.
-// An event that repeats the values of one of cps (checkpoints written in
-// the same commit) is stored as a reference to it (eventlog.Encode). With
-// encryption at rest (ctx's keyring) every event is stored whole, its data
-// sealed; the names stay plain.
-func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uuid.UUID, events []Event, cps []CheckpointPut, opt eventlog.Options, last *int64) error {
+// appendEvents queues the append of req's events to the run's log with
+// the next sequence numbers, and a notification of the last one, stored in
+// *last. An event that repeats the values of one of req's checkpoints, or
+// an updates event that repeats the writes of one of its tasks (both
+// written in the same commit), is stored as a reference to them
+// (eventlog.Encode). With encryption at rest (ctx's keyring) every event
+// is stored whole, its data sealed; the names stay plain.
+func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uuid.UUID, req *CommitRequest, opt eventlog.Options, last *int64) error {
 	kr := crypt.FromContext(ctx)
 	if kr != nil {
 		opt.MinBytes = -1
 	}
-	evs := make([]eventlog.Event, len(events))
-	for i, e := range events {
+	evs := make([]eventlog.Event, len(req.Events))
+	for i, e := range req.Events {
 		evs[i] = eventlog.Event{Name: e.Event, Data: e.Data}
 	}
-	rows, err := eventlog.Encode(evs, eventCheckpoints(cps), opt)
+	rows, err := eventlog.Encode(evs, eventCheckpoints(req.Checkpoints), eventWrites(req.Writes), opt)
 	if err != nil {
 		return err
 	}
@@ -475,6 +476,15 @@ func eventCheckpoints(cps []CheckpointPut) []eventlog.Checkpoint {
 		puts[i] = eventlog.Checkpoint{NS: c.NS, ID: c.Checkpoint.ID, Values: c.Checkpoint.ChannelValues, Changed: c.NewVersions}
 	}
 	return puts
+}
+
+// eventWrites are a commit's write batches as eventlog references them.
+func eventWrites(batches []WriteBatch) []eventlog.Writes {
+	out := make([]eventlog.Writes, len(batches))
+	for i, b := range batches {
+		out[i] = eventlog.Writes{NS: b.NS, ID: b.CheckpointID, Writes: b.Writes}
+	}
+	return out
 }
 
 // Projection is what the thread shows of its latest checkpoint, when the

@@ -23,6 +23,27 @@
 // and since every stream sends what PostgreSQL's jsonb returns, the same
 // bytes.
 //
+// An updates event ({node: update}, a subgraph's "updates|<ns>" too)
+// repeats what the node's task wrote: each key of the update is one of
+// the task's pending writes, which the same commit stores in
+// checkpoint_writes. Such an event is stored as a task reference: its
+// data column holds {node: {}}, and its ref names the checkpoint the
+// writes are recorded under (the step's parent), the task and the keys:
+//
+//	ref = {"ns": "", "id": "1f0…", "task": "3c5…", "path": ["echo"], "keys": ["messages"]}
+//
+// Encode writes one only when a task of the commit's write batches in the
+// event's namespace (the batch's checkpoint namespace, "" for the root)
+// wrote each key of the update exactly once, to that channel, a value
+// whose stored form (what a read of the write returns, LangChain
+// envelopes normalised) is the event's value, worth MinBytes. Anything
+// else stays whole: an interrupt's updates event, a key the task did not
+// write or wrote twice, a value that differs, writes committed earlier
+// (a task that finished while others still ran, whose writes went out on
+// their own). A task's regular writes are never replaced once recorded
+// (checkpoints.CheckpointWritesPut keeps the first row, and a task with
+// writes is not run again), so the reference keeps rendering the same.
+//
 // A messages event is [chunk, metadata], and a streamed message sends
 // every token with the same metadata (node, step, triggers, the run's
 // configurable metadata), most of what such an event holds. Within one
@@ -37,16 +58,20 @@
 // checkpoint's values, and RenderResult renders it.
 //
 // A Renderer turns references back into whole events: it loads each
-// referenced checkpoint once per batch through the checkpoint store's
-// read API, merges the values into the stored rest, and has PostgreSQL
-// normalise the result to jsonb (one query per batch), so rendered bytes
-// are exactly what a whole row would have returned. Rendered events are
+// referenced checkpoint once per batch, and the referenced tasks' writes
+// in one query per batch (checkpoints.CheckpointWritesOfTasks), through
+// the checkpoint store's read API, merges the values into the stored
+// rest, and has PostgreSQL normalise the result to jsonb (one query per
+// batch), so rendered bytes are exactly what a whole row would have
+// returned. Rendered events are
 // cached by (run id, seq): they never change, and the live subscribers of
 // one run share one rendering.
 //
-// Checkpoints go away in three ways. A rollback deletes the run with its
-// events; deleting a thread deletes its events; pruning a thread's history
-// (keep_latest, the TTL sweeper) deletes checkpoints that finished runs'
+// Checkpoints and their writes go away in three ways. A rollback deletes
+// the run with its events (a run's references name only checkpoints and
+// writes of its own commits); deleting a thread deletes its events;
+// pruning a thread's history (keep_latest, the TTL sweeper) deletes
+// checkpoints, and the writes recorded under them, that finished runs'
 // events and results may reference, so it calls MaterializeThread first,
 // which stores those events whole again (their replay stays
 // byte-identical) and forgets those results (a join then answers the

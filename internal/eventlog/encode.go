@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 )
 
@@ -45,6 +46,14 @@ type Checkpoint struct {
 	Changed map[string]string
 }
 
+// Writes is a batch of pending writes written in the same transaction as
+// the events: recorded under checkpoint (NS, ID), the checkpoint their
+// tasks started from (a step's parent).
+type Writes struct {
+	NS, ID string
+	Writes []checkpoints.Write
+}
+
 // Row is an event as stored: Data is the whole event when Ref is nil,
 // else the event without the values Ref names.
 type Row struct {
@@ -55,12 +64,15 @@ type Row struct {
 
 // Ref names what an event row leaves out. A checkpoint reference: the
 // channels Keys of checkpoint (NS, ID) of the row's thread fill the object
-// at Path of its data. A metadata reference (Prev > 0, a messages event):
-// the row's data is [chunk], and the metadata is that of the event Prev
-// seqs earlier in the same run.
+// at Path of its data. A task reference (Task set, an updates event): the
+// values task Task wrote to the channels Keys, recorded under checkpoint
+// (NS, ID) (checkpoint_writes), fill the object at Path. A metadata
+// reference (Prev > 0, a messages event): the row's data is [chunk], and
+// the metadata is that of the event Prev seqs earlier in the same run.
 type Ref struct {
 	NS   string   `json:"ns"`
 	ID   string   `json:"id"`
+	Task string   `json:"task,omitempty"`
 	Path []string `json:"path"`
 	Keys []string `json:"keys"`
 	Prev int64    `json:"prev,omitempty"`
@@ -76,15 +88,18 @@ type prevRef struct {
 const MetadataMinBytes = 64
 
 // Encode returns the rows of events, written in one commit with cps and
-// given consecutive seqs in their order. A messages event ([chunk,
-// metadata]) whose metadata an earlier messages event of the same commit
-// carries whole is stored as a metadata reference to it: a streamed
-// message sends each token with the same metadata, which would otherwise
-// be most of what the log stores.
-func Encode(events []Event, cps []Checkpoint, opt Options) ([]Row, error) {
+// writes and given consecutive seqs in their order. An event that repeats
+// the values of one of cps is stored as a checkpoint reference, an updates
+// event that repeats what a task of writes wrote as a task reference. A
+// messages event ([chunk, metadata]) whose metadata an earlier messages
+// event of the same commit carries whole is stored as a metadata
+// reference to it: a streamed message sends each token with the same
+// metadata, which would otherwise be most of what the log stores.
+func Encode(events []Event, cps []Checkpoint, writes []Writes, opt Options) ([]Row, error) {
 	rows := make([]Row, len(events))
 	forms := map[formKey][]byte{}
 	firstMD := map[string]int{} // metadata JSON → the first event carrying it
+	var tasks *taskIndex        // built at the first updates event
 	for i, e := range events {
 		if opt.minBytes() >= 0 {
 			if row, ok, err := encodeRepeat(e, i, firstMD); err != nil {
@@ -92,6 +107,21 @@ func Encode(events []Event, cps []Checkpoint, opt Options) ([]Row, error) {
 			} else if ok {
 				rows[i] = row
 				continue
+			}
+		}
+		if opt.minBytes() >= 0 && len(writes) > 0 {
+			if ns, data, node, obj := updateOf(e); obj != nil {
+				if tasks == nil {
+					tasks = indexTasks(writes)
+				}
+				row, ok, err := tasks.encodeUpdate(e, ns, data, node, obj, opt.minBytes())
+				if err != nil {
+					return nil, fmt.Errorf("event %s: %w", e.Name, err)
+				}
+				if ok {
+					rows[i] = row
+					continue
+				}
 			}
 		}
 		row, err := encodeOne(e, cps, forms, opt.minBytes())

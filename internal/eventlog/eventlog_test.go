@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -59,6 +60,20 @@ func TestRenderedEqualsWhole(t *testing.T) {
 	seen["lc"] = serde.NormalizeLC(seen["lc"])
 	seen["raw"] = []byte{0, 1, 2, 250}
 	seen["unset"] = []any{}
+	// A task wrote the tricky values (the envelope as the JS saver writes
+	// it); its updates event shows them as a reader sees them. (The first
+	// updates event also shows "unset", which the task did not write: it
+	// stays whole.)
+	written := jsonv.Clone(map[string]any(seen)).(map[string]any)
+	delete(written, "unset")
+	var writes []checkpoints.Write
+	for i, k := range slices.Sorted(maps.Keys(written)) {
+		writes = append(writes, checkpoints.Write{TaskID: "task-1", Channel: k, Value: vals[k], Idx: i})
+	}
+	writes = append(writes, checkpoints.Write{TaskID: "task-1", Channel: "branch:to:next", Idx: len(writes)})
+	if err := checkpoints.CheckpointWritesPut(ctx, db, checkpoints.Config{ThreadID: tid.String(), CheckpointID: cp.ID}, writes); err != nil {
+		t.Fatal(err)
+	}
 	events := []eventlog.Event{
 		{Name: "values", Data: seen},
 		{Name: "values|sub:1", Data: seen},
@@ -66,12 +81,14 @@ func TestRenderedEqualsWhole(t *testing.T) {
 		{Name: "debug", Data: map[string]any{"type": "checkpoint", "step": 1, "payload": map[string]any{"values": seen, "metadata": map[string]any{"step": 1}}}},
 		{Name: "debug", Data: map[string]any{"type": "task", "payload": map[string]any{"values": seen}}},
 		{Name: "updates", Data: map[string]any{"node": seen}},
+		{Name: "updates", Data: map[string]any{"node": written}},
 	}
-	rows, err := eventlog.Encode(events, []eventlog.Checkpoint{{ID: cp.ID, Values: vals, Changed: changed}}, eventlog.Options{MinBytes: 1})
+	rows, err := eventlog.Encode(events, []eventlog.Checkpoint{{ID: cp.ID, Values: vals, Changed: changed}},
+		[]eventlog.Writes{{ID: cp.ID, Writes: writes}}, eventlog.Options{MinBytes: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRef := []bool{true, true, true, true, false, false}
+	wantRef := []bool{true, true, true, true, false, false, true}
 	r := eventlog.NewRenderer(0)
 	for i, row := range rows {
 		if (row.Ref != nil) != wantRef[i] {
@@ -82,7 +99,14 @@ func TestRenderedEqualsWhole(t *testing.T) {
 		if err := db.QueryRow(ctx, `SELECT $1::jsonb`, string(full)).Scan(&want); err != nil {
 			t.Fatal(err)
 		}
-		if row.Ref != nil {
+		if row.Ref != nil && row.Name == "updates" {
+			var ref eventlog.Ref
+			_ = json.Unmarshal(row.Ref, &ref)
+			if !slices.Equal(ref.Keys, []string{"lc", "messages", "nested", "numbers", "raw"}) || ref.ID != cp.ID || ref.Task != "task-1" ||
+				!slices.Equal(ref.Path, []string{"node"}) || string(row.Data) != `{"node":{}}` {
+				t.Fatalf("event %d: ref %s, rest %s", i, row.Ref, row.Data)
+			}
+		} else if row.Ref != nil {
 			var ref eventlog.Ref
 			_ = json.Unmarshal(row.Ref, &ref)
 			// Every channel the checkpoint holds as the event shows it is
@@ -145,7 +169,7 @@ func TestEncodeReferencesOnlyWhatMatches(t *testing.T) {
 		{"normalised LangChain envelope", map[string]any{"m": big, "lc": serde.NormalizeLC(envelope())}, eventlog.Options{}, `{"ns":"","id":"a","path":[],"keys":["lc","m"]}`},
 	}
 	for _, c := range cases {
-		rows, err := eventlog.Encode([]eventlog.Event{{Name: "values", Data: c.data}}, cps, c.opt)
+		rows, err := eventlog.Encode([]eventlog.Event{{Name: "values", Data: c.data}}, cps, nil, c.opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +182,98 @@ func TestEncodeReferencesOnlyWhatMatches(t *testing.T) {
 	}
 	// The caller's data is left as it is.
 	data := map[string]any{"m": big}
-	if _, err := eventlog.Encode([]eventlog.Event{{Name: "values", Data: data}}, cps, eventlog.Options{}); err != nil || data["m"] != big {
+	if _, err := eventlog.Encode([]eventlog.Event{{Name: "values", Data: data}}, cps, nil, eventlog.Options{}); err != nil || data["m"] != big {
 		t.Fatalf("data changed: %v", err)
+	}
+}
+
+// An updates event is stored as a task reference only when one task of the
+// commit, in the event's namespace, wrote each key of the node's update
+// exactly once, as the event shows it, worth MinBytes.
+func TestEncodeUpdatesReferencesOnlyWhatMatches(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("y", 2000)
+	msg := func(content string) []any {
+		return []any{map[string]any{"type": "ai", "content": content, "id": "m1"}}
+	}
+	envelope := []any{map[string]any{"lc": json.Number("1"), "type": "constructor", "id": []any{"langchain_core", "messages", "AIMessage"},
+		"kwargs": map[string]any{"content": big, "id": "m2"}}}
+	w := func(task, ch string, v any, idx int) checkpoints.Write {
+		return checkpoints.Write{TaskID: task, Channel: ch, Value: v, Idx: idx}
+	}
+	batches := []eventlog.Writes{
+		{ID: "p", Writes: []checkpoints.Write{
+			w("t1", "messages", msg(big), 0), w("t1", "branch:to:b", nil, 1),
+			w("t2", "messages", msg(big+"2"), 0), w("t2", "count", json.Number("2"), 1),
+			w("t3", "messages", msg(big+"3"), 0), w("t3", "messages", msg(big+"3"), 1),
+			w("t4", "messages", envelope, 0),
+		}},
+		{NS: "sub:1", ID: "q", Writes: []checkpoints.Write{w("s1", "messages", msg(big+"sub"), 0)}},
+	}
+	upd := func(node string, obj map[string]any) map[string]any { return map[string]any{node: obj} }
+	cases := []struct {
+		name   string
+		event  string
+		data   map[string]any
+		writes []eventlog.Writes
+		opt    eventlog.Options
+		ref    string // "" whole
+	}{
+		{"matches t1", "updates", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{},
+			`{"ns":"","id":"p","task":"t1","path":["a"],"keys":["messages"]}`},
+		{"matches t2, both keys", "updates", upd("b", map[string]any{"messages": msg(big + "2"), "count": json.Number("2")}), batches, eventlog.Options{},
+			`{"ns":"","id":"p","task":"t2","path":["b"],"keys":["count","messages"]}`},
+		{"a key the task did not write", "updates", upd("b", map[string]any{"messages": msg(big + "2"), "other": 1}), batches, eventlog.Options{}, ""},
+		{"a key written twice", "updates", upd("c", map[string]any{"messages": msg(big + "3")}), batches, eventlog.Options{}, ""},
+		{"a value that differs", "updates", upd("a", map[string]any{"messages": msg(big + "?")}), batches, eventlog.Options{}, ""},
+		{"a number written otherwise", "updates", upd("b", map[string]any{"messages": msg(big + "2"), "count": json.Number("2.0")}), batches, eventlog.Options{}, ""},
+		{"a write in another namespace", "updates", upd("s", map[string]any{"messages": msg(big + "sub")}), batches, eventlog.Options{}, ""},
+		{"a subgraph's update, its namespace's write", "updates|sub:1", upd("s", map[string]any{"messages": msg(big + "sub")}), batches, eventlog.Options{},
+			`{"ns":"sub:1","id":"q","task":"s1","path":["s"],"keys":["messages"]}`},
+		{"a root write for a subgraph's update", "updates|sub:1", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{}, ""},
+		{"the envelope as a reader normalises it", "updates", upd("d", map[string]any{"messages": serde.NormalizeLC(jsonv.Clone(envelope))}), batches, eventlog.Options{},
+			`{"ns":"","id":"p","task":"t4","path":["d"],"keys":["messages"]}`},
+		{"the raw envelope", "updates", upd("d", map[string]any{"messages": envelope}), batches, eventlog.Options{}, ""},
+		{"writes not in the commit", "updates", upd("a", map[string]any{"messages": msg(big)}), nil, eventlog.Options{}, ""},
+		{"below MinBytes", "updates", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{MinBytes: 4096}, ""},
+		{"never", "updates", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{MinBytes: -1}, ""},
+		{"two nodes", "updates", map[string]any{"a": map[string]any{"messages": msg(big)}, "b": map[string]any{}}, batches, eventlog.Options{}, ""},
+		{"an interrupt", "updates", map[string]any{"__interrupt__": map[string]any{"messages": msg(big)}}, batches, eventlog.Options{}, ""},
+		{"a values event", "values", map[string]any{"messages": msg(big)}, batches, eventlog.Options{}, ""},
+	}
+	for _, c := range cases {
+		rows, err := eventlog.Encode([]eventlog.Event{{Name: c.event, Data: c.data}}, nil, c.writes, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(rows[0].Ref) != c.ref {
+			t.Errorf("%s: ref %s, want %s", c.name, rows[0].Ref, c.ref)
+		}
+		switch {
+		case c.ref == "" && !bytes.Equal(rows[0].Data, jsonv.Must(c.data)):
+			t.Errorf("%s: whole data %s", c.name, rows[0].Data)
+		case c.ref != "" && bytes.Contains(rows[0].Data, []byte(big)):
+			t.Errorf("%s: stored rest %s", c.name, rows[0].Data)
+		}
+	}
+	// An external worker's event of plain JSON arrives as JSON text (see
+	// coordinator.Event): it is referenced alike, or kept as it came.
+	for _, c := range []struct {
+		data, ref string
+	}{
+		{`{"b": {"count": 2, "messages": [{"type": "ai", "content": "` + big + `2", "id": "m1"}]}}`,
+			`{"ns":"","id":"p","task":"t2","path":["b"],"keys":["count","messages"]}`},
+		{`{"b": {"count": 2.0, "messages": [{"type": "ai", "content": "` + big + `2", "id": "m1"}]}}`, ""},
+	} {
+		rows, err := eventlog.Encode([]eventlog.Event{{Name: "updates", Data: json.RawMessage(c.data)}}, nil, batches, eventlog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(rows[0].Ref) != c.ref || c.ref != "" && string(rows[0].Data) != `{"b":{}}` {
+			t.Errorf("JSON text %.40s: ref %s, data %.40s, want ref %s", c.data, rows[0].Ref, rows[0].Data, c.ref)
+		}
+		if c.ref == "" && !bytes.Equal(rows[0].Data, jsonv.Must(json.RawMessage(c.data))) {
+			t.Errorf("JSON text %.40s: whole data %.40s", c.data, rows[0].Data)
+		}
 	}
 }

@@ -15,9 +15,9 @@ import (
 const materializeBatch = 64
 
 // MaterializeThread makes thread threadID's other checkpoints than
-// (keepNS, keepID) deletable (a prune keeping one checkpoint) without a
-// stored row losing its values: every event that references one of them
-// is stored whole again, and so is the result of a run whose webhook is
+// (keepNS, keepID) deletable, with the writes recorded under them (a prune
+// keeping one checkpoint), without a stored row losing its values: every
+// event that references one of them or their writes is stored whole again, and so is the result of a run whose webhook is
 // still to be delivered. The other runs' results that reference one of
 // them are forgotten: joining such a run afterwards answers as LangGraph's
 // server answers a join after the run finished, with the thread's values
@@ -81,6 +81,7 @@ func materializeEvents(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID
 	var afterRun uuid.UUID
 	var afterSeq int64
 	for {
+		// Checkpoint and task references alike name a checkpoint by ns and id.
 		rows, err := tx.Query(ctx, `SELECT run_id, seq, data, ref FROM run_events
 			WHERE thread_id = $1 AND ref ? 'id' AND (run_id, seq) > ($2, $3)
 			  AND NOT (ref->>'ns' = $4 AND ref->>'id' = $5)

@@ -107,10 +107,10 @@ type cpKey struct{ ns, id string }
 // Render replaces the data of every item of thread threadID stored as a
 // reference with the whole event, as PostgreSQL's jsonb returns it (so
 // byte for byte what a row stored whole would read). Each referenced
-// checkpoint is read once; the merged events are normalised in one query.
-// An item whose checkpoint is gone is read again (a concurrent
-// MaterializeThread has stored it whole); still a reference then, it is
-// an error.
+// checkpoint is read once, the referenced tasks' writes in one query; the
+// merged events are normalised in one query. An item whose checkpoint or
+// writes are gone is read again (a concurrent MaterializeThread has
+// stored it whole); still a reference then, it is an error.
 func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.UUID, items []Item) error {
 	var todo []int
 	var refs []Ref
@@ -136,8 +136,13 @@ func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.U
 		return err
 	}
 	values := map[cpKey]map[string]any{}
+	var taskKeys []checkpoints.TaskKey
 	for _, ref := range refs {
 		if ref.Prev > 0 {
+			continue
+		}
+		if ref.Task != "" {
+			taskKeys = append(taskKeys, checkpoints.TaskKey{NS: ref.NS, CheckpointID: ref.ID, TaskID: ref.Task})
 			continue
 		}
 		k := cpKey{ref.NS, ref.ID}
@@ -149,6 +154,10 @@ func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.U
 			return fmt.Errorf("render events: %w", err)
 		}
 		values[k] = v
+	}
+	writes, err := checkpoints.CheckpointWritesOfTasks(ctx, db, threadID.String(), taskKeys)
+	if err != nil {
+		return fmt.Errorf("render events: %w", err)
 	}
 	docs := make([]string, 0, len(todo))
 	merged := todo[:0:0]
@@ -162,7 +171,18 @@ func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.U
 			docs, merged = append(docs, doc), append(merged, i)
 			continue
 		}
-		vals := values[cpKey{ref.NS, ref.ID}]
+		var vals map[string]any
+		if ref.Task != "" {
+			ws, found := writes[checkpoints.TaskKey{NS: ref.NS, CheckpointID: ref.ID, TaskID: ref.Task}]
+			if found {
+				var ok bool
+				if vals, ok = taskValues(ws, ref.Keys); !ok {
+					return fmt.Errorf("event %s/%d: task %s under checkpoint %s does not write each of %v once", it.RunID, it.Seq, ref.Task, ref.ID, ref.Keys)
+				}
+			}
+		} else {
+			vals = values[cpKey{ref.NS, ref.ID}]
+		}
 		if vals == nil {
 			if err := reread(ctx, db, it); err != nil {
 				return err
@@ -271,7 +291,8 @@ func withMetadata(rest json.RawMessage, md json.RawMessage) (string, error) {
 	return string(b), err
 }
 
-// reread reads item it again, for a reference whose checkpoint is gone.
+// reread reads item it again, for a reference whose checkpoint or writes
+// are gone.
 func reread(ctx context.Context, db postgres.DBTX, it Item) error {
 	var data json.RawMessage
 	var ref []byte
@@ -283,13 +304,14 @@ func reread(ctx context.Context, db postgres.DBTX, it Item) error {
 		return fmt.Errorf("render events: %w", err)
 	}
 	if ref != nil {
-		return fmt.Errorf("event %s/%d references a checkpoint that does not exist", it.RunID, it.Seq)
+		return fmt.Errorf("event %s/%d references a checkpoint or writes that do not exist", it.RunID, it.Seq)
 	}
 	*it.Data, *it.Ref = data, nil
 	return nil
 }
 
-// merge puts the referenced values into the stored rest of an event.
+// merge puts the referenced values (a checkpoint's channel values, or a
+// task's writes by channel) into the stored rest of an event.
 func merge(rest json.RawMessage, ref Ref, vals map[string]any) (string, error) {
 	var doc any
 	if err := jsonv.Decode(rest, &doc); err != nil {

@@ -17,7 +17,7 @@ import (
 // values) ended in a commit that wrote cps: like a values event, a
 // reference to the checkpoint whose channels it repeats, or whole.
 func EncodeResult(result any, cps []Checkpoint, opt Options) (Row, error) {
-	rows, err := Encode([]Event{{Name: "values", Data: result}}, cps, opt)
+	rows, err := Encode([]Event{{Name: "values", Data: result}}, cps, nil, opt)
 	if err != nil {
 		return Row{}, err
 	}

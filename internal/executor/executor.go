@@ -254,12 +254,34 @@ func (x *execution) emit(event string, data any) {
 	x.pending.Events = append(x.pending.Events, coordinator.Event{Event: event, Data: data})
 }
 
-// commit sends the pending writes and events, plus cps (with evs, the
-// events that repeat them) and end, as one commit, after any commit in
-// flight. It uses a context that a cancellation does not interrupt, so a
-// cancelled run can still record how it ended. A cancellation the commit
-// reports stops the execution.
-func (x *execution) commit(ctx context.Context, key string, cps []coordinator.CheckpointPut, end *coordinator.End, evs ...coordinator.Event) (*coordinator.CommitResult, error) {
+// stepQueue is what a step queues with its checkpoint, in the same
+// critical section: its tasks' writes and the events that repeat them or
+// the checkpoint (updates, values, checkpoints, debug; the messages
+// events of the nodes' updates, in their order). So they share the
+// checkpoint's commit, and are stored as references to them (eventlog),
+// however the background commits of streamed chunks interleave.
+type stepQueue struct {
+	writes coordinator.WriteBatch
+	events []coordinator.Event
+}
+
+// queue adds q to what is pending (x.mu held).
+func (x *execution) queue(q *stepQueue) {
+	if q == nil {
+		return
+	}
+	if len(q.writes.Writes) > 0 {
+		x.pending.Writes = append(x.pending.Writes, q.writes)
+	}
+	x.pending.Events = append(x.pending.Events, q.events...)
+}
+
+// commit sends the pending writes and events, plus cps (with q, the step
+// that made them) and end, as one commit, after any commit in flight. It
+// uses a context that a cancellation does not interrupt, so a cancelled
+// run can still record how it ended. A cancellation the commit reports
+// stops the execution.
+func (x *execution) commit(ctx context.Context, key string, cps []coordinator.CheckpointPut, end *coordinator.End, q *stepQueue) (*coordinator.CommitResult, error) {
 	x.commitMu.Lock()
 	defer x.commitMu.Unlock()
 	x.mu.Lock()
@@ -276,7 +298,7 @@ func (x *execution) commit(ctx context.Context, key string, cps []coordinator.Ch
 		x.mu.Unlock()
 		return &coordinator.CommitResult{}, nil
 	}
-	x.pending.Events = append(x.pending.Events, evs...)
+	x.queue(q)
 	for _, c := range cps {
 		x.addCheckpoint(c)
 	}
@@ -321,14 +343,14 @@ func (x *execution) commit(ctx context.Context, key string, cps []coordinator.Ch
 	return res, nil
 }
 
-// checkpoint commits a step's checkpoint, with evs (the events that
-// repeat it), as the run's durability says: "sync" waits for it, "exit"
-// keeps it for the end, "async" (the default, as in LangGraph) commits it
-// in the background while the next step runs, unless a commit is in flight
-// already (then it goes with the next one).
-func (x *execution) checkpoint(ctx context.Context, put coordinator.CheckpointPut, evs []coordinator.Event) error {
+// checkpoint commits a step's checkpoint, with q (the step's writes and
+// the events that repeat them), as the run's durability says: "sync" waits
+// for it, "exit" keeps it for the end, "async" (the default, as in
+// LangGraph) commits it in the background while the next step runs,
+// unless a commit is in flight already (then it goes with the next one).
+func (x *execution) checkpoint(ctx context.Context, put coordinator.CheckpointPut, q *stepQueue) error {
 	x.mu.Lock()
-	x.pending.Events = append(x.pending.Events, evs...)
+	x.queue(q)
 	x.addCheckpoint(put)
 	if err := x.commitErr; err != nil {
 		x.mu.Unlock()
@@ -340,7 +362,7 @@ func (x *execution) checkpoint(ctx context.Context, put coordinator.CheckpointPu
 		return nil
 	case x.k.Durability == "sync":
 		x.mu.Unlock()
-		_, err := x.commit(ctx, "", nil, nil)
+		_, err := x.commit(ctx, "", nil, nil, nil)
 		return err
 	}
 	x.mu.Unlock()
@@ -367,7 +389,7 @@ func (x *execution) flushAsync(ctx context.Context) {
 	x.mu.Unlock()
 	x.async.Go(func() {
 		for {
-			_, _ = x.commit(ctx, "", nil, nil) // a failure is kept in commitErr
+			_, _ = x.commit(ctx, "", nil, nil, nil) // a failure is kept in commitErr
 			x.mu.Lock()
 			more := x.commitErr == nil && !x.ended &&
 				len(x.pending.Checkpoints)+len(x.pending.Writes)+len(x.pending.Events) > 0
@@ -472,7 +494,7 @@ func (x *execution) exec(ctx context.Context) error {
 func (x *execution) fail(ctx context.Context, err error) error {
 	e := map[string]any{"error": pregel.ErrorClass(err), "message": err.Error()}
 	x.emit("error", e)
-	_, cerr := x.commit(ctx, "end", nil, &coordinator.End{Status: runs.StatusError, Error: e})
+	_, cerr := x.commit(ctx, "end", nil, &coordinator.End{Status: runs.StatusError, Error: e}, nil)
 	return cerr
 }
 
@@ -734,20 +756,25 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 				failure = o.Err
 			}
 		}
-		batch := coordinator.WriteBatch{CheckpointID: base.Config.CheckpointID, Own: x.owns(base)}
+		// The step's writes go with its checkpoint and the events that
+		// repeat them (q); a step that makes no checkpoint queues them for
+		// its end.
+		q := &stepQueue{writes: coordinator.WriteBatch{CheckpointID: base.Config.CheckpointID, Own: x.owns(base)}}
 		for _, o := range outcomes {
 			if !o.committed {
-				batch.Writes = append(batch.Writes, o.Writes.Writes...)
+				q.writes.Writes = append(q.writes.Writes, o.Writes.Writes...)
 			}
 		}
-		x.addWrites(batch)
+		if failure != nil || cancelled || len(interrupts) > 0 {
+			x.addWrites(q.writes)
+		}
 		switch {
 		case failure != nil:
 			e := map[string]any{"error": pregel.ErrorClass(failure), "message": failure.Error()}
 			x.emit("error", e)
 			return x.end(ctx, &coordinator.End{Status: runs.StatusError, Error: e}, base)
 		case cancelled && errors.Is(cause, errShutdown):
-			if _, err := x.commit(ctx, "", nil, nil); err != nil {
+			if _, err := x.commit(ctx, "", nil, nil, nil); err != nil {
 				return err
 			}
 			return cause
@@ -767,10 +794,11 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		}
 		version, err := x.version(ctx, &base.Checkpoint)
 		if err != nil {
-			return err
+			return err // the attempt is retried
 		}
 		cp, changed, err := pregel.ApplyWrites(x.g, &base.Checkpoint, writes, version)
 		if err != nil {
+			x.addWrites(q.writes)
 			e := map[string]any{"error": pregel.ErrorClass(err), "message": err.Error()}
 			x.emit("error", e)
 			return x.end(ctx, &coordinator.End{Status: runs.StatusError, Error: e}, base)
@@ -782,17 +810,18 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		if err != nil {
 			return err
 		}
+		// The step's updates events repeat its writes, its values event
+		// (and its checkpoints and debug events) its checkpoint: queued
+		// with them (q), they share their commit and are stored as
+		// references to them.
 		for i, o := range outcomes {
 			if tasks[i].Name != graph.START && o.Update != nil {
-				x.emit("updates", map[string]any{tasks[i].Name: o.Update})
-				x.emitMessages(tasks[i], step, o.Update)
+				q.events = append(q.events, coordinator.Event{Event: "updates", Data: map[string]any{tasks[i].Name: o.Update}})
+				q.events = append(q.events, x.messageEvents(tasks[i], step, o.Update)...)
 			}
 		}
-		// The step's values event (and its checkpoints and debug events)
-		// repeat its checkpoint: queued with it, they share its commit and
-		// are stored as references to it (eventlog), however the
-		// background commits interleave.
-		evs := append([]coordinator.Event{{Event: "values", Data: newValues}}, x.checkpointEvents(next, step)...)
+		q.events = append(q.events, coordinator.Event{Event: "values", Data: newValues})
+		q.events = append(q.events, x.checkpointEvents(next, step)...)
 		var end *coordinator.End
 		ran := make([]pregel.Task, len(tasks))
 		copy(ran, tasks)
@@ -802,10 +831,10 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		}
 		put := coordinator.CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed}
 		if end != nil {
-			_, err := x.commit(ctx, "", []coordinator.CheckpointPut{put}, end, evs...)
+			_, err := x.commit(ctx, "", []coordinator.CheckpointPut{put}, end, q)
 			return err
 		}
-		if err := x.checkpoint(ctx, put, evs); err != nil {
+		if err := x.checkpoint(ctx, put, q); err != nil {
 			return err
 		}
 		stepSpan.End()
@@ -813,13 +842,14 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 	}
 }
 
-// emitMessages records, for a run that asked for the messages-tuple
-// stream mode, every message a node wrote to a messages channel, as
-// [message, metadata] with LangGraph's run metadata.
-func (x *execution) emitMessages(t pregel.Task, step int, update graph.State) {
+// messageEvents are, for a run that asked for the messages-tuple stream
+// mode, the events of every message a node wrote to a messages channel,
+// as [message, metadata] with LangGraph's run metadata.
+func (x *execution) messageEvents(t pregel.Task, step int, update graph.State) []coordinator.Event {
 	if !x.wants("messages-tuple") {
-		return
+		return nil
 	}
+	var evs []coordinator.Event
 	for _, c := range x.g.Channels {
 		msgs, _ := update[c.Name].([]any)
 		if c.Kind != graph.Messages || len(msgs) == 0 {
@@ -832,10 +862,11 @@ func (x *execution) emitMessages(t pregel.Task, step int, update graph.State) {
 			streamed := x.streamed[id]
 			x.mu.Unlock()
 			if !streamed { // a streamed message was sent chunk by chunk already
-				x.emit("messages", []any{m, md})
+				evs = append(evs, coordinator.Event{Event: "messages", Data: []any{m, md}})
 			}
 		}
 	}
+	return evs
 }
 
 // messageMetadata is the metadata of a messages-tuple event of task t:
@@ -913,7 +944,7 @@ func (x *execution) addWrites(b coordinator.WriteBatch) {
 // projects the thread without reading it back.
 func (x *execution) end(ctx context.Context, end *coordinator.End, t *checkpoints.Tuple) error {
 	end.Projection = x.project(t)
-	_, err := x.commit(ctx, "end", nil, end)
+	_, err := x.commit(ctx, "end", nil, end, nil)
 	return err
 }
 
@@ -985,7 +1016,7 @@ func (x *execution) runTasks(ctx context.Context, base *checkpoints.Tuple, tasks
 			out[i] = outcome{TaskOutcome: o}
 			if early {
 				x.addWrites(coordinator.WriteBatch{CheckpointID: base.Config.CheckpointID, Writes: o.Writes.Writes, Own: x.owns(base)})
-				if _, err := x.commit(ctx, "writes:"+base.Config.CheckpointID+":"+tasks[i].ID, nil, nil); err != nil {
+				if _, err := x.commit(ctx, "writes:"+base.Config.CheckpointID+":"+tasks[i].ID, nil, nil, nil); err != nil {
 					out[i].commitErr = err
 				} else {
 					out[i].committed = true

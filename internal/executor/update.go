@@ -48,14 +48,14 @@ func (x *execution) applyUpdate(ctx context.Context, u *updateRequest) error {
 	switch {
 	case errors.As(err, &ae):
 		_, err = x.commit(ctx, "end", nil, &coordinator.End{Status: runs.StatusSuccess,
-			Result: map[string]any{"__update_error__": map[string]any{"error": "InvalidUpdateError", "message": ae.Message}}})
+			Result: map[string]any{"__update_error__": map[string]any{"error": "InvalidUpdateError", "message": ae.Message}}}, nil)
 		return err
 	case err != nil:
 		return err // the infrastructure failed: the attempt is retried
 	}
 	cfg := map[string]any{"thread_id": x.run.ThreadID.String(), "checkpoint_ns": "", "checkpoint_id": put.Checkpoint.ID}
 	_, err = x.commit(ctx, "end", []coordinator.CheckpointPut{put},
-		&coordinator.End{Status: runs.StatusSuccess, Result: map[string]any{"__update_state__": cfg}})
+		&coordinator.End{Status: runs.StatusSuccess, Result: map[string]any{"__update_state__": cfg}}, nil)
 	return err
 }
 

@@ -106,9 +106,22 @@ func TestEventRefsSameBytesAsWhole(t *testing.T) {
 		t.Fatalf("whole server stored %d references", n)
 	}
 	for _, kind := range []string{"values", "checkpoints", "debug"} {
-		if n := dbCount(t, refs, `SELECT count(*) FROM run_events WHERE ref ? 'id' AND event = $1`, kind); n == 0 {
+		if n := dbCount(t, refs, `SELECT count(*) FROM run_events WHERE ref ? 'id' AND NOT ref ? 'task' AND event = $1`, kind); n == 0 {
 			t.Fatalf("no %s event stored as a reference", kind)
 		}
+	}
+	// Updates events repeat their task's writes: stored as task references
+	// (the resumed hitl run's too, whose writes go under the first run's
+	// checkpoint).
+	if n := dbCount(t, refs, `SELECT count(*) FROM run_events WHERE ref ? 'task' AND event = 'updates'`); n == 0 {
+		t.Fatal("no updates event stored as a task reference")
+	}
+	if n := dbCount(t, refs, `SELECT count(*) FROM run_events e JOIN runs r USING (run_id)
+		WHERE e.ref ? 'task' AND e.event = 'updates' AND r.kwargs->'command' ? 'resume'`); n == 0 {
+		t.Fatal("no updates event of the resumed run stored as a task reference")
+	}
+	if n := dbCount(t, refs, `SELECT count(*) FROM run_events WHERE ref ? 'task' AND event <> 'updates'`); n != 0 {
+		t.Fatalf("%d other events stored as task references", n)
 	}
 	// The chunks of a streamed message share their metadata: all but the
 	// first of each commit store a metadata reference.
@@ -135,13 +148,19 @@ func TestEventRefsSameBytesAsWhole(t *testing.T) {
 	// Pruning the chat's history stores the events that referenced the
 	// pruned checkpoints whole: their replay does not change.
 	before := replayAll(t, refs, chat)
-	if dbCount(t, refs, `SELECT count(*) FROM run_events WHERE thread_id = $1 AND ref IS NOT NULL`, chat) == 0 {
+	if dbCount(t, refs, `SELECT count(*) FROM run_events WHERE thread_id = $1 AND ref ? 'id' AND NOT ref ? 'task'`, chat) == 0 ||
+		dbCount(t, refs, `SELECT count(*) FROM run_events WHERE thread_id = $1 AND ref ? 'task'`, chat) == 0 {
 		t.Fatal("no references to prune")
 	}
 	refs.Must(http.StatusOK, "POST", "/threads/prune", map[string]any{"thread_ids": []string{chat}, "strategy": "keep_latest"})
 	if n := dbCount(t, refs, `SELECT count(*) FROM run_events e WHERE thread_id = $1 AND ref ? 'id'
 		AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = e.thread_id::text AND c.checkpoint_ns = e.ref->>'ns' AND c.checkpoint_id = e.ref->>'id')`, chat); n != 0 {
 		t.Fatalf("%d events reference pruned checkpoints", n)
+	}
+	if n := dbCount(t, refs, `SELECT count(*) FROM run_events e WHERE thread_id = $1 AND ref ? 'task'
+		AND NOT EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = e.thread_id::text AND w.checkpoint_ns = e.ref->>'ns'
+			AND w.checkpoint_id = e.ref->>'id' AND w.task_id = e.ref->>'task')`, chat); n != 0 {
+		t.Fatalf("%d events reference pruned writes", n)
 	}
 	if after := replayAll(t, refs, chat); !bytes.Equal(before, after) {
 		t.Fatalf("replay after prune differs:\n%s\nbefore:\n%s", after, before)
@@ -202,5 +221,42 @@ func TestEventRefsEveryStepOfAChat(t *testing.T) {
 	}
 	if n := dbCount(t, s, `SELECT count(DISTINCT run_id) FROM run_events WHERE thread_id = $1 AND event = 'messages'`, tid); n != turns/2 {
 		t.Errorf("%d runs stored messages events, want %d", n, turns/2)
+	}
+}
+
+// A step's updates events share its writes' commit however the background
+// commits of streamed chunks interleave with the step, so every updates
+// event of a chat but an interrupt's is stored as a reference to its
+// task's writes, and renders as the node's update.
+func TestEventRefsEveryUpdateOfAChat(t *testing.T) {
+	s := startWith(t, func(c *server.Config) { c.EventRefMinBytes = 1 })
+	tid := newThread(t, s)
+	const turns = 60
+	for i := range turns {
+		text := fmt.Sprintf("turn %d %s", i, strings.Repeat("x", 200))
+		body := map[string]any{"assistant_id": "echo_chat", "input": map[string]any{"messages": []any{
+			map[string]any{"type": "human", "content": text}}}}
+		if i%2 == 1 {
+			body["stream_mode"] = []string{"values", "messages-tuple"}
+		}
+		wait(t, s, tid, body)
+	}
+	if n := dbCount(t, s, `SELECT count(*) FROM run_events WHERE thread_id = $1 AND event = 'updates' AND NOT data ? '__interrupt__'`, tid); n != turns {
+		t.Fatalf("%d updates events, want %d", n, turns)
+	}
+	if n := dbCount(t, s, `SELECT count(*) FROM run_events WHERE thread_id = $1 AND event = 'updates' AND NOT data ? '__interrupt__'
+		AND (ref IS NULL OR NOT ref ? 'task' OR data <> '{"echo": {}}')`, tid); n != 0 {
+		t.Errorf("%d updates events of %d turns stored whole", n, turns)
+	}
+	// The last turn's updates event renders as the node's update.
+	rid := ""
+	if err := s.DB.QueryRow(t.Context(), `SELECT run_id::text FROM runs WHERE thread_id = $1 ORDER BY created_at DESC LIMIT 1`, tid).Scan(&rid); err != nil {
+		t.Fatal(err)
+	}
+	st := openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=updates", nil, map[string]string{"Last-Event-ID": "-1"})
+	st.all()
+	want := fmt.Sprintf(`"name":null,"type":"ai","content":"echo: turn %d x`, turns-1)
+	if got := st.raw.String(); !strings.Contains(got, "event: updates\ndata: {\"echo\":{\"messages\":[{\"id\":") || !strings.Contains(got, want) {
+		t.Fatalf("replay of the last turn's updates:\n%.600s", got)
 	}
 }

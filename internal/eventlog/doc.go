@@ -21,7 +21,9 @@
 // the event whole. So a reference never changes what a reader sees: the
 // rendered event is the same JSON value as the event the run produced,
 // and since every stream sends what PostgreSQL's jsonb returns, the same
-// bytes.
+// bytes. An external worker's plain-JSON events arrive as JSON text
+// (coordinator.Event keeps them so): Encode decodes them to match them,
+// and stores the text as it came when they stay whole.
 //
 // An updates event ({node: update}, a subgraph's "updates|<ns>" too)
 // repeats what the node's task wrote: each key of the update is one of
@@ -36,7 +38,9 @@
 // event's namespace (the batch's checkpoint namespace, "" for the root)
 // wrote each key of the update exactly once, to that channel, a value
 // whose stored form (what a read of the write returns, LangChain
-// envelopes normalised) is the event's value, worth MinBytes. Anything
+// envelopes normalised) is the event's value, worth TaskMinBytes (256;
+// MinBytes when lower: a task reference is read back by primary key, so it
+// pays off on smaller values than a checkpoint reference). Anything
 // else stays whole: an interrupt's updates event, a key the task did not
 // write or wrote twice, a value that differs, writes committed earlier
 // (a task that finished while others still ran, whose writes went out on

@@ -31,6 +31,17 @@ func (o Options) minBytes() int {
 	return o.MinBytes
 }
 
+// TaskMinBytes is the least a task reference stands for (an update's
+// values, as JSON), or MinBytes when that is smaller: a task reference
+// costs about 160 bytes and is read back by its primary key, so it pays
+// off on far smaller values than a checkpoint reference, whose rendering
+// reads a whole checkpoint.
+const TaskMinBytes = 256
+
+func (o Options) taskMinBytes() int {
+	return min(o.minBytes(), TaskMinBytes)
+}
+
 // Event is one event of a commit.
 type Event struct {
 	Name string
@@ -101,36 +112,60 @@ func Encode(events []Event, cps []Checkpoint, writes []Writes, opt Options) ([]R
 	firstMD := map[string]int{} // metadata JSON → the first event carrying it
 	var tasks *taskIndex        // built at the first updates event
 	for i, e := range events {
-		if opt.minBytes() >= 0 {
-			if row, ok, err := encodeRepeat(e, i, firstMD); err != nil {
-				return nil, fmt.Errorf("event %s: %w", e.Name, err)
-			} else if ok {
-				rows[i] = row
-				continue
-			}
+		row, ok, err := encodeRef(e, i, cps, writes, opt, forms, firstMD, &tasks)
+		if err == nil && !ok {
+			row, err = whole(e)
 		}
-		if opt.minBytes() >= 0 && len(writes) > 0 {
-			if ns, data, node, obj := updateOf(e); obj != nil {
-				if tasks == nil {
-					tasks = indexTasks(writes)
-				}
-				row, ok, err := tasks.encodeUpdate(e, ns, data, node, obj, opt.minBytes())
-				if err != nil {
-					return nil, fmt.Errorf("event %s: %w", e.Name, err)
-				}
-				if ok {
-					rows[i] = row
-					continue
-				}
-			}
-		}
-		row, err := encodeOne(e, cps, forms, opt.minBytes())
 		if err != nil {
 			return nil, fmt.Errorf("event %s: %w", e.Name, err)
 		}
 		rows[i] = row
 	}
 	return rows, nil
+}
+
+// encodeRef stores e, the i-th event of its commit, as a metadata, task
+// or checkpoint reference when it can be one; ok is false when it must be
+// stored whole.
+func encodeRef(e Event, i int, cps []Checkpoint, writes []Writes, opt Options, forms map[formKey][]byte,
+	firstMD map[string]int, tasks **taskIndex) (Row, bool, error) {
+	if opt.minBytes() < 0 {
+		return Row{}, false, nil
+	}
+	e = decoded(e)
+	if row, ok, err := encodeRepeat(e, i, firstMD); err != nil || ok {
+		return row, ok, err
+	}
+	if ns, data, node, obj := updateOf(e); obj != nil && len(writes) > 0 {
+		if *tasks == nil {
+			*tasks = indexTasks(writes)
+		}
+		return (*tasks).encodeUpdate(e, ns, data, node, obj, opt.taskMinBytes())
+	}
+	return encodeOne(e, cps, forms, opt.minBytes())
+}
+
+// decoded is e with its data decoded when it is JSON text of an event
+// that may be stored as a reference (an external
+// worker's plain JSON events are kept as text: coordinator.Event), with
+// numbers kept as written, as the worker API decodes checkpoints and
+// writes. Encoding it again changes no value, and every read normalises
+// the stored row through jsonb, so the bytes a stream sends are the same.
+func decoded(e Event) Event {
+	raw, ok := e.Data.(json.RawMessage)
+	if !ok {
+		return e
+	}
+	switch base, _, _ := strings.Cut(e.Name, "|"); base {
+	case "values", "checkpoints", "debug", "updates", "messages":
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) == nil {
+			e.Data = v
+		}
+	}
+	return e
 }
 
 // encodeRepeat stores messages event e, the i-th of its commit, as a
@@ -168,10 +203,12 @@ type formKey struct {
 	channel string
 }
 
-func encodeOne(e Event, cps []Checkpoint, forms map[formKey][]byte, minBytes int) (Row, error) {
+// encodeOne stores e as a reference to the checkpoint of cps whose values
+// it repeats most, worth minBytes; ok is false when none qualifies.
+func encodeOne(e Event, cps []Checkpoint, forms map[formKey][]byte, minBytes int) (Row, bool, error) {
 	path, obj := valuesOf(e)
-	if obj == nil || minBytes < 0 || len(cps) == 0 {
-		return whole(e)
+	if obj == nil || len(cps) == 0 {
+		return Row{}, false, nil
 	}
 	enc := make(map[string][]byte, len(obj))
 	best, bestBytes := -1, 0
@@ -212,18 +249,18 @@ func encodeOne(e Event, cps []Checkpoint, forms map[formKey][]byte, minBytes int
 		}
 	}
 	if best < 0 || bestBytes < minBytes {
-		return whole(e)
+		return Row{}, false, nil
 	}
 	slices.Sort(bestKeys)
 	data, err := json.Marshal(without(e.Data, path, bestKeys))
 	if err != nil {
-		return Row{}, err
+		return Row{}, false, err
 	}
 	ref, err := json.Marshal(Ref{NS: cps[best].NS, ID: cps[best].ID, Path: path, Keys: bestKeys})
 	if err != nil {
-		return Row{}, err
+		return Row{}, false, err
 	}
-	return Row{Name: e.Name, Data: data, Ref: ref}, nil
+	return Row{Name: e.Name, Data: data, Ref: ref}, true, nil
 }
 
 func whole(e Event) (Row, error) {

@@ -180,6 +180,34 @@ func TestEncodeReferencesOnlyWhatMatches(t *testing.T) {
 			t.Errorf("%s: whole data %s", c.name, rows[0].Data)
 		}
 	}
+	// An external worker's event of plain JSON arrives as JSON text (see
+	// coordinator.Event): it is referenced alike, or kept as it came.
+	for _, c := range []struct{ data, ref string }{
+		{`{"n": "old", "m": "` + big + `"}`, `{"ns":"","id":"a","path":[],"keys":["m","n"]}`},
+		{`{"m": "` + big + `?"}`, ""},
+	} {
+		rows, err := eventlog.Encode([]eventlog.Event{{Name: "values", Data: json.RawMessage(c.data)}}, cps, nil, eventlog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(rows[0].Ref) != c.ref || c.ref != "" && string(rows[0].Data) != `{}` {
+			t.Errorf("JSON text %.40s: ref %s, data %.40s, want ref %s", c.data, rows[0].Ref, rows[0].Data, c.ref)
+		}
+		if c.ref == "" && !bytes.Equal(rows[0].Data, jsonv.Must(json.RawMessage(c.data))) {
+			t.Errorf("JSON text %.40s: whole data %.40s", c.data, rows[0].Data)
+		}
+	}
+	// The chunks of a streamed message as JSON text share their metadata.
+	md := `{"langgraph_node": "agent", "langgraph_step": 1, "tags": [], "run_id": "r"}`
+	chunks := []eventlog.Event{{Name: "messages", Data: json.RawMessage(`[{"content": "a"}, ` + md + `]`)},
+		{Name: "messages", Data: json.RawMessage(`[{"content": "b"}, ` + md + `]`)}}
+	rows, err := eventlog.Encode(chunks, nil, nil, eventlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].Ref != nil || string(rows[1].Ref) != `{"prev":1}` || string(rows[1].Data) != `[{"content":"b"}]` {
+		t.Errorf("JSON text chunks: %s %s / %s %s", rows[0].Data, rows[0].Ref, rows[1].Data, rows[1].Ref)
+	}
 	// The caller's data is left as it is.
 	data := map[string]any{"m": big}
 	if _, err := eventlog.Encode([]eventlog.Event{{Name: "values", Data: data}}, cps, nil, eventlog.Options{}); err != nil || data["m"] != big {
@@ -189,7 +217,8 @@ func TestEncodeReferencesOnlyWhatMatches(t *testing.T) {
 
 // An updates event is stored as a task reference only when one task of the
 // commit, in the event's namespace, wrote each key of the node's update
-// exactly once, as the event shows it, worth MinBytes.
+// exactly once, as the event shows it, worth TaskMinBytes (or a smaller
+// MinBytes).
 func TestEncodeUpdatesReferencesOnlyWhatMatches(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("y", 2000)
@@ -207,6 +236,7 @@ func TestEncodeUpdatesReferencesOnlyWhatMatches(t *testing.T) {
 			w("t2", "messages", msg(big+"2"), 0), w("t2", "count", json.Number("2"), 1),
 			w("t3", "messages", msg(big+"3"), 0), w("t3", "messages", msg(big+"3"), 1),
 			w("t4", "messages", envelope, 0),
+			w("t5", "messages", msg("tiny"), 0),
 		}},
 		{NS: "sub:1", ID: "q", Writes: []checkpoints.Write{w("s1", "messages", msg(big+"sub"), 0)}},
 	}
@@ -235,7 +265,11 @@ func TestEncodeUpdatesReferencesOnlyWhatMatches(t *testing.T) {
 			`{"ns":"","id":"p","task":"t4","path":["d"],"keys":["messages"]}`},
 		{"the raw envelope", "updates", upd("d", map[string]any{"messages": envelope}), batches, eventlog.Options{}, ""},
 		{"writes not in the commit", "updates", upd("a", map[string]any{"messages": msg(big)}), nil, eventlog.Options{}, ""},
-		{"below MinBytes", "updates", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{MinBytes: 4096}, ""},
+		{"below TaskMinBytes", "updates", upd("e", map[string]any{"messages": msg("tiny")}), batches, eventlog.Options{}, ""},
+		{"small but MinBytes 1", "updates", upd("e", map[string]any{"messages": msg("tiny")}), batches, eventlog.Options{MinBytes: 1},
+			`{"ns":"","id":"p","task":"t5","path":["e"],"keys":["messages"]}`},
+		{"a MinBytes above TaskMinBytes", "updates", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{MinBytes: 4096},
+			`{"ns":"","id":"p","task":"t1","path":["a"],"keys":["messages"]}`},
 		{"never", "updates", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{MinBytes: -1}, ""},
 		{"two nodes", "updates", map[string]any{"a": map[string]any{"messages": msg(big)}, "b": map[string]any{}}, batches, eventlog.Options{}, ""},
 		{"an interrupt", "updates", map[string]any{"__interrupt__": map[string]any{"messages": msg(big)}}, batches, eventlog.Options{}, ""},

@@ -18,11 +18,10 @@ import (
 // keys. The node's key stays: protocol v2 reads a run's earlier updates
 // rows as stored, for their node names (stream's protocolRunPrefix).
 
-// updateOf returns what an updates event carries: its namespace ("" for
-// the root graph's), its data (decoded when it is JSON text, as an
-// external worker's plain JSON events are kept), its node and the object
-// of the node's update. obj is nil for any other event, and for an updates
-// event that is not one node's object (an interrupt's
+// updateOf returns what an updates event carries (decoded: see decoded):
+// its namespace ("" for the root graph's), its data, its node and the
+// object of the node's update. obj is nil for any other event, and for an
+// updates event that is not one node's object (an interrupt's
 // {"__interrupt__": …}, an empty update).
 func updateOf(e Event) (ns string, data any, node string, obj map[string]any) {
 	base, ns, _ := strings.Cut(e.Name, "|")
@@ -30,13 +29,6 @@ func updateOf(e Event) (ns string, data any, node string, obj map[string]any) {
 		return "", nil, "", nil
 	}
 	data = e.Data
-	if raw, ok := data.(json.RawMessage); ok {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber() // as the worker API decodes the writes
-		if dec.Decode(&data) != nil {
-			return "", nil, "", nil
-		}
-	}
 	m := asObject(data)
 	if len(m) != 1 {
 		return "", nil, "", nil

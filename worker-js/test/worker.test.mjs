@@ -108,6 +108,37 @@ test("foo_bar_js runs/wait; unknown input keys and nodes are refused at creation
   await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: {}, interruptBefore: ["nope"] }), /4\d\d/);
 });
 
+test("a worker run's values and updates events that repeat its checkpoints and writes are stored as references; a replay sends what the run sent", async () => {
+  // foo_bar_js's values are plain JSON, which the worker API keeps as JSON
+  // text: a long foo is in the step-0 values event, its checkpoint and the
+  // input's write.
+  const c = client();
+  const t = await c.threads.create();
+  const foo = "x".repeat(3000);
+  const live = [];
+  for await (const ch of c.runs.stream(t.thread_id, "foo_bar_js", { input: { foo }, streamMode: ["values", "updates"], streamResumable: true })) {
+    if (ch.event !== "metadata") live.push(ch);
+  }
+  assert.equal(live[0].event, "values");
+  assert.equal(live[0].data.foo, foo);
+  const db = new pg.Client(weft.db);
+  await db.connect();
+  const { rows } = await db.query(
+    `SELECT event, ref IS NOT NULL AS ref FROM run_events WHERE thread_id = $1 AND event IN ('values', 'updates') AND length(data::text) + coalesce(length(ref::text), 0) > 0 ORDER BY seq`,
+    [t.thread_id],
+  );
+  const { rows: big } = await db.query(`SELECT count(*)::int AS n FROM run_events WHERE thread_id = $1 AND length(data::text) > 2000`, [t.thread_id]);
+  await db.end();
+  assert.deepEqual(big, [{ n: 0 }], "no event stores the long foo again");
+  assert.ok(rows.some((r) => r.event === "values" && r.ref), JSON.stringify(rows));
+  const runId = (await c.runs.list(t.thread_id))[0].run_id;
+  const replay = [];
+  for await (const ch of c.runs.joinStream(t.thread_id, runId, { lastEventId: "-1", streamMode: ["values", "updates"] })) {
+    if (ch.event !== "metadata") replay.push(ch);
+  }
+  assert.deepEqual(replay.map((e) => [e.event, e.data]), live.map((e) => [e.event, e.data]));
+});
+
 test("a worker graph's state, history, state-at-checkpoint and thread values show channel defaults as LangGraph's own reads do", async () => {
   // foo_bar_js: bar is a list with a reducer and the default [] (foo has
   // none). Before node_a writes, LangGraph reads bar as []; so must Weft,

@@ -80,11 +80,15 @@ type Row struct {
 // (NS, ID) (checkpoint_writes), fill the object at Path. A metadata
 // reference (Prev > 0, a messages event): the row's data is [chunk], and
 // the metadata is that of the event Prev seqs earlier in the same run.
+//
+// The root namespace and the top-level path are left out of the stored
+// reference (every run's values events and result name them): a reader
+// takes a missing "ns" as "" and a missing "path" as [].
 type Ref struct {
-	NS   string   `json:"ns"`
+	NS   string   `json:"ns,omitempty"`
 	ID   string   `json:"id"`
 	Task string   `json:"task,omitempty"`
-	Path []string `json:"path"`
+	Path []string `json:"path,omitempty"`
 	Keys []string `json:"keys"`
 	Prev int64    `json:"prev,omitempty"`
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 )
 
@@ -130,6 +131,16 @@ func TestRenderedEqualsWhole(t *testing.T) {
 			t.Fatalf("event %d (%s) rendered\n%s\nwant\n%s", i, row.Name, data, want)
 		}
 	}
+	// A reference stored before the root namespace and the top-level path
+	// were left out ({"ns": "", "path": []}) renders the same.
+	old := json.RawMessage(rows[0].Data)
+	oldRef := []byte(`{"ns": "", "id": "` + cp.ID + `", "path": [], "keys": ["lc", "messages", "nested", "numbers", "raw"]}`)
+	if err := eventlog.NewRenderer(-1).Render(ctx, db, tid, []eventlog.Item{{RunID: tid, Seq: 1, Data: &old, Ref: &oldRef}}); err != nil {
+		t.Fatal(err)
+	}
+	if full, _ := json.Marshal(events[0].Data); oldRef != nil || !bytes.Equal(old, jsonbOf(t, db, full)) {
+		t.Fatalf("old-form reference rendered %s", old)
+	}
 	// The second rendering of an event comes from the cache, the same.
 	data, ref := json.RawMessage(rows[0].Data), rows[0].Ref
 	if err := r.Render(ctx, db, tid, []eventlog.Item{{RunID: tid, Seq: 1, Data: &data, Ref: &ref}}); err != nil {
@@ -159,14 +170,14 @@ func TestEncodeReferencesOnlyWhatMatches(t *testing.T) {
 		opt  eventlog.Options
 		ref  string // "" whole
 	}{
-		{"matches a", map[string]any{"m": big, "n": "old"}, eventlog.Options{}, `{"ns":"","id":"a","path":[],"keys":["m","n"]}`},
-		{"matches b (k unchanged there: not referenced)", map[string]any{"m": big + "!", "k": big}, eventlog.Options{}, `{"ns":"","id":"b","path":[],"keys":["m"]}`},
+		{"matches a", map[string]any{"m": big, "n": "old"}, eventlog.Options{}, `{"id":"a","keys":["m","n"]}`},
+		{"matches b (k unchanged there: not referenced)", map[string]any{"m": big + "!", "k": big}, eventlog.Options{}, `{"id":"b","keys":["m"]}`},
 		{"differs", map[string]any{"m": big + "?"}, eventlog.Options{}, ""},
 		{"below MinBytes", map[string]any{"n": "old"}, eventlog.Options{}, ""},
-		{"small but MinBytes 1", map[string]any{"n": "old"}, eventlog.Options{MinBytes: 1}, `{"ns":"","id":"a","path":[],"keys":["n"]}`},
+		{"small but MinBytes 1", map[string]any{"n": "old"}, eventlog.Options{MinBytes: 1}, `{"id":"a","keys":["n"]}`},
 		{"never", map[string]any{"m": big}, eventlog.Options{MinBytes: -1}, ""},
-		{"raw LangChain envelope (a reader normalises it)", map[string]any{"m": big, "lc": envelope()}, eventlog.Options{}, `{"ns":"","id":"a","path":[],"keys":["m"]}`},
-		{"normalised LangChain envelope", map[string]any{"m": big, "lc": serde.NormalizeLC(envelope())}, eventlog.Options{}, `{"ns":"","id":"a","path":[],"keys":["lc","m"]}`},
+		{"raw LangChain envelope (a reader normalises it)", map[string]any{"m": big, "lc": envelope()}, eventlog.Options{}, `{"id":"a","keys":["m"]}`},
+		{"normalised LangChain envelope", map[string]any{"m": big, "lc": serde.NormalizeLC(envelope())}, eventlog.Options{}, `{"id":"a","keys":["lc","m"]}`},
 	}
 	for _, c := range cases {
 		rows, err := eventlog.Encode([]eventlog.Event{{Name: "values", Data: c.data}}, cps, nil, c.opt)
@@ -183,7 +194,7 @@ func TestEncodeReferencesOnlyWhatMatches(t *testing.T) {
 	// An external worker's event of plain JSON arrives as JSON text (see
 	// coordinator.Event): it is referenced alike, or kept as it came.
 	for _, c := range []struct{ data, ref string }{
-		{`{"n": "old", "m": "` + big + `"}`, `{"ns":"","id":"a","path":[],"keys":["m","n"]}`},
+		{`{"n": "old", "m": "` + big + `"}`, `{"id":"a","keys":["m","n"]}`},
 		{`{"m": "` + big + `?"}`, ""},
 	} {
 		rows, err := eventlog.Encode([]eventlog.Event{{Name: "values", Data: json.RawMessage(c.data)}}, cps, nil, eventlog.Options{})
@@ -250,9 +261,9 @@ func TestEncodeUpdatesReferencesOnlyWhatMatches(t *testing.T) {
 		ref    string // "" whole
 	}{
 		{"matches t1", "updates", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{},
-			`{"ns":"","id":"p","task":"t1","path":["a"],"keys":["messages"]}`},
+			`{"id":"p","task":"t1","path":["a"],"keys":["messages"]}`},
 		{"matches t2, both keys", "updates", upd("b", map[string]any{"messages": msg(big + "2"), "count": json.Number("2")}), batches, eventlog.Options{},
-			`{"ns":"","id":"p","task":"t2","path":["b"],"keys":["count","messages"]}`},
+			`{"id":"p","task":"t2","path":["b"],"keys":["count","messages"]}`},
 		{"a key the task did not write", "updates", upd("b", map[string]any{"messages": msg(big + "2"), "other": 1}), batches, eventlog.Options{}, ""},
 		{"a key written twice", "updates", upd("c", map[string]any{"messages": msg(big + "3")}), batches, eventlog.Options{}, ""},
 		{"a value that differs", "updates", upd("a", map[string]any{"messages": msg(big + "?")}), batches, eventlog.Options{}, ""},
@@ -262,14 +273,14 @@ func TestEncodeUpdatesReferencesOnlyWhatMatches(t *testing.T) {
 			`{"ns":"sub:1","id":"q","task":"s1","path":["s"],"keys":["messages"]}`},
 		{"a root write for a subgraph's update", "updates|sub:1", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{}, ""},
 		{"the envelope as a reader normalises it", "updates", upd("d", map[string]any{"messages": serde.NormalizeLC(jsonv.Clone(envelope))}), batches, eventlog.Options{},
-			`{"ns":"","id":"p","task":"t4","path":["d"],"keys":["messages"]}`},
+			`{"id":"p","task":"t4","path":["d"],"keys":["messages"]}`},
 		{"the raw envelope", "updates", upd("d", map[string]any{"messages": envelope}), batches, eventlog.Options{}, ""},
 		{"writes not in the commit", "updates", upd("a", map[string]any{"messages": msg(big)}), nil, eventlog.Options{}, ""},
 		{"below TaskMinBytes", "updates", upd("e", map[string]any{"messages": msg("tiny")}), batches, eventlog.Options{}, ""},
 		{"small but MinBytes 1", "updates", upd("e", map[string]any{"messages": msg("tiny")}), batches, eventlog.Options{MinBytes: 1},
-			`{"ns":"","id":"p","task":"t5","path":["e"],"keys":["messages"]}`},
+			`{"id":"p","task":"t5","path":["e"],"keys":["messages"]}`},
 		{"a MinBytes above TaskMinBytes", "updates", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{MinBytes: 4096},
-			`{"ns":"","id":"p","task":"t1","path":["a"],"keys":["messages"]}`},
+			`{"id":"p","task":"t1","path":["a"],"keys":["messages"]}`},
 		{"never", "updates", upd("a", map[string]any{"messages": msg(big)}), batches, eventlog.Options{MinBytes: -1}, ""},
 		{"two nodes", "updates", map[string]any{"a": map[string]any{"messages": msg(big)}, "b": map[string]any{}}, batches, eventlog.Options{}, ""},
 		{"an interrupt", "updates", map[string]any{"__interrupt__": map[string]any{"messages": msg(big)}}, batches, eventlog.Options{}, ""},
@@ -296,7 +307,7 @@ func TestEncodeUpdatesReferencesOnlyWhatMatches(t *testing.T) {
 		data, ref string
 	}{
 		{`{"b": {"count": 2, "messages": [{"type": "ai", "content": "` + big + `2", "id": "m1"}]}}`,
-			`{"ns":"","id":"p","task":"t2","path":["b"],"keys":["count","messages"]}`},
+			`{"id":"p","task":"t2","path":["b"],"keys":["count","messages"]}`},
 		{`{"b": {"count": 2.0, "messages": [{"type": "ai", "content": "` + big + `2", "id": "m1"}]}}`, ""},
 	} {
 		rows, err := eventlog.Encode([]eventlog.Event{{Name: "updates", Data: json.RawMessage(c.data)}}, nil, batches, eventlog.Options{})
@@ -310,4 +321,14 @@ func TestEncodeUpdatesReferencesOnlyWhatMatches(t *testing.T) {
 			t.Errorf("JSON text %.40s: whole data %.40s", c.data, rows[0].Data)
 		}
 	}
+}
+
+// jsonbOf is doc as PostgreSQL's jsonb returns it.
+func jsonbOf(t *testing.T, db postgres.DBTX, doc []byte) json.RawMessage {
+	t.Helper()
+	var out json.RawMessage
+	if err := db.QueryRow(t.Context(), `SELECT $1::jsonb`, string(doc)).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -38,7 +38,7 @@ func MaterializeThread(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID
 // results of thread threadID's runs that reference a checkpoint other
 // than (keepNS, keepID).
 func materializeResults(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID, keepNS, keepID string) (int, error) {
-	const others = `thread_id = $1 AND result_ref IS NOT NULL AND NOT (result_ref->>'ns' = $2 AND result_ref->>'id' = $3)`
+	const others = `thread_id = $1 AND result_ref IS NOT NULL AND NOT (coalesce(result_ref->>'ns', '') = $2 AND result_ref->>'id' = $3)`
 	tag, err := tx.Exec(ctx, `UPDATE runs SET result = NULL, result_ref = NULL
 		WHERE `+others+` AND webhook_state IS DISTINCT FROM 'pending'`, threadID, keepNS, keepID)
 	if err != nil {
@@ -84,7 +84,7 @@ func materializeEvents(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID
 		// Checkpoint and task references alike name a checkpoint by ns and id.
 		rows, err := tx.Query(ctx, `SELECT run_id, seq, data, ref FROM run_events
 			WHERE thread_id = $1 AND ref ? 'id' AND (run_id, seq) > ($2, $3)
-			  AND NOT (ref->>'ns' = $4 AND ref->>'id' = $5)
+			  AND NOT (coalesce(ref->>'ns', '') = $4 AND ref->>'id' = $5)
 			ORDER BY run_id, seq LIMIT $6`, threadID, afterRun, afterSeq, keepNS, keepID, materializeBatch)
 		if err != nil {
 			return total, fmt.Errorf("materialize events: %w", err)

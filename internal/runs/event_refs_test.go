@@ -154,11 +154,11 @@ func TestEventRefsSameBytesAsWhole(t *testing.T) {
 	}
 	refs.Must(http.StatusOK, "POST", "/threads/prune", map[string]any{"thread_ids": []string{chat}, "strategy": "keep_latest"})
 	if n := dbCount(t, refs, `SELECT count(*) FROM run_events e WHERE thread_id = $1 AND ref ? 'id'
-		AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = e.thread_id::text AND c.checkpoint_ns = e.ref->>'ns' AND c.checkpoint_id = e.ref->>'id')`, chat); n != 0 {
+		AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = e.thread_id::text AND c.checkpoint_ns = coalesce(e.ref->>'ns', '') AND c.checkpoint_id = e.ref->>'id')`, chat); n != 0 {
 		t.Fatalf("%d events reference pruned checkpoints", n)
 	}
 	if n := dbCount(t, refs, `SELECT count(*) FROM run_events e WHERE thread_id = $1 AND ref ? 'task'
-		AND NOT EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = e.thread_id::text AND w.checkpoint_ns = e.ref->>'ns'
+		AND NOT EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = e.thread_id::text AND w.checkpoint_ns = coalesce(e.ref->>'ns', '')
 			AND w.checkpoint_id = e.ref->>'id' AND w.task_id = e.ref->>'task')`, chat); n != 0 {
 		t.Fatalf("%d events reference pruned writes", n)
 	}

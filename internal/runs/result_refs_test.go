@@ -100,7 +100,7 @@ func TestRunResultRefsSameBytesAsWhole(t *testing.T) {
 	// thread's values; no result references a pruned checkpoint.
 	refs.Must(http.StatusOK, "POST", "/threads/prune", map[string]any{"thread_ids": []string{chat}, "strategy": "keep_latest"})
 	if n := dbCount(t, refs, `SELECT count(*) FROM runs r WHERE thread_id = $1 AND result_ref IS NOT NULL
-		AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = r.thread_id::text AND c.checkpoint_ns = r.result_ref->>'ns' AND c.checkpoint_id = r.result_ref->>'id')`, chat); n != 0 {
+		AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = r.thread_id::text AND c.checkpoint_ns = coalesce(r.result_ref->>'ns', '') AND c.checkpoint_id = r.result_ref->>'id')`, chat); n != 0 {
 		t.Fatalf("%d results reference pruned checkpoints", n)
 	}
 	if n := dbCount(t, refs, `SELECT count(*) FROM runs WHERE thread_id = $1 AND result IS NULL`, chat); n != 3 {

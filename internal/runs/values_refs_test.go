@@ -18,6 +18,7 @@ import (
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/server/servertest"
+	"github.com/weftdev/weft/migrations"
 )
 
 // rawReceiver keeps the bodies of the webhooks it receives as they came.
@@ -438,8 +439,19 @@ func TestThreadValuesRefsOldRowsAndForeignDeletes(t *testing.T) {
 	if got := thread(t, s, other)["values"]; js(got) != js(want) {
 		t.Fatalf("after the foreign delete: %.300s", js(got))
 	}
+	// A list element missing from the log is an error, never a shorter list.
+	third := longChat(t, s)
+	if _, err := s.DB.Exec(context.Background(), `DELETE FROM thread_elements WHERE thread_id = $1::text
+		AND seq = (SELECT min(seq) FROM thread_elements WHERE thread_id = $1::text)`, third); err != nil {
+		t.Fatal(err)
+	}
+	var v []byte
+	err := s.DB.QueryRow(context.Background(), `SELECT weft_thread_values(thread_id, "values", values_refs) FROM threads WHERE thread_id = $1`, third).Scan(&v)
+	if err == nil || !strings.Contains(err.Error(), "lacks 1 of its 6 elements") {
+		t.Fatalf("a projection missing an element read %.200s (%v)", v, err)
+	}
 	// A reference to a blob that does not exist is refused at the write.
-	_, err := s.DB.Exec(context.Background(), `UPDATE threads SET values_refs = weft_thread_values_refs(thread_id, '{"messages": "nope"}')
+	_, err = s.DB.Exec(context.Background(), `UPDATE threads SET values_refs = weft_thread_values_refs(thread_id, '{"messages": "nope"}')
 		WHERE thread_id = $1`, tid)
 	if err == nil || !strings.Contains(err.Error(), "is not stored") {
 		t.Fatalf("a dangling reference was written: %v", err)
@@ -487,6 +499,41 @@ func TestThreadValuesRefsExternalWorker(t *testing.T) {
 			} else if refs != nil {
 				t.Fatalf("%s: the normalised list references %v", what, refs)
 			}
+		}
+	}
+}
+
+// Migration 023's down stores every projection whole again (the values it
+// rendered), and its up reads them as they are.
+func TestThreadValuesRefsMigrationDown(t *testing.T) {
+	s := start(t)
+	tid := longChat(t, s)
+	want := js(thread(t, s, tid)["values"])
+	if refs := sameProjection(t, s, tid); len(refs) == 0 {
+		t.Fatal("no reference to migrate down")
+	}
+	ctx := context.Background()
+	tx, err := s.DB.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	for _, name := range []string{"023_thread_values_refs.down.sql", "023_thread_values_refs.up.sql"} {
+		sql, err := migrations.FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, string(sql)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var values []byte
+		if err := tx.QueryRow(ctx, `SELECT "values" FROM threads WHERE thread_id = $1`, tid).Scan(&values); err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		_ = json.Unmarshal(values, &v)
+		if js(v) != want {
+			t.Fatalf("after %s the row stores %.300s, want %.300s", name, values, want)
 		}
 	}
 }

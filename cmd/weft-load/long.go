@@ -583,9 +583,10 @@ func (l *load) request(method, path string, body any) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-// longReads measures state, history(10), windowed state and the messages
-// page on threads of each -long-read-turns (the storage threads when they
-// have that length, else new ones).
+// longReads measures state, history(10), windowed state, the messages
+// page and GET /threads/{id} (the thread's values projection) on threads
+// of each -long-read-turns (the storage threads when they have that
+// length, else new ones).
 func (l *load) longReads(o longOpts, byTurns map[int]*longThread) ([]readPhase, error) {
 	fmt.Printf("\n== long threads: reads on an echo_chat thread of N turns (2N messages), %d sequential requests each\n", o.reads)
 	fmt.Printf("MB/s = response bytes / p50 latency (MiB of JSON per second for one request); p50/p95 client side\n")
@@ -645,6 +646,7 @@ func (l *load) longReads(o longOpts, byTurns map[int]*longThread) ([]readPhase, 
 			{name: "POST history {limit:10}", method: "POST", path: "/threads/" + tid + "/history", body: map[string]any{"limit": 10}, full: true},
 			{name: fmt.Sprintf("GET state?messages_window=%d", longWindow), method: "GET", path: "/threads/" + tid + fmt.Sprintf("/state?messages_window=%d", longWindow), note: windowNote, window: true},
 			{name: fmt.Sprintf("GET messages?limit=%d", longWindow), method: "GET", path: "/threads/" + tid + fmt.Sprintf("/messages?limit=%d", longWindow), note: pageNote},
+			{name: "GET thread", method: "GET", path: "/threads/" + tid},
 		} {
 			p := readPhase{op: x.name, turns: n, note: x.note, window: x.window, full: x.full}
 			if p.note == "" {

@@ -39,10 +39,11 @@
 // the final messages' JSON and per turn; the same conversations written by
 // LangGraph.js's own PostgresSaver (worker-js/bench/long-saver.mjs, run by
 // node on its own schema of the same database) at -long-saver-turns; state,
-// history(10), windowed state (messages_window) and the messages page read
-// on threads of -long-read-turns turns (n/a where the server has no such
-// endpoint); stateless runs/wait on foo_bar at concurrency 16; and the
-// issue's targets, PASS/MISS. Run it from the repository root.
+// history(10), windowed state (messages_window), the messages page and the
+// thread (GET /threads/{id}) read on threads of -long-read-turns turns (n/a
+// where the server has no such endpoint); stateless runs/wait on foo_bar at
+// concurrency 16; and the targets, PASS/MISS. Run it from the
+// repository root.
 //
 //	go run ./cmd/weft-load                      # self-contained
 //	go run ./cmd/weft-load -suite threads -cpuprofile /tmp/create.pprof

@@ -92,6 +92,9 @@ type Tuple struct {
 	// verbatim holds the channel values a read found to be JSON text in
 	// encoding/json's output form (see Verbatim).
 	verbatim map[string]json.RawMessage
+	// asStored holds the channel values a read took unchanged from their
+	// blob rows (see AsStored).
+	asStored map[string]json.RawMessage
 }
 
 // Verbatim reports whether v, the value of channel ch, is JSON text this
@@ -110,6 +113,48 @@ func (t *Tuple) markVerbatim(ch string, v json.RawMessage) {
 		t.verbatim = map[string]json.RawMessage{}
 	}
 	t.verbatim[ch] = v
+}
+
+// AsStored reports whether v, the value of channel ch, is the JSON text this
+// tuple's read took unchanged from the channel's blob row: a plaintext
+// "json" row as it is, or a weft_list row's list as weft_blob() rebuilds
+// it, without LangChain envelopes to normalise. SQL reading that row then
+// finds the same JSON (a thread's projection may reference it). A value
+// replaced since the read (anything but the same bytes) is not.
+func (t *Tuple) AsStored(ch string, v any) bool {
+	raw, ok := v.(json.RawMessage)
+	read, found := t.asStored[ch]
+	return ok && found && len(raw) > 0 && len(raw) == len(read) && &raw[0] == &read[0]
+}
+
+// StoredVersions returns the channels of cp whose value is one that read
+// took unchanged from its blob row in the root namespace (read.AsStored) at
+// the version cp has for it, with that version: the blob rows whose JSON is
+// exactly cp's values for those channels. cp may be read's checkpoint or
+// one made from it.
+func StoredVersions(read *Tuple, cp *Checkpoint) map[string]string {
+	if read == nil || read.Config.NS != "" {
+		return nil
+	}
+	var out map[string]string
+	for ch, v := range cp.ChannelValues {
+		ver, ok := cp.ChannelVersions[ch]
+		if !ok || ver != read.Checkpoint.ChannelVersions[ch] || !read.AsStored(ch, v) {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[ch] = ver
+	}
+	return out
+}
+
+func (t *Tuple) markAsStored(ch string, v json.RawMessage) {
+	if t.asStored == nil {
+		t.asStored = map[string]json.RawMessage{}
+	}
+	t.asStored[ch] = v
 }
 
 // Special channels whose writes use fixed negative indexes, so that writing

@@ -94,6 +94,11 @@
 //   - A read costs a fixed number of queries for a page, whatever the
 //     thread's length; a history page is a keyset query on the primary
 //     key.
+//   - A thread's values projection may reference a root-namespace blob row
+//     (threads.values_refs, migration 023; package threads). The deletes of
+//     this package do not look at it: their callers store the projection
+//     whole first (a prune) or project the thread again in the same
+//     transaction (a rollback), or delete the thread row with it.
 //
 // # Reading rows from any saver
 //
@@ -119,7 +124,10 @@
 // without decoding, and the rebuilt lists cached by content hash
 // (list_cache.go). A list whose bytes are already encoding/json's output
 // (jsonv.Canonical) is marked on its Tuple (Tuple.Verbatim) so a response
-// can copy it as it is.
+// can copy it as it is; a value taken unchanged from its row (a rebuilt
+// list, a plaintext json blob, without LangChain envelopes) is marked too
+// (Tuple.AsStored, StoredVersions), so that a thread projection written in
+// the same transaction may reference the row instead of copying the value.
 //
 // # One message shape
 //

@@ -218,6 +218,7 @@ type decodedBlob struct {
 	value     any
 	used      bool
 	canonical bool // value is a json.RawMessage in encoding/json's output form
+	asStored  bool // value is a json.RawMessage of the row's plaintext JSON (Tuple.AsStored)
 }
 
 // loadTuples turns a page of checkpoint rows into tuples: the checkpoint and
@@ -280,7 +281,7 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 			if i < len(lists) && lists[i] != nil && !lists[i].lc {
 				// Rebuilt from validated elements: valid JSON, no re-scan.
 				l := lists[i]
-				keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: json.RawMessage(l.data), canonical: l.canonical}
+				keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: json.RawMessage(l.data), canonical: l.canonical, asStored: true}
 				continue
 			}
 			typ, data, err := openValue(ctx, b.Type, b.Blob)
@@ -294,7 +295,8 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 			if err != nil {
 				return nil, fmt.Errorf("thread %s channel %q version %s: %w", threadID, b.Channel, b.Version, err)
 			}
-			keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: v}
+			_, raw := v.(json.RawMessage)
+			keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: v, asStored: raw && b.Type == serde.TypeJSON}
 		}
 	}
 	for i := range tuples {
@@ -311,6 +313,9 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 			}
 			if d.canonical {
 				t.markVerbatim(ch, d.value.(json.RawMessage))
+			}
+			if d.asStored {
+				t.markAsStored(ch, t.Checkpoint.ChannelValues[ch].(json.RawMessage))
 			}
 		}
 	}

@@ -489,11 +489,31 @@ func eventWrites(batches []WriteBatch) []eventlog.Writes {
 
 // Projection is what the thread shows of its latest checkpoint, when the
 // committer knows it (the in-process executor does; it saves reading the
-// checkpoint back): its values and interrupts as JSON, and whether tasks
+// checkpoint back): its values, its interrupts as JSON, and whether tasks
 // are pending (the thread is then interrupted).
 type Projection struct {
-	Values, Interrupts []byte
-	Pending            bool
+	Values     map[string]any
+	Interrupts []byte
+	Pending    bool
+	// Blobs names the channels of Values whose value is exactly what the
+	// put of the projected checkpoint stores for them (channel → version;
+	// CheckpointPut.Blobs), that put being in this commit or committed
+	// before it by the same run: the thread row may reference those blobs
+	// instead of copying the lists (threads.Store.Stored). The write
+	// refuses a reference to a blob that does not exist.
+	Blobs map[string]string
+}
+
+// Blobs are the blob rows the put writes, channel → version: its new
+// versions that have a value (CheckpointPut writes no row for the others).
+func (c *CheckpointPut) Blobs() map[string]string {
+	out := make(map[string]string, len(c.NewVersions))
+	for ch, ver := range c.NewVersions {
+		if _, ok := c.Checkpoint.ChannelValues[ch]; ok {
+			out[ch] = ver
+		}
+	}
+	return out
 }
 
 // endRunSQL ends run $1 with status $2, error $3, result $4 and result
@@ -537,12 +557,18 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 		return err
 	}
 	pr := end.Projection
-	values, interrupts := threads.SealState(ctx, pr.Values, pr.Interrupts)
-	p.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, error = $4, active_run_id = `+runs.NextActiveRun+`,
+	// The puts of this commit come before in the same transaction: a
+	// reference to a blob one of them writes is readable when this commits.
+	st, err := s.threads.Stored(ctx, threads.State{Values: pr.Values, Blobs: pr.Blobs, Interrupts: pr.Interrupts})
+	if err != nil {
+		return err
+	}
+	p.Exec(ctx, `UPDATE threads SET "values" = $2, values_refs = weft_thread_values_refs($1, $6), interrupts = $3, error = $4,
+		active_run_id = `+runs.NextActiveRun+`,
 		status = CASE WHEN EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')) THEN 'busy'
 		              WHEN $4::jsonb IS NOT NULL THEN 'error' WHEN $5 THEN 'interrupted' ELSE 'idle' END,
 		state_updated_at = now(), updated_at = now()
-		WHERE thread_id = $1`, d.ThreadID, values, interrupts, runErr, pr.Pending)
+		WHERE thread_id = $1`, d.ThreadID, st.Values, st.Interrupts, runErr, pr.Pending, st.Refs)
 	return nil
 }
 
@@ -594,7 +620,7 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 		if err := s.rollbackRun(ctx, tx, d.ThreadID, d.RunID); err != nil {
 			return nil, err
 		}
-		return &runEnd{outcome: metrics.OutcomeRolledBack, seconds: -1}, runs.ProjectThread(ctx, tx, s.graphs, d.ThreadID, d.GraphID, nil)
+		return &runEnd{outcome: metrics.OutcomeRolledBack, seconds: -1}, runs.ProjectThread(ctx, tx, s.graphs, s.threads, d.ThreadID, d.GraphID, nil)
 	}
 	if action == runs.ActionInterrupt && end.Status != runs.StatusError {
 		end.Status = runs.StatusInterrupted
@@ -614,7 +640,7 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 	if err := dispatch.DispatchEnd(ctx, tx, d.DispatchID, dstate, outcome, errText); err != nil {
 		return nil, err
 	}
-	return e, runs.ProjectThread(ctx, tx, s.graphs, d.ThreadID, d.GraphID, runErr)
+	return e, runs.ProjectThread(ctx, tx, s.graphs, s.threads, d.ThreadID, d.GraphID, runErr)
 }
 
 // rollbackRun deletes a run and every checkpoint and pending write it

@@ -231,6 +231,10 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 	}
 	cp := last.Checkpoint
 	cp.ChannelValues = make(map[string]any, len(last.Checkpoint.ChannelValues))
+	// A channel the put writes whose value reads back as the JSON it is
+	// stored as (no LangChain envelope to normalise) may be referenced by
+	// the thread row; a normalised one differs from its blob.
+	blobs := map[string]string{}
 	for ch, v := range last.Checkpoint.ChannelValues {
 		sv, err := storedForm(v, true)
 		if errors.Is(err, serde.ErrEmpty) {
@@ -240,6 +244,11 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 			return nil, "", nil
 		}
 		cp.ChannelValues[ch] = sv
+		if _, raw := sv.(json.RawMessage); raw {
+			if ver, ok := last.NewVersions[ch]; ok {
+				blobs[ch] = ver
+			}
+		}
 	}
 	t := &checkpoints.Tuple{
 		Config:        checkpoints.Config{ThreadID: who.threadID.String(), CheckpointID: cp.ID},
@@ -275,9 +284,10 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 	t.PendingWrites = dedupWrites(t.PendingWrites)
 	tasks := pregel.Tasks(t, g)
 	return &Projection{
-		Values:     jsonv.Must(pregel.StateValues(t.Checkpoint.ChannelValues, g)),
+		Values:     pregel.StateValues(t.Checkpoint.ChannelValues, g),
 		Interrupts: jsonv.Must(pregel.InterruptsByTask(tasks)),
 		Pending:    len(tasks) > 0,
+		Blobs:      blobs,
 	}, cp.ID, nil
 }
 

@@ -246,6 +246,18 @@ type execution struct {
 	limit     int
 	resume    any
 	resumed   bool // whether a resume value is waiting for an interrupted task
+	// lastPut is the id of the root checkpoint this run put last and
+	// lastBlobs the blob rows that put writes (CheckpointPut.Blobs): a
+	// projection of that checkpoint may reference them, for the put is
+	// committed before or with the end (run loop only).
+	lastPut   string
+	lastBlobs map[string]string
+}
+
+// noted records put as the run's last (see lastPut) and returns it.
+func (x *execution) noted(put coordinator.CheckpointPut) coordinator.CheckpointPut {
+	x.lastPut, x.lastBlobs = put.Checkpoint.ID, put.Blobs()
+	return put
 }
 
 func (x *execution) emit(event string, data any) {
@@ -613,6 +625,7 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 	if parent != nil {
 		put.Parent = parent.CheckpointID
 	}
+	x.noted(put)
 	// Committed with the first step (or the end), in one transaction.
 	t := tupleOf(tid, cp, md, parent)
 	x.mu.Lock()
@@ -825,11 +838,11 @@ func (x *execution) loop(ctx context.Context, base *checkpoints.Tuple) error {
 		var end *coordinator.End
 		ran := make([]pregel.Task, len(tasks))
 		copy(ran, tasks)
+		put := x.noted(coordinator.CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed})
 		if len(pregel.Tasks(next, x.g)) == 0 || len(pregel.ShouldInterrupt(&cp, x.k.InterruptAfter, ran)) > 0 {
 			end = &coordinator.End{Status: runs.StatusSuccess, Result: newValues}
 			end.Projection = x.project(next)
 		}
-		put := coordinator.CheckpointPut{Parent: base.Config.CheckpointID, Checkpoint: cp, Metadata: md, NewVersions: changed}
 		if end != nil {
 			_, err := x.commit(ctx, "", []coordinator.CheckpointPut{put}, end, q)
 			return err
@@ -964,8 +977,14 @@ func (x *execution) project(t *checkpoints.Tuple) *coordinator.Projection {
 	}
 	x.mu.Unlock()
 	tasks := pregel.Tasks(&tt, x.g)
-	return &coordinator.Projection{Values: jsonv.Must(pregel.StateValues(tt.Checkpoint.ChannelValues, x.g)),
+	pr := &coordinator.Projection{Values: pregel.StateValues(tt.Checkpoint.ChannelValues, x.g),
 		Interrupts: jsonv.Must(pregel.InterruptsByTask(tasks)), Pending: len(tasks) > 0}
+	if t.Config.NS == "" && t.Config.CheckpointID == x.lastPut {
+		// This run put t (committed before or with the end): the thread
+		// row may reference the blobs that put writes.
+		pr.Blobs = x.lastBlobs
+	}
+	return pr
 }
 
 // outcome is a task's result in this attempt.

@@ -16,7 +16,9 @@
 // result, run events, the threads' values and interrupts, store values and
 // the store's texts waiting to be embedded. It knows their layout on
 // purpose, as the coordinator knows several domains' tables: a rotation is
-// one operation across all of them.
+// one operation across all of them. A thread's values projection stored by
+// reference to checkpoint blobs (written while encryption was off) is
+// stored whole and sealed, before the blobs themselves are sealed.
 package reencrypt
 
 import (
@@ -40,20 +42,22 @@ type Count struct {
 }
 
 // column is one value column: sql reads it (as text or bytea), cast is its
-// SQL type for the update.
-type column struct{ name, sql, cast string }
+// SQL type for the update; expr, when set, is the expression whose value
+// is read (sql reads it) and guards the update, in place of the column.
+type column struct{ name, sql, cast, expr string }
 
 // table is how one table is walked and resealed.
 type table struct {
 	name   string
 	pk     []column // all read as text, compared through their cast
 	cols   []column
+	set    []string // further assignments of every update
 	reseal func(kr *crypt.Keyring, vals [][]byte) ([][]byte, bool, error)
 }
 
-func jsonCol(name string) column { return column{name, fmt.Sprintf(`%q::text`, name), "jsonb"} }
+func jsonCol(name string) column { return column{name, fmt.Sprintf(`%q::text`, name), "jsonb", ""} }
 
-func pkText(name, cast string) column { return column{name, fmt.Sprintf(`%q::text`, name), cast} }
+func pkText(name, cast string) column { return column{name, fmt.Sprintf(`%q::text`, name), cast, ""} }
 
 // resealBlob reseals a (type, blob) pair.
 func resealBlob(kr *crypt.Keyring, vals [][]byte) ([][]byte, bool, error) {
@@ -78,16 +82,28 @@ func resealJSONs(kr *crypt.Keyring, vals [][]byte) ([][]byte, bool, error) {
 	return out, some, nil
 }
 
+// threadValues is a thread's values projection whole: a projection stored
+// by reference to checkpoint blobs (written while encryption was off,
+// migration 023) is rendered, sealed, and stored whole. The threads go
+// before checkpoint_blobs, whose rows are sealed afterwards and could no
+// longer be rendered in SQL.
+const threadValues = `CASE WHEN values_refs IS NULL THEN "values" ELSE weft_thread_values(thread_id, "values", values_refs) END`
+
 // tables are every encrypted column Weft writes.
 var tables = []table{
+	{name: "threads",
+		pk:     []column{pkText("thread_id", "uuid")},
+		cols:   []column{{"values", threadValues + "::text", "jsonb", threadValues}, jsonCol("interrupts")},
+		set:    []string{"values_refs = NULL"},
+		reseal: resealJSONs},
 	{name: "checkpoint_blobs",
 		pk:     []column{pkText("thread_id", "text"), pkText("checkpoint_ns", "text"), pkText("channel", "text"), pkText("version", "text")},
-		cols:   []column{{"type", "type", "text"}, {"blob", "blob", "bytea"}},
+		cols:   []column{{"type", "type", "text", ""}, {"blob", "blob", "bytea", ""}},
 		reseal: resealBlob},
 	{name: "checkpoint_writes",
 		pk: []column{pkText("thread_id", "text"), pkText("checkpoint_ns", "text"), pkText("checkpoint_id", "text"),
 			pkText("task_id", "text"), pkText("idx", "integer")},
-		cols:   []column{{"type", "type", "text"}, {"blob", "blob", "bytea"}},
+		cols:   []column{{"type", "type", "text", ""}, {"blob", "blob", "bytea", ""}},
 		reseal: resealBlob},
 	{name: "runs",
 		pk:   []column{pkText("run_id", "uuid")},
@@ -104,17 +120,13 @@ var tables = []table{
 		pk:     []column{pkText("run_id", "uuid"), pkText("seq", "bigint")},
 		cols:   []column{jsonCol("data")},
 		reseal: resealJSONs},
-	{name: "threads",
-		pk:     []column{pkText("thread_id", "uuid")},
-		cols:   []column{jsonCol("values"), jsonCol("interrupts")},
-		reseal: resealJSONs},
 	{name: "store_items",
 		pk:     []column{pkText("namespace", "text[]"), pkText("key", "text")},
 		cols:   []column{jsonCol("value")},
 		reseal: resealJSONs},
 	{name: "store_vectors",
 		pk:   []column{pkText("id", "bigint")},
-		cols: []column{{"text", "text", "text"}},
+		cols: []column{{"text", "text", "text", ""}},
 		reseal: func(kr *crypt.Keyring, vals [][]byte) ([][]byte, bool, error) {
 			// A text to embed is stored as the envelope of its JSON string.
 			doc := vals[0]
@@ -170,8 +182,13 @@ func (t table) run(ctx context.Context, db postgres.TxStarter, kr *crypt.Keyring
 	for i, col := range t.cols {
 		set = append(set, fmt.Sprintf("%q = %s", col.name, param(n+1+i, col.cast)))
 		old := param(n+1+len(t.cols)+i, col.cast)
-		guard = append(guard, fmt.Sprintf("%q IS NOT DISTINCT FROM %s", col.name, old))
+		read := fmt.Sprintf("%q", col.name)
+		if col.expr != "" {
+			read = col.expr
+		}
+		guard = append(guard, fmt.Sprintf("%s IS NOT DISTINCT FROM %s", read, old))
 	}
+	set = append(set, t.set...)
 	var where []string
 	for i, p := range t.pk {
 		where = append(where, fmt.Sprintf("%q = $%d::text::%s", p.name, i+1, p.cast))

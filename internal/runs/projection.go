@@ -25,7 +25,9 @@ const NextActiveRun = `(SELECT run_id FROM runs WHERE thread_id = $1 AND status 
 // here. The projection is values and interrupts of the latest root checkpoint, and
 // the status: busy while another run is pending or running, else error
 // when the run failed (runErr), interrupted when tasks are pending, idle.
-func ProjectThread(ctx context.Context, tx pgx.Tx, graphs *graph.Registry, threadID uuid.UUID, graphID string, runErr []byte) error {
+// The checkpoint is read in this transaction, so a list channel read
+// unchanged from its blob row is stored by reference to it (ts.Stored).
+func ProjectThread(ctx context.Context, tx pgx.Tx, graphs *graph.Registry, ts *threads.Store, threadID uuid.UUID, graphID string, runErr []byte) error {
 	var busy bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running'))`,
 		threadID).Scan(&busy); err != nil {
@@ -39,7 +41,7 @@ func ProjectThread(ctx context.Context, tx pgx.Tx, graphs *graph.Registry, threa
 			return err
 		}
 	}
-	values, interrupts := []byte("null"), []byte("{}")
+	st := threads.State{Interrupts: []byte("{}")}
 	pendingTasks := 0
 	t, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String()})
 	switch {
@@ -52,8 +54,9 @@ func ProjectThread(ctx context.Context, tx pgx.Tx, graphs *graph.Registry, threa
 		}
 		tasks := pregel.Tasks(t, g)
 		pendingTasks = len(tasks)
-		values = jsonv.Must(pregel.StateValues(t.Checkpoint.ChannelValues, g))
-		interrupts = jsonv.Must(pregel.InterruptsByTask(tasks))
+		st.Values = pregel.StateValues(t.Checkpoint.ChannelValues, g)
+		st.Interrupts = jsonv.Must(pregel.InterruptsByTask(tasks))
+		st.Blobs = checkpoints.StoredVersions(t, &t.Checkpoint)
 	}
 	status := "idle"
 	switch {
@@ -64,9 +67,12 @@ func ProjectThread(ctx context.Context, tx pgx.Tx, graphs *graph.Registry, threa
 	case pendingTasks > 0:
 		status = "interrupted"
 	}
-	values, interrupts = threads.SealState(ctx, values, interrupts)
-	_, err = tx.Exec(ctx, `UPDATE threads SET "values" = $2, interrupts = $3, status = $4, error = $5,
-		active_run_id = `+NextActiveRun+`, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`,
-		threadID, values, interrupts, status, runErr)
+	stored, err := ts.Stored(ctx, st)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE threads SET "values" = $2, values_refs = weft_thread_values_refs($1, $6), interrupts = $3,
+		status = $4, error = $5, active_run_id = `+NextActiveRun+`, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`,
+		threadID, stored.Values, stored.Interrupts, status, runErr, stored.Refs)
 	return err
 }

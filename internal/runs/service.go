@@ -203,7 +203,7 @@ func (s *Service) Cancel(ctx context.Context, threadID, runID uuid.UUID, action 
 			if err := s.endQueuedRuns(ctx, tx, ids, action); err != nil {
 				return err
 			}
-			return ProjectThread(ctx, tx, s.graphs, threadID, graphID, nil)
+			return ProjectThread(ctx, tx, s.graphs, s.threads, threadID, graphID, nil)
 		case StatusRunning:
 			running, err = dispatch.DispatchRequestCancel(ctx, tx, runID, action)
 			return err
@@ -272,7 +272,7 @@ func (s *Service) Result(ctx context.Context, run *Run) (json.RawMessage, error)
 	}
 	var status string
 	var values, thErr json.RawMessage
-	err := s.db.QueryRow(ctx, `SELECT status, "values", error FROM threads WHERE thread_id = $1 AND tenant_id = $2`,
+	err := s.db.QueryRow(ctx, `SELECT status, `+threads.ValuesSQL+`, error FROM threads WHERE thread_id = $1 AND tenant_id = $2`,
 		run.ThreadID, run.TenantID).
 		Scan(&status, &values, &thErr)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -43,6 +43,11 @@ type Config struct {
 	// bytes of the values of a checkpoint written with it (values, checkpoints, debug) is stored as a reference
 	// to that checkpoint and rendered when read; -1 stores every event whole. 0 here means the default.
 	EventRefMinBytes int
+	// ValuesRefMinBytes is not a flag: the size of JSON from which a list channel of a thread's values
+	// projection (threads.values: GET /threads/{id}, search, webhooks) is stored by reference to its checkpoint
+	// blob and rendered when read (0: threads.ValuesRefMinBytes, 1 KiB; -1 stores every projection whole, which
+	// tests compare against).
+	ValuesRefMinBytes int
 	// -webhook-allow-private, WEFT_WEBHOOK_ALLOW_PRIVATE (default false): let run webhooks reach loopback,
 	// private, link-local, unspecified and multicast addresses (a path on this server is always allowed)
 	WebhookAllowPrivate bool

@@ -149,7 +149,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	if err := assistantStore.EnsureSystem(ctx, graphs.IDs()); err != nil {
 		return nil, err
 	}
-	threadStore := threads.NewStore(s.pool)
+	threadStore := threads.NewStore(s.pool, threads.Config{ValuesRefMinBytes: cfg.ValuesRefMinBytes})
 	threadStore.OnDelete(func(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) error {
 		if err := runs.StopThreads(ctx, tx, ids); err != nil {
 			return err

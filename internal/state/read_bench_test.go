@@ -33,10 +33,11 @@ func longChatThread(b *testing.B, s *servertest.Server, turns int) string {
 }
 
 // BenchmarkLongThreadRead measures the full-value reads of issue 16 over
-// HTTP on a loopback server: GET /threads/{id}/state and POST
-// /threads/{id}/history {"limit":10} of an echo_chat thread of 100 and
-// 1000 turns (200 and 2000 messages; a history page of the 1000-turn
-// thread is cut at its 4 MiB cap). Each iteration is one request, client
+// HTTP on a loopback server: GET /threads/{id}/state, POST
+// /threads/{id}/history {"limit":10} and GET /threads/{id} (the thread's
+// values projection) of an echo_chat thread of 100 and 1000 turns (200
+// and 2000 messages; a history page of the 1000-turn thread is cut at its
+// 4 MiB cap). Each iteration is one request, client
 // side, body read in full; MB/s is response bytes per second of one
 // request at a time (b.SetBytes), the figure weft-load's long suite
 // reports from its p50.
@@ -50,6 +51,7 @@ func BenchmarkLongThreadRead(b *testing.B) {
 		}{
 			{"state", "GET", "/threads/" + tid + "/state", nil},
 			{"history10", "POST", "/threads/" + tid + "/history", map[string]any{"limit": 10}},
+			{"thread", "GET", "/threads/" + tid, nil},
 		} {
 			b.Run(fmt.Sprintf("turns=%d/%s", turns, c.name), func(b *testing.B) {
 				size := len(s.Must(http.StatusOK, c.method, c.path, c.body).Body)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -337,7 +338,19 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 	if base != nil {
 		t.Parent = &base.Config
 	}
-	return out, s.project(ctx, tx, threadID, assemble(t, g))
+	// The thread row may reference the blobs this put wrote (its new
+	// versions with a value) and those the base, read in this
+	// transaction, shares with it unchanged.
+	blobs := checkpoints.StoredVersions(base, &cp)
+	for ch, ver := range changed {
+		if _, ok := cp.ChannelValues[ch]; ok {
+			if blobs == nil {
+				blobs = map[string]string{}
+			}
+			blobs[ch] = ver
+		}
+	}
+	return out, s.project(ctx, tx, threadID, assemble(t, g), blobs)
 }
 
 // Superstep is one entry of POST /threads' supersteps: updates applied to
@@ -377,12 +390,10 @@ func (s *Service) ApplySupersteps(ctx context.Context, tx pgx.Tx, threadID uuid.
 }
 
 // project writes the thread's projection of its latest state: the new
-// checkpoint is always the thread's newest (ids are time-ordered).
-func (s *Service) project(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, st *ThreadState) error {
-	values, err := json.Marshal(st.Values)
-	if err != nil {
-		return err
-	}
+// checkpoint is always the thread's newest (ids are time-ordered). blobs
+// are the channels whose values are exactly blob rows of the thread
+// (threads.State.Blobs).
+func (s *Service) project(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, st *ThreadState, blobs map[string]string) error {
 	interrupts, err := json.Marshal(interruptsByTask(st))
 	if err != nil {
 		return err
@@ -391,7 +402,11 @@ func (s *Service) project(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, st
 	if len(st.Next) > 0 {
 		status = threads.StatusInterrupted
 	}
-	return s.threads.SetState(ctx, tx, threadID, values, interrupts, status)
+	values, ok := st.Values.(map[string]any)
+	if !ok {
+		return fmt.Errorf("thread %s: state values are a %T", threadID, st.Values)
+	}
+	return s.threads.SetState(ctx, tx, threadID, threads.State{Values: values, Blobs: blobs, Interrupts: interrupts}, status)
 }
 
 // Copy duplicates a thread with all its checkpoints under a new id.
@@ -402,11 +417,14 @@ func (s *Service) Copy(ctx context.Context, threadID uuid.UUID) (*threads.Thread
 			return err
 		}
 		to := uuid.Must(uuid.NewV7())
-		t, err := s.threads.CopyRow(ctx, tx, threadID, to)
-		if err != nil {
+		// Checkpoints first: the copied row is read back with its values
+		// rendered, and a projection stored by reference names the copy's
+		// blobs (same versions).
+		if err := checkpoints.CheckpointThreadCopy(ctx, tx, threadID.String(), to.String()); err != nil {
 			return err
 		}
-		if err := checkpoints.CheckpointThreadCopy(ctx, tx, threadID.String(), to.String()); err != nil {
+		t, err := s.threads.CopyRow(ctx, tx, threadID, to)
+		if err != nil {
 			return err
 		}
 		out = t
@@ -486,6 +504,9 @@ func (s *Service) keepLatest(ctx context.Context, id uuid.UUID) error {
 			return err
 		}
 		if _, err := eventlog.MaterializeThread(ctx, tx, id, "", latest.Config.CheckpointID); err != nil {
+			return err
+		}
+		if err := s.threads.ValuesInline(ctx, tx, id, latest.Checkpoint.ChannelVersions); err != nil {
 			return err
 		}
 		return checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID, pregel.DeltaKinds(g))

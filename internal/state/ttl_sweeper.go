@@ -87,6 +87,9 @@ func (s *Service) pruneExpired(ctx context.Context, id uuid.UUID) (bool, error) 
 			if _, err := eventlog.MaterializeThread(ctx, tx, id, "", latest.Config.CheckpointID); err != nil {
 				return err
 			}
+			if err := s.threads.ValuesInline(ctx, tx, id, latest.Checkpoint.ChannelVersions); err != nil {
+				return err
+			}
 			if err := checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID, nil); err != nil {
 				return err
 			}

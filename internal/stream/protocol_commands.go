@@ -297,7 +297,7 @@ func pendingInterruptIDs(raw json.RawMessage) map[string]bool {
 func (s *Service) protocolState(ctx context.Context, tid uuid.UUID, keys []string) (any, error) {
 	var values json.RawMessage
 	var checkpointID *string
-	err := s.db.QueryRow(ctx, `SELECT t."values", (SELECT c.checkpoint_id FROM checkpoints c
+	err := s.db.QueryRow(ctx, `SELECT weft_thread_values(t.thread_id, t."values", t.values_refs), (SELECT c.checkpoint_id FROM checkpoints c
 			WHERE c.thread_id = t.thread_id::text AND c.checkpoint_ns = '' ORDER BY c.checkpoint_id DESC LIMIT 1)
 		FROM threads t WHERE t.thread_id = $1 AND t.tenant_id = $2`, tid, auth.Tenant(ctx)).Scan(&values, &checkpointID)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {

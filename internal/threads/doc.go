@@ -24,4 +24,39 @@
 // Cascade locks the subtree repeatedly until it stops growing, so a child
 // created concurrently under any node of the subtree is either seen and
 // deleted, or its creation waits and then fails because its parent is gone.
+//
+// # The values projection
+//
+// A thread row shows its latest root checkpoint's values (the Thread
+// object's values, search and its values filter, webhooks, a join without
+// result). Writers hand it over as a State and store it through
+// Store.Stored: a list channel of ValuesRefMinBytes or more of JSON whose
+// checkpoint blob row the writer vouches for (State.Blobs: written by the
+// same put, or read unchanged in the same transaction) is left out of
+// "values" and named in values_refs {channel: version} (migration 023), so
+// a long conversation is not copied into the row at every turn. Readers
+// select ValuesSQL, which merges the lists back (weft_thread_values: the
+// same jsonb as a whole row):
+//
+//	threads."values"      {"foo": "b"}                        small channels
+//	threads.values_refs   {"messages": "0…7.0.8124"}          NULL: values is whole
+//	   │
+//	   ▼ (thread, "", channel, version)
+//	checkpoint_blobs ── json | weft_list ──▶ thread_elements
+//
+// Invariants:
+//
+//   - A reference names a blob that exists when it is written
+//     (weft_thread_values_refs refuses one that does not) and holds exactly
+//     the projected value; rows written before migration 023, and every row
+//     with encryption at rest (sealed, SQL cannot open the blobs), have no
+//     references.
+//   - Nothing deletes a referenced blob while the reference stands: a
+//     keep_latest prune stores the projection whole first when it names a
+//     blob the kept checkpoint does not (ValuesInline), a rollback projects
+//     the thread again in its transaction, a thread delete deletes the row,
+//     the "langgraph" views' blob delete stores the projection whole, and
+//     the element log keeps the elements of every blob that exists.
+//   - A copy (CopyRow) keeps the references: the checkpoints are copied
+//     with their versions, first.
 package threads

@@ -3,6 +3,8 @@ package threads
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -101,7 +103,12 @@ func (f *Filter) where(ctx context.Context) (string, []any) {
 		add("metadata @> $%d", jsonObject(f.Metadata))
 	}
 	if f.Values != nil {
-		add(`"values" @> $%d`, jsonObject(f.Values))
+		// The stored values hold every channel but the referenced ones: a
+		// filter on none of those is decided on them alone, without
+		// rendering the lists.
+		args = append(args, slices.Collect(maps.Keys(f.Values)), jsonObject(f.Values))
+		conds = append(conds, fmt.Sprintf(`(CASE WHEN values_refs IS NULL OR NOT values_refs ?| $%d::text[] THEN "values"
+			ELSE weft_thread_values(thread_id, "values", values_refs) END) @> $%d`, len(args)-1, len(args)))
 	}
 	if f.IDs != nil {
 		add("thread_id = ANY($%d)", f.IDs)

@@ -22,15 +22,30 @@ import (
 // after the thread rows are locked and before they are deleted.
 type DeleteHook func(ctx context.Context, tx pgx.Tx, threadIDs []uuid.UUID) error
 
+// Config tunes a Store.
+type Config struct {
+	// ValuesRefMinBytes is the size of JSON from which a list channel of a
+	// thread's projection is stored by reference to its checkpoint blob
+	// (see Stored): 0 means ValuesRefMinBytes, < 0 stores every projection
+	// whole.
+	ValuesRefMinBytes int
+}
+
 // Store reads and writes threads. Exported methods open their own
 // transaction; the lower-case helpers take a DBTX so they compose.
 type Store struct {
 	db          *pgxpool.Pool
+	cfg         Config
 	deleteHooks []DeleteHook
 }
 
 // NewStore returns a Store on db.
-func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }
+func NewStore(db *pgxpool.Pool, cfg Config) *Store {
+	if cfg.ValuesRefMinBytes == 0 {
+		cfg.ValuesRefMinBytes = ValuesRefMinBytes
+	}
+	return &Store{db: db, cfg: cfg}
+}
 
 // OnDelete registers a hook run for every thread delete (all strategies).
 func (s *Store) OnDelete(h DeleteHook) { s.deleteHooks = append(s.deleteHooks, h) }
@@ -90,14 +105,6 @@ func (t *Thread) open(ctx context.Context) error {
 		return fmt.Errorf("thread %s interrupts: %w", t.ThreadID, err)
 	}
 	return nil
-}
-
-// SealState is a state projection (values, interrupts) as stored: sealed
-// with ctx's keyring, unchanged when encryption is off. Every writer of
-// threads.values / threads.interrupts stores through it.
-func SealState(ctx context.Context, values, interrupts []byte) (json.RawMessage, json.RawMessage) {
-	kr := crypt.FromContext(ctx)
-	return kr.SealJSON(values), kr.SealJSON(interrupts)
 }
 
 // openingEmit wraps a page's emit so that each thread is decrypted first.

@@ -57,9 +57,15 @@ type Thread struct {
 	ExpiresAt   *time.Time `db:"expires_at" json:"-"`
 }
 
+// ValuesSQL is the thread's values projection as every reader selects it
+// from a row of threads: "values" with the lists its values_refs names
+// merged back (migration 023); a row without references is read as it is,
+// without a function call.
+const ValuesSQL = `CASE WHEN values_refs IS NULL THEN "values" ELSE weft_thread_values(thread_id, "values", values_refs) END`
+
 // threadColumns lists the columns of Thread in scan order.
 const threadColumns = `thread_id, created_at, updated_at, state_updated_at, metadata, status, config,
-	"values", interrupts, error, parent_thread_id, resource_id, active_run_id, latest_run_id,
+	` + ValuesSQL + ` AS "values", interrupts, error, parent_thread_id, resource_id, active_run_id, latest_run_id,
 	ttl_minutes, ttl_strategy, expires_at`
 
 // selectable are the fields a search may project with select.

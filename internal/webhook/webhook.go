@@ -161,7 +161,7 @@ const webhookClaimSQL = `
 	WHERE r.run_id = due.run_id
 	RETURNING r.run_id, r.thread_id, r.assistant_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
 		r.status, r.metadata, weft_run_kwargs(r.kwargs) AS kwargs, r.multitask_strategy, r.error, r.result, r.result_ref,
-		(SELECT t."values" FROM threads t WHERE t.thread_id = r.thread_id) AS thread_values,
+		(SELECT weft_thread_values(t.thread_id, t."values", t.values_refs) FROM threads t WHERE t.thread_id = r.thread_id) AS thread_values,
 		r.webhook_attempts, coalesce(r.kwargs->>'webhook', '') AS webhook, r.traceparent`
 
 // webhookClaim claims due webhook deliveries (any replica; SKIP LOCKED).

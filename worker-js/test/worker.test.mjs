@@ -392,6 +392,42 @@ test("debug and updates modes pass through; join replays the log", async () => {
   assert.deepEqual(events.filter((e) => e === "updates").length, 2);
 });
 
+test("a long thread's values projection reads as its state; a plain list is stored by reference to its checkpoint blob", async () => {
+  const c = client();
+  const db = new pg.Client(weft.db);
+  await db.connect();
+  const refsOf = async (id) => (await db.query(`SELECT values_refs FROM threads WHERE thread_id = $1`, [id])).rows[0].values_refs;
+  try {
+    // agent: the messages pass 1 KB (LangChain envelopes in the blobs: the
+    // projection, normalised, is stored whole).
+    const chat = await c.threads.create();
+    for (let i = 0; i < 4; i++) await c.runs.wait(chat.thread_id, "agent", { input: human(`turn ${i} ${"words ".repeat(40)}`) });
+    const thread = await c.threads.get(chat.thread_id);
+    assert.equal(thread.values.messages.length, 8);
+    assert.deepEqual(thread.values, (await c.threads.getState(chat.thread_id)).values, "the chat's projection");
+    await assertSameThread(chat.thread_id);
+    assert.equal(await refsOf(chat.thread_id), null, "messages read normalised, unlike their blob: stored whole");
+    // foo_bar_js: bar, a list of plain strings past 1 KB, through
+    // update_state (a worker's run) and then a run that appends to it.
+    const t = await c.threads.create();
+    await c.runs.wait(t.thread_id, "foo_bar_js", { input: {} });
+    await c.threads.updateState(t.thread_id, { values: { bar: Array.from({ length: 30 }, (_, i) => `${i} ${"x".repeat(40)}`) }, asNode: "node_b" });
+    assert.deepEqual((await c.threads.get(t.thread_id)).values, (await c.threads.getState(t.thread_id)).values, "after update_state");
+    assert.ok((await refsOf(t.thread_id))?.bar, "update_state's projection references bar");
+    await c.runs.wait(t.thread_id, "foo_bar_js", { input: {} });
+    const values = (await c.threads.get(t.thread_id)).values;
+    assert.equal(values.bar.length, 34);
+    assert.deepEqual(values, (await c.threads.getState(t.thread_id)).values, "after the run");
+    assert.deepEqual(values, (await (await langgraph("foo_bar_js")).getState({ configurable: { thread_id: t.thread_id } })).values, "LangGraph's own read");
+    const refs = await refsOf(t.thread_id);
+    const { rows } = await db.query(`SELECT checkpoint->'channel_versions'->>'bar' AS v FROM checkpoints
+      WHERE thread_id = $1 AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1`, [t.thread_id]);
+    assert.deepEqual(refs, { bar: rows[0].v }, "the run's end references the latest bar");
+  } finally {
+    await db.end();
+  }
+});
+
 after(async () => {
   await Promise.all([...references.values()].map((r) => r.pool.end()));
 });

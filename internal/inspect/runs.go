@@ -50,7 +50,7 @@ const runSummaryColumns = `r.run_id, r.thread_id, r.assistant_id, r.graph_id, r.
        nullif(r.kwargs->>'checkpoint_id', '') AS checkpoint_id,
        coalesce(r.kwargs->'command' ? 'resume', false) AS resume,
        coalesce((SELECT max(seq) FROM run_events e WHERE e.run_id = r.run_id), 0) AS events,
-       r.metadata`
+       weft_run_metadata(r.metadata, r.assistant_id) AS metadata`
 
 // RunSummaryList reads a page of the thread's runs, newest first (the order
 // and index of GET /threads/{thread_id}/runs), up to limit+1 rows so the

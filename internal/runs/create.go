@@ -417,7 +417,7 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 		FROM assistants a, threads t WHERE a.assistant_id = $3 AND a.graph_id = $4 AND (a.tenant_id = $11 OR a.shared)
 			AND t.thread_id = $2 AND t.tenant_id = $11
 		RETURNING `+Columns,
-		runID, threadID, v.assistantID, v.graph.ID, v.strategy, kwargs, v.metadata, v.kwargs.Temporary, v.delay,
+		runID, threadID, v.assistantID, v.graph.ID, v.strategy, kwargs, storedMetadata(v.metadata, v.assistantID), v.kwargs.Temporary, v.delay,
 		tracing.Traceparent(ctx), auth.Tenant(ctx)).
 		Query(func(rows pgx.Rows) error {
 			r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])

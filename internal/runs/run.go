@@ -3,6 +3,7 @@ package runs
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -89,19 +90,19 @@ type Run struct {
 // them.
 var Columns = ColumnsOf("")
 
-// ColumnsOf is Columns qualified by a table alias ("" for none). The kwargs
-// column is the whole document: a row leaves out the fields that hold
-// their default (kwargsDefaults), and weft_run_kwargs (migration 022)
-// puts them back.
+// ColumnsOf is Columns qualified by a table alias ("" for none). The
+// metadata and kwargs columns are the whole documents: a row leaves out
+// what every run stores alike (storedMetadata, storedKwargs), and the
+// functions of migration 022 put it back.
 func ColumnsOf(alias string) string {
 	q := ""
 	if alias != "" {
 		q = alias + "."
 	}
-	return strings.ReplaceAll(`$run_id, $thread_id, $assistant_id, $created_at, $updated_at, $status, $metadata,
-	weft_run_kwargs($kwargs) AS kwargs, $multitask_strategy, $attempt, $webhook_state, $webhook_attempts,
-	$webhook_last_status, $webhook_last_error, $graph_id, $error, $result, $result_ref, $temporary, $traceparent,
-	$tenant_id`, "$", q)
+	return strings.ReplaceAll(`$run_id, $thread_id, $assistant_id, $created_at, $updated_at, $status,
+	weft_run_metadata($metadata, $assistant_id) AS metadata, weft_run_kwargs($kwargs) AS kwargs, $multitask_strategy,
+	$attempt, $webhook_state, $webhook_attempts, $webhook_last_status, $webhook_last_error, $graph_id, $error, $result,
+	$result_ref, $temporary, $traceparent, $tenant_id`, "$", q)
 }
 
 // kwargsDefaults are the kwargs fields a run's row leaves out when they
@@ -109,6 +110,18 @@ func ColumnsOf(alias string) string {
 var kwargsDefaults = map[string]string{"command": "null", "webhook": "null", "resumable": "false", "subgraphs": "false",
 	"temporary": "false", "feedback_keys": "null", "on_disconnect": `"continue"`, "interrupt_after": "null",
 	"interrupt_before": "null"}
+
+// storedMetadata is the metadata md of a run of assistant a as its row
+// stores it: without the assistant_id every run's metadata gets, which
+// weft_run_metadata puts back (a client's other assistant_id stays).
+func storedMetadata(md map[string]any, a uuid.UUID) map[string]any {
+	if md["assistant_id"] != a.String() {
+		return md
+	}
+	out := maps.Clone(md)
+	delete(out, "assistant_id")
+	return out
+}
 
 // storedKwargs is the kwargs document k as a run's row stores it: without
 // the fields that hold their default (kwargsDefaults).

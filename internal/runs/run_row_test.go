@@ -9,10 +9,11 @@ import (
 	"github.com/weftdev/weft/internal/server/servertest"
 )
 
-// A run's row leaves out the kwargs fields that hold their default, and
-// every read shows the whole document: weft_run_kwargs fills in exactly
-// the fields storedKwargs leaves out, with their defaults.
-func TestKwargsStoredWithoutDefaults(t *testing.T) {
+// A run's row leaves out the kwargs fields that hold their default and
+// the assistant_id of its metadata, and every read shows the whole
+// documents: weft_run_kwargs fills in exactly the fields storedKwargs
+// leaves out, with their defaults, and weft_run_metadata the assistant.
+func TestRunRowStoredWithoutDefaults(t *testing.T) {
 	s := start(t)
 	var fn map[string]json.RawMessage
 	if err := s.DB.QueryRow(t.Context(), `SELECT weft_run_kwargs('{}')`).Scan(&fn); err != nil {
@@ -70,6 +71,35 @@ func TestKwargsStoredWithoutDefaults(t *testing.T) {
 			if _, ok := a.(map[string]any)[k]; !ok {
 				t.Errorf("GET run kwargs lacks %s: %s", k, run.Kwargs)
 			}
+		}
+	}
+	// The metadata's assistant_id: left out of the row, shown by every
+	// read; a client's own assistant_id is kept.
+	other := create(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""},
+		"metadata": map[string]any{"assistant_id": "mine", "k": 1}})
+	for _, tc := range []struct {
+		run          map[string]any
+		stored, read string
+	}{{plain, `{}`, `{"assistant_id": "` + plain["assistant_id"].(string) + `"}`}, {other, `{"k": 1, "assistant_id": "mine"}`, `{"k": 1, "assistant_id": "mine"}`}} {
+		rid := tc.run["run_id"].(string)
+		var stored, read string
+		if err := s.DB.QueryRow(t.Context(), `SELECT metadata::text, weft_run_metadata(metadata, assistant_id)::text FROM runs WHERE run_id = $1`, rid).Scan(&stored, &read); err != nil {
+			t.Fatal(err)
+		}
+		if stored != tc.stored || read != tc.read {
+			t.Errorf("run %s metadata stored %s, read %s; want %s, %s", rid, stored, read, tc.stored, tc.read)
+		}
+		var got struct {
+			Metadata json.RawMessage `json:"metadata"`
+		}
+		if err := json.Unmarshal(s.Must(http.StatusOK, "GET", "/threads/"+tid+"/runs/"+rid, nil).Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		_ = json.Unmarshal(got.Metadata, &a)
+		_ = json.Unmarshal([]byte(tc.read), &b)
+		if js(a) != js(b) {
+			t.Errorf("GET run %s metadata = %s, want %s", rid, got.Metadata, tc.read)
 		}
 	}
 	if v := js(mustKwargs(t, s, tid, plain)["on_disconnect"]); v != `"continue"` {

@@ -203,6 +203,13 @@ SELECT $1, $2, $3, $5, '` + TypeList + `', convert_to(jsonb_build_object('n', $1
 FROM a
 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`
 
+// compactCandidate reports whether a blob may be stored compact (a JSON
+// list of CompactMinBytes or more): compactLists decides, and its
+// statements may read what the puts before it wrote.
+func compactCandidate(typ string, data []byte) bool {
+	return typ == serde.TypeJSON && len(data) >= CompactMinBytes && bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("["))
+}
+
 // compactLists stores the put's JSON lists (types[i] "json") of at least
 // CompactMinBytes by reference to the thread's element log and returns the
 // indexes of the channels it wrote itself (the caller leaves them out of

@@ -19,14 +19,25 @@ import (
 const checkpointPutSQL = `
 WITH blobs AS (
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-    SELECT $1, $2, b.channel, b.version, b.type, b.blob
-    FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS b(channel, version, type, blob)
+    SELECT $1, b.ns, b.channel, b.version, b.type, b.blob
+    FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) AS b(ns, channel, version, type, blob)
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 )
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-VALUES ($1, $2, $7, $8, $9, $10)
+SELECT $1, c.ns, c.id, c.parent, c.checkpoint::jsonb, c.metadata::jsonb
+FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) AS c(ns, id, parent, checkpoint, metadata)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
 DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
+
+// Put is one checkpoint to store: checkpoint Checkpoint of thread
+// Config.ThreadID in namespace Config.NS, with parent Config.CheckpointID,
+// its metadata and the versions its step wrote (see CheckpointPut).
+type Put struct {
+	Config      Config
+	Checkpoint  Checkpoint
+	Metadata    Metadata
+	NewVersions map[string]string
+}
 
 // CheckpointPut stores checkpoint cp of thread cfg.ThreadID in namespace
 // cfg.NS, with parent cfg.CheckpointID ("" for a thread's first checkpoint),
@@ -51,56 +62,121 @@ DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
 // (ISO 8601, milliseconds, "Z") in the stored row. NUL characters are
 // stripped from metadata. One statement: atomic even when db is a pool.
 func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpoint, md Metadata, newVersions map[string]string) (Config, error) {
-	if cfg.ThreadID == "" {
-		return Config{}, apperr.Errorf(apperr.Invalid, "checkpoint put: thread id is required")
+	if err := CheckpointPutMany(ctx, db, []Put{{Config: cfg, Checkpoint: cp, Metadata: md, NewVersions: newVersions}}); err != nil {
+		return Config{}, err
 	}
-	if cp.ID == "" {
-		return Config{}, apperr.Errorf(apperr.Invalid, "checkpoint put: checkpoint id is required")
-	}
-	if cp.V == 0 {
-		cp.V = 4
-	}
-	if cp.TS == "" {
-		cp.TS = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
-	}
-	n := len(newVersions)
-	channels, versions, types := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-	blobs := make([][]byte, 0, n)
-	for ch, ver := range newVersions {
-		v, ok := cp.ChannelValues[ch]
-		if !ok {
-			continue
+	return Config{ThreadID: cfg.ThreadID, NS: cfg.NS, CheckpointID: cp.ID}, nil
+}
+
+// CheckpointPutMany is CheckpointPut for several checkpoints of one thread,
+// in order (a commit carrying a run's steps): one statement for all of
+// them, except that the puts before a checkpoint with a list that may be
+// stored compact (whose list statements may read what they wrote) or
+// before a checkpoint id put again are sent first.
+func CheckpointPutMany(ctx context.Context, db postgres.DBTX, puts []Put) error {
+	var b putBatch
+	for i := range puts {
+		p := &puts[i]
+		if p.Config.ThreadID == "" {
+			return apperr.Errorf(apperr.Invalid, "checkpoint put: thread id is required")
 		}
-		typ, data, err := encodeValue(ctx, v)
+		if p.Checkpoint.ID == "" {
+			return apperr.Errorf(apperr.Invalid, "checkpoint put: checkpoint id is required")
+		}
+		if b.thread != "" && b.thread != p.Config.ThreadID {
+			return fmt.Errorf("checkpoint put: one batch, one thread (%s, %s)", b.thread, p.Config.ThreadID)
+		}
+		cp := p.Checkpoint
+		if cp.V == 0 {
+			cp.V = 4
+		}
+		if cp.TS == "" {
+			cp.TS = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+		n := len(p.NewVersions)
+		channels, versions, types := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+		blobs := make([][]byte, 0, n)
+		compact := false
+		for ch, ver := range p.NewVersions {
+			v, ok := cp.ChannelValues[ch]
+			if !ok {
+				continue
+			}
+			typ, data, err := encodeValue(ctx, v)
+			if err != nil {
+				return fmt.Errorf("checkpoint put: channel %q: %w", ch, err)
+			}
+			channels, versions, types, blobs = append(channels, ch), append(versions, ver), append(types, typ), append(blobs, data)
+			compact = compact || compactCandidate(typ, data)
+		}
+		if compact || b.has(p.Config.NS, cp.ID) {
+			if err := b.send(ctx, db); err != nil {
+				return err
+			}
+		}
+		// Without a candidate list it only records what the checkpoint
+		// holds for its children's puts, in this process.
+		written, err := compactLists(ctx, db, p.Config, cp.ID, p.Metadata, channels, versions, types, blobs)
 		if err != nil {
-			return Config{}, fmt.Errorf("checkpoint put: channel %q: %w", ch, err)
+			return fmt.Errorf("checkpoint put: %w", err)
 		}
-		channels, versions, types, blobs = append(channels, ch), append(versions, ver), append(types, typ), append(blobs, data)
+		if len(written) > 0 {
+			channels, versions, types, blobs = dropIndexes(written, channels), dropIndexes(written, versions), dropIndexes(written, types), dropIndexes(written, blobs)
+		}
+		cpJSON, err := encodeCheckpoint(cp)
+		if err != nil {
+			return fmt.Errorf("checkpoint put: %w", err)
+		}
+		mdJSON, err := encodeMetadata(p.Metadata)
+		if err != nil {
+			return fmt.Errorf("checkpoint put: %w", err)
+		}
+		b.add(p.Config, cp.ID, channels, versions, types, blobs, string(cpJSON), string(mdJSON))
 	}
-	written, err := compactLists(ctx, db, cfg, cp.ID, md, channels, versions, types, blobs)
-	if err != nil {
-		return Config{}, fmt.Errorf("checkpoint put: %w", err)
+	return b.send(ctx, db)
+}
+
+// putBatch is the rows of checkpoint puts sent as one statement.
+type putBatch struct {
+	thread                             string
+	ids                                map[[2]string]bool
+	bNS, bChannels, bVersions, bTypes  []string
+	bBlobs                             [][]byte
+	cNS, cIDs, cCheckpoints, cMetadata []string
+	cParents                           []*string
+}
+
+func (b *putBatch) has(ns, id string) bool { return b.ids[[2]string{ns, id}] }
+
+func (b *putBatch) add(cfg Config, id string, channels, versions, types []string, blobs [][]byte, cp, md string) {
+	if b.ids == nil {
+		b.ids = map[[2]string]bool{}
 	}
-	if len(written) > 0 {
-		channels, versions, types, blobs = dropIndexes(written, channels), dropIndexes(written, versions), dropIndexes(written, types), dropIndexes(written, blobs)
+	b.thread = cfg.ThreadID
+	b.ids[[2]string{cfg.NS, id}] = true
+	for range channels {
+		b.bNS = append(b.bNS, cfg.NS)
 	}
-	cpJSON, err := encodeCheckpoint(cp)
-	if err != nil {
-		return Config{}, fmt.Errorf("checkpoint put: %w", err)
-	}
-	mdJSON, err := encodeMetadata(md)
-	if err != nil {
-		return Config{}, fmt.Errorf("checkpoint put: %w", err)
-	}
+	b.bChannels, b.bVersions, b.bTypes, b.bBlobs = append(b.bChannels, channels...), append(b.bVersions, versions...), append(b.bTypes, types...), append(b.bBlobs, blobs...)
 	var parent *string
 	if cfg.CheckpointID != "" {
 		parent = &cfg.CheckpointID
 	}
-	if _, err := db.Exec(ctx, checkpointPutSQL, cfg.ThreadID, cfg.NS,
-		channels, versions, types, blobs, cp.ID, parent, string(cpJSON), string(mdJSON)); err != nil {
-		return Config{}, fmt.Errorf("checkpoint put: %w", err)
+	b.cNS, b.cIDs, b.cParents, b.cCheckpoints, b.cMetadata = append(b.cNS, cfg.NS), append(b.cIDs, id), append(b.cParents, parent), append(b.cCheckpoints, cp), append(b.cMetadata, md)
+}
+
+// send sends the batch's statement, if it holds a put, and empties it.
+func (b *putBatch) send(ctx context.Context, db postgres.DBTX) error {
+	if len(b.cIDs) == 0 {
+		return nil
 	}
-	return Config{ThreadID: cfg.ThreadID, NS: cfg.NS, CheckpointID: cp.ID}, nil
+	_, err := db.Exec(ctx, checkpointPutSQL, b.thread, b.bNS, b.bChannels, b.bVersions, b.bTypes, b.bBlobs,
+		b.cNS, b.cIDs, b.cParents, b.cCheckpoints, b.cMetadata)
+	*b = putBatch{thread: b.thread}
+	if err != nil {
+		return fmt.Errorf("checkpoint put: %w", err)
+	}
+	return nil
 }
 
 // dropIndexes is s without the elements at the given indexes.
@@ -119,8 +195,9 @@ func dropIndexes[T any](drop map[int]bool, s []T) []T {
 // overwrite the first), as both savers do.
 const checkpointWritesPutSQL = `
 INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-SELECT $1, $2, $3, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob
-FROM unnest($4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::bytea[]) AS w(task_id, task_path, idx, channel, type, blob)
+SELECT $1, w.ns, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob
+FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::bytea[])
+    AS w(ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob, task_path = EXCLUDED.task_path
 WHERE EXCLUDED.channel IN ('__error__', '__scheduled__', '__interrupt__', '__resume__')`
@@ -138,39 +215,58 @@ WHERE EXCLUDED.channel IN ('__error__', '__scheduled__', '__interrupt__', '__res
 // special channels and loses otherwise. Values are encoded by serde.Encode.
 // One statement: atomic even when db is a pool.
 func CheckpointWritesPut(ctx context.Context, db postgres.DBTX, cfg Config, writes []Write) error {
-	if cfg.ThreadID == "" || cfg.CheckpointID == "" {
-		return apperr.Errorf(apperr.Invalid, "checkpoint writes put: thread id and checkpoint id are required")
-	}
+	return CheckpointWritesPutMany(ctx, db, cfg.ThreadID, []WritesAt{{NS: cfg.NS, CheckpointID: cfg.CheckpointID, Writes: writes}})
+}
+
+// WritesAt are pending writes recorded under checkpoint (NS, CheckpointID).
+type WritesAt struct {
+	NS, CheckpointID string
+	Writes           []Write
+}
+
+// CheckpointWritesPutMany is CheckpointWritesPut for the writes of several
+// checkpoints of thread threadID (a commit carrying a run's steps), in one
+// statement.
+func CheckpointWritesPutMany(ctx context.Context, db postgres.DBTX, threadID string, batches []WritesAt) error {
 	type key struct {
-		task string
-		idx  int
+		ns, cp, task string
+		idx          int
 	}
-	pos := make(map[key]int, len(writes))
-	n := len(writes)
+	n := 0
+	for _, b := range batches {
+		if threadID == "" || b.CheckpointID == "" {
+			return apperr.Errorf(apperr.Invalid, "checkpoint writes put: thread id and checkpoint id are required")
+		}
+		n += len(b.Writes)
+	}
+	pos := make(map[key]int, n)
+	nss, cps := make([]string, 0, n), make([]string, 0, n)
 	taskIDs, taskPaths, channels, types := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	idxs, blobs := make([]int32, 0, n), make([][]byte, 0, n)
-	for _, w := range writes {
-		idx, special := WriteIdx(w.Channel, w.Idx)
-		typ, data, err := encodeValue(ctx, w.Value)
-		if err != nil {
-			return fmt.Errorf("checkpoint writes put: task %s channel %q: %w", w.TaskID, w.Channel, err)
-		}
-		k := key{w.TaskID, idx}
-		if i, dup := pos[k]; dup {
-			if special {
-				taskPaths[i], channels[i], types[i], blobs[i] = w.TaskPath, w.Channel, typ, data
+	for _, b := range batches {
+		for _, w := range b.Writes {
+			idx, special := WriteIdx(w.Channel, w.Idx)
+			typ, data, err := encodeValue(ctx, w.Value)
+			if err != nil {
+				return fmt.Errorf("checkpoint writes put: task %s channel %q: %w", w.TaskID, w.Channel, err)
 			}
-			continue
+			k := key{b.NS, b.CheckpointID, w.TaskID, idx}
+			if i, dup := pos[k]; dup {
+				if special {
+					taskPaths[i], channels[i], types[i], blobs[i] = w.TaskPath, w.Channel, typ, data
+				}
+				continue
+			}
+			pos[k] = len(taskIDs)
+			nss, cps = append(nss, b.NS), append(cps, b.CheckpointID)
+			taskIDs, taskPaths, channels, types = append(taskIDs, w.TaskID), append(taskPaths, w.TaskPath), append(channels, w.Channel), append(types, typ)
+			idxs, blobs = append(idxs, int32(idx)), append(blobs, data)
 		}
-		pos[k] = len(taskIDs)
-		taskIDs, taskPaths, channels, types = append(taskIDs, w.TaskID), append(taskPaths, w.TaskPath), append(channels, w.Channel), append(types, typ)
-		idxs, blobs = append(idxs, int32(idx)), append(blobs, data)
 	}
 	if len(taskIDs) == 0 {
 		return nil
 	}
-	if _, err := db.Exec(ctx, checkpointWritesPutSQL, cfg.ThreadID, cfg.NS, cfg.CheckpointID,
-		taskIDs, taskPaths, idxs, channels, types, blobs); err != nil {
+	if _, err := db.Exec(ctx, checkpointWritesPutSQL, threadID, nss, cps, taskIDs, taskPaths, idxs, channels, types, blobs); err != nil {
 		return fmt.Errorf("checkpoint writes put: %w", err)
 	}
 	return nil

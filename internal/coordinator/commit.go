@@ -342,16 +342,17 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 // the projection is known, the end of the run. res gets the results.
 func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, key string, req *CommitRequest, res *CommitResult) error {
 	tid := d.ThreadID.String()
-	for _, c := range req.Checkpoints {
-		cfg := checkpoints.Config{ThreadID: tid, NS: c.NS, CheckpointID: c.Parent}
-		out, err := checkpoints.CheckpointPut(ctx, p, cfg, c.Checkpoint, c.Metadata, c.NewVersions)
-		if err != nil {
-			return err
-		}
-		res.CheckpointIDs = append(res.CheckpointIDs, out.CheckpointID)
+	puts := make([]checkpoints.Put, len(req.Checkpoints))
+	for i, c := range req.Checkpoints {
+		puts[i] = checkpoints.Put{Config: checkpoints.Config{ThreadID: tid, NS: c.NS, CheckpointID: c.Parent},
+			Checkpoint: c.Checkpoint, Metadata: c.Metadata, NewVersions: c.NewVersions}
+		res.CheckpointIDs = append(res.CheckpointIDs, c.Checkpoint.ID)
+	}
+	if err := checkpoints.CheckpointPutMany(ctx, p, puts); err != nil {
+		return err
 	}
 	// Writes under a checkpoint this commit writes with the run's id in its
-	// metadata (a worker's usual step) are the run's own: putWrites' check
+	// metadata (a worker's usual step) are the run's own: recordWrites' check
 	// of the stored row would find exactly that, so it is skipped.
 	var mine map[[2]string]bool
 	for _, c := range req.Checkpoints {
@@ -362,9 +363,18 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 			mine[[2]string{c.NS, c.Checkpoint.ID}] = true
 		}
 	}
+	batches := make([]checkpoints.WritesAt, 0, len(req.Writes))
 	for _, b := range req.Writes {
-		own := b.Own || mine[[2]string{b.NS, b.CheckpointID}]
-		if err := putWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes, own); err != nil {
+		batches = append(batches, checkpoints.WritesAt{NS: b.NS, CheckpointID: b.CheckpointID, Writes: b.Writes})
+	}
+	if err := checkpoints.CheckpointWritesPutMany(ctx, p, tid, batches); err != nil {
+		return err
+	}
+	for _, b := range req.Writes {
+		if b.Own || mine[[2]string{b.NS, b.CheckpointID}] {
+			continue
+		}
+		if err := recordWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes); err != nil {
 			return err
 		}
 	}
@@ -398,13 +408,11 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 	return nil
 }
 
-// putWrites records writes and remembers that this run made them.
-func putWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg checkpoints.Config, writes []checkpoints.Write, own bool) error {
+// recordWrites remembers that this run made writes recorded under a
+// checkpoint it may not have written (a rollback deletes them with it).
+func recordWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg checkpoints.Config, writes []checkpoints.Write) error {
 	if len(writes) == 0 {
 		return nil
-	}
-	if err := checkpoints.CheckpointWritesPut(ctx, db, cfg, writes); err != nil || own {
-		return err
 	}
 	taskIDs, idxs := make([]string, len(writes)), make([]int32, len(writes))
 	for i, w := range writes {

@@ -1,7 +1,7 @@
 // HTTP client of Weft's worker API.
 
-import http from "node:http";
 import https from "node:https";
+import { HTTP1Pool } from "./http1.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -19,17 +19,16 @@ export class WeftHTTPError extends Error {
 export const isFenced = (err) => err instanceof WeftHTTPError && (err.status === 409 || err.status === 404);
 
 /**
- * send makes one request with node:http over a keep-alive agent (cheaper
+ * send makes one request with node:https over a keep-alive agent (cheaper
  * per request than fetch, which matters at a few requests per run) and
  * resolves to {status, retryAfter, text}. It fails when the answer is not
  * complete within timeoutMs (one timer, not a signal per request).
  */
 function send(base, agent, method, path, headers, payload, signal, timeoutMs) {
   return new Promise((resolve, reject) => {
-    const mod = base.protocol === "https:" ? https : http;
     const opts = { protocol: base.protocol, hostname: base.hostname, port: base.port, path: base.pathname + path, method, agent, headers };
     if (signal) opts.signal = signal;
-    const req = mod.request(opts, (res) => {
+    const req = https.request(opts, (res) => {
       const chunks = [];
       res.on("data", (c) => chunks.push(c));
       res.on("end", () => {
@@ -65,12 +64,16 @@ export class WeftClient {
     const base = new URL(this.url);
     // Requests name the parts, not a URL to parse again each time.
     this.base = { protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ""), port: base.port, pathname: base.pathname.replace(/\/$/, "") };
-    this.agent = new (base.protocol === "https:" ? https : http).Agent({ keepAlive: true, scheduling: "lifo" });
+    // Plain http: (a worker next to its server) goes through the lean
+    // keep-alive client; https: through node:https.
+    if (base.protocol === "http:") this.pool = new HTTP1Pool(this.base.hostname, base.port || 80);
+    else this.agent = new https.Agent({ keepAlive: true, scheduling: "lifo" });
   }
 
-  /** Closes the idle keep-alive connections. */
+  /** Closes the keep-alive connections. */
   close() {
-    this.agent.destroy();
+    this.pool?.close();
+    this.agent?.destroy();
   }
 
   async post(path, body, { signal, retries = this.retries, timeoutMs = this.timeoutMs, headers } = {}) {
@@ -86,7 +89,9 @@ export class WeftClient {
     for (let attempt = 0; ; attempt++) {
       let res;
       try {
-        res = await send(this.base, this.agent, method, path, headers, payload, signal, timeoutMs);
+        res = this.pool
+          ? await this.pool.request(method, this.base.pathname + path, headers, payload, signal, timeoutMs)
+          : await send(this.base, this.agent, method, path, headers, payload, signal, timeoutMs);
       } catch (err) {
         if (signal?.aborted || attempt >= retries) throw err;
         await sleep(delay);

@@ -90,6 +90,10 @@ export class Worker {
         continue;
       }
       for (const c of got) this._start(c);
+      // The runs just started execute first (a graph whose nodes do not
+      // wait on I/O runs in one go of microtasks); the next long poll is
+      // sent after them, not on their critical path.
+      if (got.length) await new Promise((r) => setImmediate(r));
     }
   }
 

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
@@ -75,7 +77,39 @@ type Store struct {
 	// runs a query. A run's INSERT checks the cached graph against the
 	// row (see package runs), and Forget drops a stale entry.
 	graphOf sync.Map // graphKey → string
+	// standIns caches worker graphs' stand-ins (WorkerGraphCached).
+	standIns sync.Map // graph id → standIn
 }
+
+// standIn is a worker graph's stand-in and when it was read.
+type standIn struct {
+	g  *graph.Graph
+	at time.Time
+}
+
+// StandInTTL is how long WorkerGraphCached reuses a stand-in it read: a
+// worker that registers its graph anew through another server is seen
+// within it (through this one, at once).
+const StandInTTL = 5 * time.Second
+
+// WorkerGraphCached is WorkerGraph through a cache of the stand-ins read
+// in the last StandInTTL: run creation validates every run of a worker
+// graph against its stand-in, which would otherwise cost each run a query.
+// A graph that is not a worker's is not cached.
+func (s *Store) WorkerGraphCached(ctx context.Context, graphID string) (*graph.Graph, bool, error) {
+	if v, ok := s.standIns.Load(graphID); ok && time.Since(v.(standIn).at) < StandInTTL {
+		return v.(standIn).g, true, nil
+	}
+	g, ok, err := WorkerGraph(ctx, s.db, graphID)
+	if err == nil && ok {
+		s.standIns.Store(graphID, standIn{g: g, at: time.Now()})
+	}
+	return g, ok, err
+}
+
+// ForgetWorkerGraph drops graphID's cached stand-in (its worker registered
+// it again).
+func (s *Store) ForgetWorkerGraph(graphID string) { s.standIns.Delete(graphID) }
 
 // NewStore returns a Store.
 func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }

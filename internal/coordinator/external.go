@@ -8,13 +8,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/graph"
-	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/dispatch"
@@ -334,39 +332,14 @@ func storedForm(v any, raw bool) (any, error) {
 	return out, nil
 }
 
-// standInTTL is how long a worker graph's stand-in is reused for the
-// projections of its runs' ends: a worker that re-registers its graph with
-// other defaults is seen within it.
-const standInTTL = 5 * time.Second
-
-type standIn struct {
-	g  *graph.Graph
-	at time.Time
-}
-
 // graphOf is the graph the thread of a run of graphID is projected with:
 // the one compiled into the server, or the stand-in of a worker's graph
-// (assistants.WorkerGraph: node order and channel defaults), cached for
-// standInTTL; nil when neither.
+// (assistants.WorkerGraph: node order and channel defaults, cached for
+// assistants.StandInTTL); nil when neither.
 func (s *Service) graphOf(ctx context.Context, graphID string) (*graph.Graph, error) {
 	if g, ok := s.graphs.Lookup(graphID); ok {
 		return g, nil
 	}
-	s.mu.Lock()
-	c, ok := s.standIns[graphID]
-	s.mu.Unlock()
-	if ok && time.Since(c.at) < standInTTL {
-		return c.g, nil
-	}
-	g, _, err := assistants.WorkerGraph(ctx, s.db, graphID)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if s.standIns == nil || len(s.standIns) > 1024 {
-		s.standIns = map[string]standIn{}
-	}
-	s.standIns[graphID] = standIn{g: g, at: time.Now()}
-	s.mu.Unlock()
-	return g, nil
+	g, _, err := s.cfg.Assistants.WorkerGraphCached(ctx, graphID)
+	return g, err
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
@@ -32,6 +33,9 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Tracer traces commits (nil: tracing off).
 	Tracer trace.Tracer
+	// Assistants caches the stand-ins of worker graphs the projections of
+	// their runs' ends use (nil: a cache of the service's own).
+	Assistants *assistants.Store
 	// EventRefMinBytes is how many bytes of a checkpoint's values an event
 	// must repeat to be stored as a reference to that checkpoint rather
 	// than whole (eventlog.Options.MinBytes: 0 the default, < 0 never).
@@ -65,8 +69,6 @@ type Service struct {
 	queue  *postgres.Hub
 	mu     sync.Mutex
 	onWork []func(n int, graphID string)
-	// standIns caches the stand-ins of worker graphs (graphOf; under mu).
-	standIns map[string]standIn
 	// claims remembers the run, thread and graph of dispatches claimed
 	// through the worker API, for their commits' one-round-trip path.
 	claims claimCache
@@ -77,6 +79,9 @@ type Service struct {
 // NewService returns a coordinator; Start runs its reaper.
 func NewService(db *pgxpool.Pool, graphs *graph.Registry, ts *threads.Store, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
+	if cfg.Assistants == nil {
+		cfg.Assistants = assistants.NewStore(db)
+	}
 	return &Service{db: db, graphs: graphs, threads: ts, log: log, cfg: cfg, queue: postgres.NewHub(),
 		outage: &postgres.Outage{Log: log, What: "reaper"}}
 }

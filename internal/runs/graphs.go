@@ -6,7 +6,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
-	"github.com/weftdev/weft/internal/assistants"
 )
 
 // runnableGraph is the graph a run of graphID executes: a graph compiled
@@ -17,7 +16,7 @@ func (s *Service) runnableGraph(ctx context.Context, graphID string, assistantID
 	if g, ok := s.graphs.Lookup(graphID); ok {
 		return g, nil
 	}
-	g, ok, err := assistants.WorkerGraph(ctx, s.db, graphID)
+	g, ok, err := s.assistants.WorkerGraphCached(ctx, graphID)
 	if err == nil && !ok {
 		return nil, apperr.Errorf(apperr.BadRequest, "Graph %q of assistant %s is not registered on this server", graphID, assistantID)
 	}

@@ -74,6 +74,23 @@ func TestWorkerGraphRegistration(t *testing.T) {
 		t.Fatalf("claimed %s", js(got))
 	}
 	runStatus(t, s, tid, run["run_id"].(string), "running")
+
+	// Run creation reads the registered graph through a cache; the
+	// worker registering it again through this server is seen at once: a
+	// node it adds is a valid interrupt_before the next moment.
+	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+newThread(t, s)+"/runs", map[string]any{"assistant_id": "js_echo", "interrupt_before": []string{"review"}})
+	more := map[string]any{}
+	for k, v := range jsGraph {
+		more[k] = v
+	}
+	more["drawable"] = map[string]any{
+		"nodes": []any{map[string]any{"id": "__start__"}, map[string]any{"id": "talk", "type": "runnable"}, map[string]any{"id": "review"},
+			map[string]any{"id": "done"}, map[string]any{"id": "__end__"}},
+		"edges": []any{map[string]any{"source": "__start__", "target": "talk"}, map[string]any{"source": "talk", "target": "review"},
+			map[string]any{"source": "review", "target": "done"}, map[string]any{"source": "done", "target": "__end__"}},
+	}
+	s.Must(http.StatusOK, "POST", "/dispatch/graphs", more)
+	create(t, s, newThread(t, s), map[string]any{"assistant_id": "js_echo", "interrupt_before": []string{"review"}})
 }
 
 // A long-polling claim returns a run created while it waits (woken by the

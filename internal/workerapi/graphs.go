@@ -115,6 +115,7 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 	if err := h.assistants.EnsureSystem(ctx, []string{req.GraphID}); err != nil {
 		return nil, err
 	}
+	h.assistants.ForgetWorkerGraph(req.GraphID)
 	h.log.Info("worker graph registered", "graph_id", req.GraphID, "worker", req.WorkerID, "nodes", len(nodes))
 	return &GraphRegistered{GraphID: req.GraphID, AssistantID: assistants.SystemID(req.GraphID), Nodes: nodes}, nil
 }

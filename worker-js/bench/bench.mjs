@@ -36,7 +36,9 @@ const DURATION = Number(args.duration) * 1000;
 const ROUNDS = Number(args.rounds);
 const CONC = Number(args.concurrency);
 
-const server = await startServer();
+// The server as it runs by default (the test harness stores every event
+// repeating a checkpoint as a reference, however small, to exercise them).
+const server = await startServer({ env: { WEFT_EVENT_REF_MIN_BYTES: "1024" } });
 const url = server.url;
 const worker = await startWorker(url, ["--graphs", "foo_bar_js", "--concurrency", args["worker-concurrency"], "--linger-ms", args["linger-ms"], "--log-level", "info"]);
 

@@ -54,21 +54,26 @@ export class Committer {
   }
 
   /**
-   * Queues a checkpoint put; complete (root checkpoints) renders it with
-   * every channel's value, which the end's commit uses when this is the
-   * run's last checkpoint and still unsent.
+   * Queues a checkpoint put; complete (root checkpoints, with their id)
+   * renders it with every channel's value. The end's commit carries the
+   * run's last root checkpoint complete, with the writes under it, so that
+   * Weft projects the thread from the commit instead of reading it back:
+   * in place of its put when that is still unsent, else once more (the put
+   * and the writes are idempotent).
    */
-  addCheckpoint(json, complete = null) {
+  addCheckpoint(json, complete = null, id = "") {
     this._check();
     this.threadEmpty = false;
     this.checkpoints.push(json);
-    if (complete) this.lastRoot = { index: this.checkpoints.length - 1, complete };
+    if (complete) this.lastRoot = { index: this.checkpoints.length - 1, complete, id, writes: [], sentWrites: 0, sent: false };
   }
 
-  addWrites(json) {
+  /** Queues pending writes under checkpoint (ns, checkpointId). */
+  addWrites(json, ns = "", checkpointId = "") {
     this._check();
     this.threadEmpty = false;
     this.writes.push(json);
+    if (ns === "" && this.lastRoot && checkpointId === this.lastRoot.id) this.lastRoot.writes.push(json);
   }
 
   /** Appends an event (data is JSON text) and sends it soon. */
@@ -126,8 +131,16 @@ export class Committer {
   async _send(end) {
     if (this.failed) throw this.failed;
     if (!end && !this.checkpoints.length && !this.writes.length && !this.events.length) return null;
-    if (end && this.lastRoot) this.checkpoints[this.lastRoot.index] = await this.lastRoot.complete();
-    this.lastRoot = null;
+    const last = this.lastRoot;
+    if (end && last && !last.sent) this.checkpoints[last.index] = await last.complete();
+    else if (end && last) {
+      this.checkpoints.push(await last.complete());
+      this.writes.push(...last.writes.slice(0, last.sentWrites));
+    }
+    if (last) {
+      last.sent = true;
+      last.sentWrites = last.writes.length;
+    }
     const parts = [`"claim_token":${JSON.stringify(this.token)}`];
     parts.push(`"commit_id":${JSON.stringify(end ? `end:${this.token}` : `${this.token}:${++this.seq}`)}`);
     parts.push(`"checkpoints":[${this.checkpoints.join(",")}]`);

@@ -209,7 +209,7 @@ export class WeftSaver extends BaseCheckpointSaver {
     // A root checkpoint can be sent complete (every channel's value) if it
     // turns out to be the run's last: the end's commit then lets Weft
     // project the thread without reading it back.
-    committer.addCheckpoint(await render(false), checkpoint_ns === "" ? () => render(true) : null);
+    committer.addCheckpoint(await render(false), checkpoint_ns === "" ? () => render(true) : null, checkpoint.id);
     await committer.persist();
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
@@ -252,6 +252,8 @@ export class WeftSaver extends BaseCheckpointSaver {
     }
     committer.addWrites(
       `{"checkpoint_ns":${JSON.stringify(checkpoint_ns)},"checkpoint_id":${JSON.stringify(checkpoint_id)},"writes":[${list.join(",")}]}`,
+      checkpoint_ns,
+      checkpoint_id,
     );
     await committer.persist();
   }

@@ -107,3 +107,37 @@ test("dumpJSON writes what LangGraph's serializer writes, plain data through JSO
     [new AIMessage("x")], Object.create(null), { toJSON: () => 5 }, cyclic, deep];
   for (const v of values) assert.equal(await saver.dumpJSON(v), await viaSerde(v));
 });
+
+test("the end's commit carries the last root checkpoint complete with its writes, also when an earlier commit sent them", async () => {
+  const sent = [];
+  const client = {
+    async request(method, path, body, opts) {
+      sent.push(JSON.parse(opts.rawBody));
+      return {};
+    },
+  };
+  const { Committer } = await import("../src/run.mjs");
+  const c = new Committer({ client, dispatchId: "d", token: "t", onCancel() {}, onFail() {} });
+  const complete = async () => '{"checkpoint":{"id":"cp2"},"complete":true}';
+  c.addCheckpoint('{"checkpoint":{"id":"cp1"}}', async () => '{"checkpoint":{"id":"cp1"},"complete":true}', "cp1");
+  c.addWrites('{"checkpoint_ns":"","checkpoint_id":"cp1","writes":[1]}', "", "cp1");
+  c.addCheckpoint('{"checkpoint":{"id":"cp2"}}', complete, "cp2");
+  c.addWrites('{"checkpoint_ns":"","checkpoint_id":"cp2","writes":["early"]}', "", "cp2");
+  c.addWrites('{"checkpoint_ns":"sub","checkpoint_id":"cp2","writes":["sub"]}', "sub", "cp2");
+  await c.flush(); // everything so far goes out; cp2 is sent as it was put
+  c.addWrites('{"checkpoint_ns":"","checkpoint_id":"cp2","writes":["late"]}', "", "cp2");
+  await c.end({ status: "success", json: '{"status":"success"}' });
+  assert.equal(sent.length, 2);
+  assert.deepEqual(sent[0].checkpoints.map((x) => [x.checkpoint.id, !!x.complete]), [["cp1", false], ["cp2", false]]);
+  const end = sent[1];
+  assert.deepEqual(end.checkpoints, [{ checkpoint: { id: "cp2" }, complete: true }]);
+  // The writes under cp2: the late one (unsent) once, the early one again; not cp1's nor the subgraph's.
+  assert.deepEqual(end.writes.map((w) => w.writes[0]).sort(), ["early", "late"]);
+
+  // Without an earlier commit the complete rendering replaces the put.
+  const sent2 = [];
+  const c2 = new Committer({ client: { async request(m, p, b, o) { sent2.push(JSON.parse(o.rawBody)); return {}; } }, dispatchId: "d", token: "t", onCancel() {}, onFail() {} });
+  c2.addCheckpoint('{"checkpoint":{"id":"cp9"}}', async () => '{"checkpoint":{"id":"cp9"},"complete":true}', "cp9");
+  await c2.end({ status: "success", json: '{"status":"success"}' });
+  assert.deepEqual(sent2.map((s) => s.checkpoints), [[{ checkpoint: { id: "cp9" }, complete: true }]]);
+});

@@ -61,7 +61,9 @@ $$;
 -- same text as jsonb (jsonb equality would take 1.0 for 1), from a plain
 -- 'json' row (a sealed one stays whole). A blob jsonb cannot read (a NUL
 -- escape, bad UTF-8: written by a foreign saver) leaves the input whole;
--- it never fails the commit.
+-- it never fails the commit. Nor does it wait for the run's row: the
+-- commit holds the run's dispatch, and a cancel locks the run's row before
+-- the dispatch; a row locked meanwhile keeps its input whole.
 CREATE FUNCTION weft_run_input_ref(p_run_id uuid, p_thread_id uuid, p_version text, p_min_bytes int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -69,7 +71,8 @@ DECLARE
     raw bytea;
     stored text;
 BEGIN
-    SELECT (kwargs -> 'input')::text INTO input FROM runs WHERE run_id = p_run_id AND thread_id = p_thread_id;
+    SELECT (kwargs -> 'input')::text INTO input FROM runs WHERE run_id = p_run_id AND thread_id = p_thread_id
+    FOR NO KEY UPDATE SKIP LOCKED;
     IF input IS NULL OR input = 'null' OR octet_length(input) < p_min_bytes THEN
         RETURN;
     END IF;

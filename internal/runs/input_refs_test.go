@@ -326,6 +326,67 @@ func TestRunInputRefsRetention(t *testing.T) {
 	})
 }
 
+// inputPut is a worker's put of an input checkpoint in namespace ns whose
+// __start__ holds start (JSON), with metadata md.
+func inputPut(ns, start string, md map[string]any) map[string]any {
+	v := "00000000000000000000000000000001.0.5"
+	return map[string]any{"parent_checkpoint_id": "", "checkpoint_ns": ns,
+		"checkpoint": map[string]any{"v": 4, "id": "1f0c0000-0000-6000-8000-000000000001", "ts": "2026-11-23T00:00:00Z",
+			"channel_values": map[string]any{"__start__": json.RawMessage(start)}, "channel_versions": map[string]any{"__start__": v},
+			"versions_seen": map[string]any{}},
+		"metadata": md, "new_versions": map[string]any{"__start__": v}}
+}
+
+// A commit holds its run's dispatch, and a cancel locks the run's row
+// before the dispatch: were the commit of an input checkpoint to wait for
+// the run's row, the two would deadlock. It does not wait: a row locked
+// meanwhile keeps its input whole.
+func TestRunInputRefsCommitNeverWaitsForTheRunRow(t *testing.T) {
+	s := external(t, nil)
+	tid := newThread(t, s)
+	input := `{"foo": "locked"}`
+	run := create(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": json.RawMessage(input)})
+	rid := run["run_id"].(string)
+	got := claim(t, s, "ext-lock", 1, 5000)
+	if len(got) != 1 || got[0].Run.RunID != rid {
+		t.Fatalf("claimed %s", js(got))
+	}
+	c := got[0]
+	ctx := context.Background()
+	tx, err := s.DB.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM runs WHERE run_id = $1 FOR NO KEY UPDATE`, rid); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() {
+		done <- s.Do("POST", "/dispatch/"+c.Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c.ClaimToken,
+			"checkpoints": []any{inputPut("", input, map[string]any{"source": "input", "step": -1, "run_id": rid})}}).Status
+	}()
+	select {
+	case st := <-done:
+		if st != http.StatusOK {
+			t.Fatalf("the commit answered %d", st)
+		}
+	case <-time.After(5 * time.Second):
+		_ = tx.Rollback(ctx)
+		t.Fatal("the commit of the input checkpoint waited for the locked run row")
+	}
+	// As a cancel would, the locker takes the dispatch next: free.
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM run_dispatches WHERE run_id = $1 FOR UPDATE`, rid); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := dbCount(t, s, `SELECT count(*) FROM runs WHERE run_id = $1 AND kwargs ->> 'input' = $2`, rid, `{"foo": "locked"}`); n != 1 {
+		t.Fatal("the locked run's input is not stored whole")
+	}
+}
+
 // An external worker's input checkpoint (LangGraph's: source "input", the
 // run's id, __start__ holding the input) gets the run's input referenced
 // when its blob reads back as the stored input; a worker that rewrote it
@@ -355,14 +416,8 @@ func TestRunInputRefsExternalWorker(t *testing.T) {
 		if tc.otherRun {
 			md["run_id"] = run["thread_id"] // any other id
 		}
-		v := "00000000000000000000000000000001.0.5"
-		put := map[string]any{"parent_checkpoint_id": "", "checkpoint_ns": tc.ns,
-			"checkpoint": map[string]any{"v": 4, "id": "1f0c0000-0000-6000-8000-000000000001", "ts": "2026-11-23T00:00:00Z",
-				"channel_values": map[string]any{"__start__": json.RawMessage(tc.start)}, "channel_versions": map[string]any{"__start__": v},
-				"versions_seen": map[string]any{}},
-			"metadata": md, "new_versions": map[string]any{"__start__": v}}
 		s.Must(http.StatusOK, "POST", "/dispatch/"+c.Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c.ClaimToken,
-			"checkpoints": []any{put}, "end": map[string]any{"status": "success", "result": map[string]any{}}})
+			"checkpoints": []any{inputPut(tc.ns, tc.start, md)}, "end": map[string]any{"status": "success", "result": map[string]any{}}})
 		if n := dbCount(t, s, `SELECT count(*) FROM runs WHERE run_id = $1 AND kwargs ? 'input_ref'`, c.Run.RunID); (n == 1) != tc.ref {
 			t.Fatalf("%s: %d references, want %v", tc.name, n, tc.ref)
 		}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/crypt"
@@ -351,6 +352,13 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 	if err := checkpoints.CheckpointPutMany(ctx, p, puts); err != nil {
 		return err
 	}
+	if ver := inputVersion(req.Checkpoints, d.RunID); ver != "" && s.cfg.InputRefMinBytes > 0 && crypt.FromContext(ctx) == nil {
+		// The run's input is now stored in its input checkpoint: its row
+		// need not repeat it (with encryption at rest both are sealed).
+		if err := runs.InputRefSet(ctx, p, d.RunID, d.ThreadID, ver, s.cfg.InputRefMinBytes); err != nil {
+			return err
+		}
+	}
 	// Writes under a checkpoint this commit writes with the run's id in its
 	// metadata (a worker's usual step) are the run's own: recordWrites' check
 	// of the stored row would find exactly that, so it is skipped.
@@ -406,6 +414,24 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		return s.endRunFast(ctx, p, d, *req.End, req.Checkpoints, res)
 	}
 	return nil
+}
+
+// inputVersion is the version of the __start__ blob that the put of run
+// runID's input checkpoint among cps writes, "" when none does. That put
+// is LangGraph's (the in-process executor's and a worker's alike): in the
+// root namespace, with metadata source "input" and the run's run_id, and
+// __start__, which holds the run's input, among its new versions with a
+// value (a command's input checkpoint writes the channels it updates).
+func inputVersion(cps []CheckpointPut, runID uuid.UUID) string {
+	for _, c := range cps {
+		if c.NS != "" || c.Metadata["source"] != "input" || c.Metadata["run_id"] != runID.String() {
+			continue
+		}
+		if _, ok := c.Checkpoint.ChannelValues[graph.START]; ok {
+			return c.NewVersions[graph.START]
+		}
+	}
+	return ""
 }
 
 // recordWrites remembers that this run made writes recorded under a

@@ -40,6 +40,10 @@ type Config struct {
 	// must repeat to be stored as a reference to that checkpoint rather
 	// than whole (eventlog.Options.MinBytes: 0 the default, < 0 never).
 	EventRefMinBytes int
+	// InputRefMinBytes is the size of a run's input from which its row
+	// stores it by reference to its input checkpoint once that is
+	// committed (runs.InputRefSet: 0 runs.InputRefMinBytes, < 0 never).
+	InputRefMinBytes int
 }
 
 func (c *Config) defaults() {
@@ -51,6 +55,9 @@ func (c *Config) defaults() {
 	}
 	if c.TempRetention <= 0 {
 		c.TempRetention = time.Minute
+	}
+	if c.InputRefMinBytes == 0 {
+		c.InputRefMinBytes = runs.InputRefMinBytes
 	}
 }
 

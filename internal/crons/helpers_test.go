@@ -78,7 +78,7 @@ func (e *env) getCron(t *testing.T, id string) map[string]any {
 // cronRuns returns the runs a cron created, oldest first.
 func (e *env) cronRuns(t *testing.T, cronID string) []map[string]any {
 	t.Helper()
-	rows, err := e.DB.Query(context.Background(), `SELECT run_id::text, thread_id::text, status, weft_run_metadata(metadata, assistant_id), weft_run_kwargs(kwargs), temporary
+	rows, err := e.DB.Query(context.Background(), `SELECT run_id::text, thread_id::text, status, weft_run_metadata(metadata, assistant_id), weft_run_kwargs(kwargs, thread_id), temporary
 		FROM runs WHERE metadata ->> 'cron_id' = $1 ORDER BY created_at, run_id`, cronID)
 	if err != nil {
 		t.Fatal(err)

@@ -80,4 +80,7 @@
 // which stores those events whole again (their replay stays
 // byte-identical) and forgets those results (a join then answers the
 // thread's values), storing whole only a result a pending webhook needs.
+// It also stores whole the input of every run that references a __start__
+// blob the prune deletes (package runs: a run's row references its input
+// checkpoint's blob).
 package eventlog

@@ -15,23 +15,45 @@ import (
 const materializeBatch = 64
 
 // MaterializeThread makes thread threadID's other checkpoints than
-// (keepNS, keepID) deletable, with the writes recorded under them (a prune
-// keeping one checkpoint), without a stored row losing its values: every
-// event that references one of them or their writes is stored whole again, and so is the result of a run whose webhook is
-// still to be delivered. The other runs' results that reference one of
-// them are forgotten: joining such a run afterwards answers as LangGraph's
-// server answers a join after the run finished, with the thread's values
-// (storing each old run's final values whole again would bring back the
-// storage that grows with the square of the conversation). Call it in the
-// transaction that deletes them, under the thread's lock (no run
-// writing). It returns how many rows it rewrote.
+// (keepNS, keepID) deletable, with the writes recorded under them and the
+// blobs only they name (a prune keeping one checkpoint), without a stored
+// row losing its values: every event that references one of them or their
+// writes is stored whole again, and so is the result of a run whose
+// webhook is still to be delivered, and the input of every run stored by
+// reference to a __start__ blob the kept checkpoint does not name. The
+// other runs' results that reference one of them are forgotten: joining
+// such a run afterwards answers as LangGraph's server answers a join after
+// the run finished, with the thread's values (storing each old run's final
+// values whole again would bring back the storage that grows with the
+// square of the conversation). Call it in the transaction that deletes
+// them, under the thread's lock (no run writing). It returns how many rows
+// it rewrote.
 func MaterializeThread(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID, keepNS, keepID string) (int, error) {
 	n, err := materializeEvents(ctx, tx, threadID, keepNS, keepID)
 	if err != nil {
 		return n, err
 	}
 	m, err := materializeResults(ctx, tx, threadID, keepNS, keepID)
-	return n + m, err
+	if err != nil {
+		return n + m, err
+	}
+	i, err := materializeInputs(ctx, tx, threadID, keepNS, keepID)
+	return n + m + i, err
+}
+
+// materializeInputs stores whole the input of every run of thread
+// threadID that references (runs.InputRefSet) a __start__ blob other than
+// the one checkpoint (keepNS, keepID) names: the only root blob of that
+// channel a prune keeping it is sure to keep.
+func materializeInputs(ctx context.Context, tx postgres.DBTX, threadID uuid.UUID, keepNS, keepID string) (int, error) {
+	tag, err := tx.Exec(ctx, `UPDATE runs SET kwargs = weft_run_input_whole(kwargs, thread_id)
+		WHERE thread_id = $1 AND kwargs ? 'input_ref' AND kwargs ->> 'input_ref' IS DISTINCT FROM
+			(SELECT checkpoint -> 'channel_versions' ->> '__start__' FROM checkpoints
+			 WHERE thread_id = $1::text AND checkpoint_ns = '' AND $2 = '' AND checkpoint_id = $3)`, threadID, keepNS, keepID)
+	if err != nil {
+		return 0, fmt.Errorf("materialize inputs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // materializeResults forgets, or for a pending webhook stores whole, the

@@ -16,9 +16,10 @@
 // result, run events, the threads' values and interrupts, store values and
 // the store's texts waiting to be embedded. It knows their layout on
 // purpose, as the coordinator knows several domains' tables: a rotation is
-// one operation across all of them. A thread's values projection stored by
-// reference to checkpoint blobs (written while encryption was off) is
-// stored whole and sealed, before the blobs themselves are sealed.
+// one operation across all of them. A thread's values projection and a
+// run's input stored by reference to checkpoint blobs (written while
+// encryption was off) are stored whole and sealed, before the blobs
+// themselves are sealed.
 package reencrypt
 
 import (
@@ -89,6 +90,12 @@ func resealJSONs(kr *crypt.Keyring, vals [][]byte) ([][]byte, bool, error) {
 // longer be rendered in SQL.
 const threadValues = `CASE WHEN values_refs IS NULL THEN "values" ELSE weft_thread_values(thread_id, "values", values_refs) END`
 
+// runKwargs is a run's kwargs with its input whole: an input stored by
+// reference to its input checkpoint's blob (written while encryption was
+// off, migration 024) is rendered, sealed, and stored whole. The runs go
+// before checkpoint_blobs, for the same reason as the threads.
+const runKwargs = `weft_run_input_whole(kwargs, thread_id)`
+
 // tables are every encrypted column Weft writes.
 var tables = []table{
 	{name: "threads",
@@ -96,6 +103,17 @@ var tables = []table{
 		cols:   []column{{"values", threadValues + "::text", "jsonb", threadValues}, jsonCol("interrupts")},
 		set:    []string{"values_refs = NULL"},
 		reseal: resealJSONs},
+	{name: "runs",
+		pk:   []column{pkText("run_id", "uuid")},
+		cols: []column{{"kwargs", runKwargs + "::text", "jsonb", runKwargs}, jsonCol("result")},
+		reseal: func(kr *crypt.Keyring, vals [][]byte) ([][]byte, bool, error) {
+			kw, c1, err := kr.ResealFields(vals[0], "input", "command")
+			if err != nil {
+				return nil, false, err
+			}
+			res, c2, err := kr.ResealJSON(vals[1])
+			return [][]byte{kw, res}, c1 || c2, err
+		}},
 	{name: "checkpoint_blobs",
 		pk:     []column{pkText("thread_id", "text"), pkText("checkpoint_ns", "text"), pkText("channel", "text"), pkText("version", "text")},
 		cols:   []column{{"type", "type", "text", ""}, {"blob", "blob", "bytea", ""}},
@@ -105,17 +123,6 @@ var tables = []table{
 			pkText("task_id", "text"), pkText("idx", "integer")},
 		cols:   []column{{"type", "type", "text", ""}, {"blob", "blob", "bytea", ""}},
 		reseal: resealBlob},
-	{name: "runs",
-		pk:   []column{pkText("run_id", "uuid")},
-		cols: []column{jsonCol("kwargs"), jsonCol("result")},
-		reseal: func(kr *crypt.Keyring, vals [][]byte) ([][]byte, bool, error) {
-			kw, c1, err := kr.ResealFields(vals[0], "input", "command")
-			if err != nil {
-				return nil, false, err
-			}
-			res, c2, err := kr.ResealJSON(vals[1])
-			return [][]byte{kw, res}, c1 || c2, err
-		}},
 	{name: "run_events",
 		pk:     []column{pkText("run_id", "uuid"), pkText("seq", "bigint")},
 		cols:   []column{jsonCol("data")},

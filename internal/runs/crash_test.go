@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ func client(t *testing.T, dsn string, p *servertest.Process) *servertest.Server 
 
 // kill -9 of the server during a slow run: another server process retries
 // the run, which continues after the last committed step and completes
-// once, with no duplicate checkpoint.
+// once, with no duplicate checkpoint. Its input, stored by reference once
+// its input checkpoint was committed, reads as it was sent.
 func TestCrashDuringRunIsRetried(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs server processes")
@@ -35,7 +37,8 @@ func TestCrashDuringRunIsRetried(t *testing.T) {
 	a := servertest.StartProcess(t, dsn, "A", "WEFT_LEASE=2s")
 	sa := client(t, dsn, a)
 	tid := newThread(t, sa)
-	run := create(t, sa, tid, slowBody("k", 1500, ""))
+	tag := strings.Repeat("k", 150) // past runs.InputRefMinBytes
+	run := create(t, sa, tid, slowBody(tag, 1500, ""))
 	rid := run["run_id"].(string)
 	// Wait until "first" has committed (input, start mapping, first).
 	deadline := time.Now().Add(20 * time.Second)
@@ -53,7 +56,11 @@ func TestCrashDuringRunIsRetried(t *testing.T) {
 	if got["attempt"] != float64(2) {
 		t.Fatalf("run %s", js(got))
 	}
-	wantJSON(t, "log", thread(t, sb, tid)["values"].(map[string]any)["log"], `["first:k","second:k"]`)
+	wantJSON(t, "log", thread(t, sb, tid)["values"].(map[string]any)["log"], js([]string{"first:" + tag, "second:" + tag}))
+	if n := dbCount(t, sb, `SELECT count(*) FROM runs WHERE run_id = $1 AND kwargs ? 'input_ref' AND NOT kwargs ? 'input'`, rid); n != 1 {
+		t.Fatal("the retried run's row does not reference its input")
+	}
+	wantJSON(t, "input", mustKwargs(t, sb, tid, run)["input"], js(slowBody(tag, 1500, "")["input"]))
 	if n := dbCount(t, sb, `SELECT count(*) FROM checkpoints WHERE thread_id = $1`, tid); n != 4 {
 		t.Fatalf("%d checkpoints, want 4 (input, start, first, second)", n)
 	}

@@ -36,6 +36,24 @@
 // deleted on rollback — and the worker of the executing run is told to
 // stop; it records the end through the coordinator).
 //
+// # The row
+//
+// A run's row stores its kwargs and metadata without what every run holds
+// alike (storedKwargs, storedMetadata) and, once the run's input
+// checkpoint is committed, without its input: kwargs.input_ref names the
+// __start__ blob of that checkpoint, which holds the input (InputRefSet,
+// queued by the coordinator in the commit that writes the blob, when the
+// blob reads back as exactly the stored input; never with encryption at
+// rest). Every read selects Columns, whose weft_run_kwargs and
+// weft_run_metadata (migrations 022 and 024) put it all back, byte for
+// byte as a row stored whole; a reference whose blob is missing is an
+// error. A reference stays readable: a prune stores the input whole before
+// it deletes the blob (eventlog.MaterializeThread), and so do the
+// langgraph views' blob delete and weft reencrypt; a rollback deletes the
+// run with its checkpoints, a thread delete its runs with its blobs; a
+// thread copy copies no run. A retried attempt continues from the
+// checkpoints its run committed, and its claim renders the input.
+//
 // # Invariants
 //
 //   - A run and its dispatch are created together or not at all; an

@@ -92,15 +92,16 @@ var Columns = ColumnsOf("")
 
 // ColumnsOf is Columns qualified by a table alias ("" for none). The
 // metadata and kwargs columns are the whole documents: a row leaves out
-// what every run stores alike (storedMetadata, storedKwargs), and the
-// functions of migration 022 put it back.
+// what every run stores alike (storedMetadata, storedKwargs) and, once its
+// input checkpoint is committed, the input it holds (InputRefSet), and the
+// functions of migrations 022 and 024 put them back.
 func ColumnsOf(alias string) string {
 	q := ""
 	if alias != "" {
 		q = alias + "."
 	}
 	return strings.ReplaceAll(`$run_id, $thread_id, $assistant_id, $created_at, $updated_at, $status,
-	weft_run_metadata($metadata, $assistant_id) AS metadata, weft_run_kwargs($kwargs) AS kwargs, $multitask_strategy,
+	weft_run_metadata($metadata, $assistant_id) AS metadata, weft_run_kwargs($kwargs, $thread_id) AS kwargs, $multitask_strategy,
 	$attempt, $webhook_state, $webhook_attempts, $webhook_last_status, $webhook_last_error, $graph_id, $error, $result,
 	$result_ref, $temporary, $traceparent, $tenant_id`, "$", q)
 }

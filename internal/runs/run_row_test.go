@@ -16,7 +16,7 @@ import (
 func TestRunRowStoredWithoutDefaults(t *testing.T) {
 	s := start(t)
 	var fn map[string]json.RawMessage
-	if err := s.DB.QueryRow(t.Context(), `SELECT weft_run_kwargs('{}')`).Scan(&fn); err != nil {
+	if err := s.DB.QueryRow(t.Context(), `SELECT weft_run_kwargs('{}', NULL)`).Scan(&fn); err != nil {
 		t.Fatal(err)
 	}
 	if len(fn) != len(runs.KwargsDefaults) {
@@ -41,7 +41,7 @@ func TestRunRowStoredWithoutDefaults(t *testing.T) {
 		rid := tc.run["run_id"].(string)
 		var stored map[string]json.RawMessage
 		var whole string
-		if err := s.DB.QueryRow(t.Context(), `SELECT kwargs, weft_run_kwargs(kwargs)::text FROM runs WHERE run_id = $1`, rid).Scan(&stored, &whole); err != nil {
+		if err := s.DB.QueryRow(t.Context(), `SELECT kwargs, weft_run_kwargs(kwargs, thread_id)::text FROM runs WHERE run_id = $1`, rid).Scan(&stored, &whole); err != nil {
 			t.Fatal(err)
 		}
 		n := 0

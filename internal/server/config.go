@@ -48,6 +48,10 @@ type Config struct {
 	// blob and rendered when read (0: threads.ValuesRefMinBytes, 1 KiB; -1 stores every projection whole, which
 	// tests compare against).
 	ValuesRefMinBytes int
+	// InputRefMinBytes is not a flag: the size of a run's input (its JSON as jsonb prints it) from which the run's
+	// row stores it by reference to its input checkpoint once that is committed, rendered on every read of the run
+	// (0: runs.InputRefMinBytes, 128; -1 stores every input whole, which tests compare against).
+	InputRefMinBytes int
 	// -webhook-allow-private, WEFT_WEBHOOK_ALLOW_PRIVATE (default false): let run webhooks reach loopback,
 	// private, link-local, unspecified and multicast addresses (a path on this server is always allowed)
 	WebhookAllowPrivate bool

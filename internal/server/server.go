@@ -174,7 +174,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	m := newMetrics(s.pool, log)
 	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{MaxAttempts: cfg.MaxAttempts})
 	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease,
-		TempRetention: cfg.TempRetention, Metrics: m, Tracer: tracer, EventRefMinBytes: cfg.EventRefMinBytes, Assistants: assistantStore})
+		TempRetention: cfg.TempRetention, Metrics: m, Tracer: tracer, EventRefMinBytes: cfg.EventRefMinBytes, Assistants: assistantStore,
+		InputRefMinBytes: cfg.InputRefMinBytes})
 	pool := executor.NewService(s.pool, graphs, coord, log, executor.Config{Workers: cfg.Workers, WorkerID: cfg.WorkerID,
 		Metrics: m, Tracer: tracer})
 	streams := stream.NewService(s.pool, runSvc, log, stream.Config{StreamHeartbeat: cfg.StreamHeartbeat, Metrics: m})

@@ -160,7 +160,7 @@ const webhookClaimSQL = `
 	) due
 	WHERE r.run_id = due.run_id
 	RETURNING r.run_id, r.thread_id, r.assistant_id, r.created_at, r.updated_at, r.started_at, r.finished_at,
-		r.status, weft_run_metadata(r.metadata, r.assistant_id) AS metadata, weft_run_kwargs(r.kwargs) AS kwargs, r.multitask_strategy, r.error, r.result, r.result_ref,
+		r.status, weft_run_metadata(r.metadata, r.assistant_id) AS metadata, weft_run_kwargs(r.kwargs, r.thread_id) AS kwargs, r.multitask_strategy, r.error, r.result, r.result_ref,
 		(SELECT weft_thread_values(t.thread_id, t."values", t.values_refs) FROM threads t WHERE t.thread_id = r.thread_id) AS thread_values,
 		r.webhook_attempts, coalesce(r.kwargs->>'webhook', '') AS webhook, r.traceparent`
 

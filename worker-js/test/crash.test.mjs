@@ -4,6 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import pg from "pg";
 import { Client } from "@langchain/langgraph-sdk";
 import { useWeft, post, get, until, sleep } from "./helpers.mjs";
 
@@ -26,7 +27,10 @@ test("kill -9 mid-run: another worker retries it from the last checkpoint; it co
   const victim = await weft.startWorker(["--worker-id", "victim", "--graphs", "slow_js"]);
   const c = client();
   const t = await c.threads.create();
-  const run = await c.runs.create(t.thread_id, "slow_js", { input: { ms: 400 } });
+  // An input long enough to be stored by reference once its checkpoint is
+  // committed (the nodes overwrite worker).
+  const input = { ms: 400, worker: "w".repeat(150) };
+  const run = await c.runs.create(t.thread_id, "slow_js", { input });
   // Let it get past its first step, then kill it without warning.
   await until(async () => (await c.threads.getState(t.thread_id)).values.steps?.length >= 1, 20_000, "first step");
   await victim.kill();
@@ -36,6 +40,12 @@ test("kill -9 mid-run: another worker retries it from the last checkpoint; it co
   assert.equal(done.worker, String(rescuer.pid), "the last step ran on the rescuer");
   const got = await c.runs.get(t.thread_id, run.run_id);
   assert.equal(got.status, "success");
+  assert.deepEqual(got.kwargs.input, input, "the retried run's input reads as sent");
+  const db = new pg.Client(weft.db);
+  await db.connect();
+  const { rows } = await db.query(`SELECT kwargs ? 'input_ref' AS ref FROM runs WHERE run_id = $1`, [run.run_id]);
+  await db.end();
+  assert.deepEqual(rows, [{ ref: true }], "stored by reference");
   const tries = await attempts(t.thread_id, run.run_id);
   assert.deepEqual(tries.map((a) => [a.worker, a.outcome]), [["victim", "lease_expired"], ["rescuer", "success"]]);
   const cps = await checkpoints(t.thread_id);

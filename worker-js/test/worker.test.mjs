@@ -428,6 +428,40 @@ test("a long thread's values projection reads as its state; a plain list is stor
   }
 });
 
+test("a worker run's input is stored by reference to its input checkpoint's __start__ blob; every read shows it as sent", async () => {
+  const c = client();
+  const db = new pg.Client(weft.db);
+  await db.connect();
+  const row = async (runId) => (await db.query(`SELECT kwargs, (SELECT checkpoint->'channel_versions'->>'__start__' FROM checkpoints
+    WHERE thread_id = r.thread_id::text AND checkpoint_ns = '' AND metadata->>'source' = 'input' AND metadata->>'run_id' = r.run_id::text) AS start
+    FROM runs r WHERE run_id = $1`, [runId])).rows[0];
+  const raw = async (path) => (await fetch(weft.url + path)).text();
+  try {
+    const t = await c.threads.create();
+    const foo = `é 😀 \u2028 <b> & "q" ${"x".repeat(200)}`;
+    assert.deepEqual(await c.runs.wait(t.thread_id, "foo_bar_js", { input: { foo } }), { foo: "b", bar: ["a", "b"] });
+    const [run] = await c.runs.list(t.thread_id);
+    const { kwargs, start } = await row(run.run_id);
+    assert.equal(kwargs.input, undefined, "the row holds no input");
+    assert.equal(kwargs.input_ref, start, "it references the __start__ blob of the run's input checkpoint");
+    assert.deepEqual(run.kwargs.input, { foo });
+    assert.deepEqual((await c.runs.get(t.thread_id, run.run_id)).kwargs.input, { foo });
+    // A number JavaScript reads differently (1.0 is 1, as __start__ then
+    // stores it) leaves the input whole: it reads as sent.
+    const res = await fetch(`${weft.url}/threads/${t.thread_id}/runs/wait`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: `{"assistant_id": "foo_bar_js", "input": {"foo": [1.0, 1e3, "${"y".repeat(200)}"]}}`,
+    });
+    assert.equal(res.status, 200, await res.text());
+    const [second] = await c.runs.list(t.thread_id);
+    assert.equal((await row(second.run_id)).kwargs.input_ref, undefined, "1.0 read back as 1: stored whole");
+    assert.ok((await raw(`/threads/${t.thread_id}/runs/${second.run_id}`)).includes(`"input":{"foo":[1.0,1000,"yyy`), "the input reads as sent");
+  } finally {
+    await db.end();
+  }
+});
+
 after(async () => {
   await Promise.all([...references.values()].map((r) => r.pool.end()));
 });

@@ -50,8 +50,9 @@ func StartWith(t testing.TB, dsn string, edit func(*server.Config)) *Server {
 		MaxBodyBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, Workers: 2, Lease: 5 * time.Second,
 		// Every event that repeats a checkpoint's values is stored as a
 		// reference, however small, so every stream test reads rendered
-		// events.
-		EventRefMinBytes: 1}
+		// events; so is every run's input, so every test reads rendered
+		// runs.
+		EventRefMinBytes: 1, InputRefMinBytes: 1}
 	// WEFT_TEST_AES_KEY runs every test server with encryption at rest on
 	// (that text as LANGGRAPH_AES_KEY): the same suites, sealed storage.
 	if key := os.Getenv("WEFT_TEST_AES_KEY"); key != "" {

@@ -41,6 +41,30 @@ func (a *anonymizer) do(s string) string {
 	})
 }
 
+// sameTranscripts fails the test unless transcripts a (a server storing
+// whole) and b (one storing references) are the same up to ids and
+// timestamps, naming the first line that differs.
+func sameTranscripts(t *testing.T, a, b []string) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%d transcripts vs %d", len(a), len(b))
+	}
+	an, bn := &anonymizer{seen: map[string]string{}}, &anonymizer{seen: map[string]string{}}
+	for i := range a {
+		x, y := an.do(a[i]), bn.do(b[i])
+		if x == y {
+			continue
+		}
+		xl, yl := strings.Split(x, "\n"), strings.Split(y, "\n")
+		for j := range min(len(xl), len(yl)) {
+			if xl[j] != yl[j] {
+				t.Fatalf("transcript %d differs at line %d:\nwhole: %s\nrefs:  %s", i, j, xl[j], yl[j])
+			}
+		}
+		t.Fatalf("transcript %d: %d lines vs %d", i, len(xl), len(yl))
+	}
+}
+
 // eventRefScenario drives the built-in graphs through s in every stream
 // mode — chat turns, an interrupt and its resume, a run after
 // update_state, a run that fails — and returns the raw bytes of every
@@ -128,22 +152,7 @@ func TestEventRefsSameBytesAsWhole(t *testing.T) {
 	if n := dbCount(t, refs, `SELECT count(*) FROM run_events WHERE ref ? 'prev' AND event = 'messages' AND jsonb_array_length(data) = 1`); n == 0 {
 		t.Fatal("no messages event stored with a metadata reference")
 	}
-	if len(a) != len(b) {
-		t.Fatalf("%d transcripts vs %d", len(a), len(b))
-	}
-	an, bn := &anonymizer{seen: map[string]string{}}, &anonymizer{seen: map[string]string{}}
-	for i := range a {
-		x, y := an.do(a[i]), bn.do(b[i])
-		if x != y {
-			xl, yl := strings.Split(x, "\n"), strings.Split(y, "\n")
-			for j := range min(len(xl), len(yl)) {
-				if xl[j] != yl[j] {
-					t.Fatalf("transcript %d differs at line %d:\nwhole: %s\nrefs:  %s", i, j, xl[j], yl[j])
-				}
-			}
-			t.Fatalf("transcript %d: %d lines vs %d", i, len(xl), len(yl))
-		}
-	}
+	sameTranscripts(t, a, b)
 
 	// Pruning the chat's history stores the events that referenced the
 	// pruned checkpoints whole: their replay does not change.

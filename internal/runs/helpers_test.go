@@ -244,3 +244,19 @@ func dbCount(t *testing.T, s *servertest.Server, q string, args ...any) int {
 }
 
 var _ = fmt.Sprint
+
+// expireKeepLatest expires thread tid, whose ttl strategy is keep_latest,
+// and waits for the TTL sweeper to prune it to its latest checkpoint.
+func expireKeepLatest(t *testing.T, s *servertest.Server, tid string) {
+	t.Helper()
+	if _, err := s.DB.Exec(context.Background(), `UPDATE threads SET expires_at = now() - interval '1 second' WHERE thread_id = $1`, tid); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(history(t, s, tid)) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the expired thread was not pruned")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -128,15 +128,7 @@ func TestRunInputRefsSameBytesAsWhole(t *testing.T) {
 	if n != 6 {
 		t.Fatalf("%d runs held an input reference, want 6", n)
 	}
-	if len(a) != len(b) {
-		t.Fatalf("%d reads vs %d", len(a), len(b))
-	}
-	an, bn := &anonymizer{seen: map[string]string{}}, &anonymizer{seen: map[string]string{}}
-	for i := range a {
-		if x, y := an.do(a[i]), bn.do(b[i]); x != y {
-			t.Fatalf("read %d differs:\nwhole: %s\nrefs:  %s", i, x, y)
-		}
-	}
+	sameTranscripts(t, a, b)
 	// The scenario read what it meant to: the inputs as sent (1e3 as
 	// jsonb prints it), the commands, the webhooks' runs.
 	joined := strings.Join(b, "\n")
@@ -253,16 +245,7 @@ func TestRunInputRefsRetention(t *testing.T) {
 		tid := chat()
 		before := runsOf(tid)
 		s.Must(http.StatusOK, "PATCH", "/threads/"+tid, map[string]any{"ttl": map[string]any{"ttl": 60, "strategy": "keep_latest"}})
-		if _, err := s.DB.Exec(context.Background(), `UPDATE threads SET expires_at = now() - interval '1 second' WHERE thread_id = $1`, tid); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(10 * time.Second)
-		for len(history(t, s, tid)) != 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("the expired thread was not pruned")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		expireKeepLatest(t, s, tid)
 		gone("ttl", tid, before)
 	})
 

@@ -157,15 +157,7 @@ func TestThreadValuesRefsSameBytesAsWhole(t *testing.T) {
 	if values != "{}" || stored > 16 {
 		t.Fatalf("the chat's row stores %q (%d bytes), want {} (the messages by reference)", values, stored)
 	}
-	if len(a) != len(b) {
-		t.Fatalf("%d reads vs %d", len(a), len(b))
-	}
-	an, bn := &anonymizer{seen: map[string]string{}}, &anonymizer{seen: map[string]string{}}
-	for i := range a {
-		if x, y := an.do(a[i]), bn.do(b[i]); x != y {
-			t.Fatalf("read %d differs:\nwhole: %s\nrefs:  %s", i, x, y)
-		}
-	}
+	sameTranscripts(t, a, b)
 	// The scenario read what it meant to: the conversation, the matches,
 	// the cancelled run's webhook and join with the thread's values.
 	for i, want := range map[int]string{0: "past a kilobyte", 1: "past a kilobyte", 4: "echo: hello", 5: `\u2028`, 9: "total=\n1",
@@ -391,16 +383,7 @@ func TestThreadValuesRefsWriters(t *testing.T) {
 		tid := longChat(t, s)
 		s.Must(http.StatusOK, "PATCH", "/threads/"+tid, map[string]any{"ttl": map[string]any{"ttl": 60, "strategy": "keep_latest"}})
 		before := s.Must(http.StatusOK, "GET", "/threads/"+tid, nil).Map(t)["values"]
-		if _, err := s.DB.Exec(context.Background(), `UPDATE threads SET expires_at = now() - interval '1 second' WHERE thread_id = $1`, tid); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(10 * time.Second)
-		for len(history(t, s, tid)) != 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("the expired thread was not pruned")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		expireKeepLatest(t, s, tid)
 		if got := thread(t, s, tid)["values"]; js(got) != js(before) {
 			t.Fatalf("the thread after its ttl prune: %.300s", js(got))
 		}

@@ -19,7 +19,8 @@
 // one operation across all of them. A thread's values projection and a
 // run's input stored by reference to checkpoint blobs (written while
 // encryption was off) are stored whole and sealed, before the blobs
-// themselves are sealed.
+// themselves are sealed; a list stored compact (in the thread's element
+// log) is rebuilt, sealed and stored whole, and the element log collected.
 package reencrypt
 
 import (
@@ -96,6 +97,16 @@ const threadValues = `CASE WHEN values_refs IS NULL THEN "values" ELSE weft_thre
 // before checkpoint_blobs, for the same reason as the threads.
 const runKwargs = `weft_run_input_whole(kwargs, thread_id)`
 
+// blobType and blobValue are a checkpoint blob as LangGraph stores it: a
+// list stored compact (type weft_list, a header naming the seqs of the
+// thread's element log; written while encryption was off) is rebuilt, and
+// sealed and stored whole; the elements are then collected (Run). SQL
+// reads them as the views of schema langgraph do (weft_blob, weft_blob_type).
+const (
+	blobType  = `weft_blob_type(type)`
+	blobValue = `weft_blob(thread_id, type, blob)`
+)
+
 // tables are every encrypted column Weft writes.
 var tables = []table{
 	{name: "threads",
@@ -115,8 +126,9 @@ var tables = []table{
 			return [][]byte{kw, res}, c1 || c2, err
 		}},
 	{name: "checkpoint_blobs",
-		pk:     []column{pkText("thread_id", "text"), pkText("checkpoint_ns", "text"), pkText("channel", "text"), pkText("version", "text")},
-		cols:   []column{{"type", "type", "text", ""}, {"blob", "blob", "bytea", ""}},
+		pk: []column{pkText("thread_id", "text"), pkText("checkpoint_ns", "text"), pkText("channel", "text"), pkText("version", "text")},
+		cols: []column{{"type", blobType, "text", blobType},
+			{"blob", blobValue, "bytea", blobValue}},
 		reseal: resealBlob},
 	{name: "checkpoint_writes",
 		pk: []column{pkText("thread_id", "text"), pkText("checkpoint_ns", "text"), pkText("checkpoint_id", "text"),
@@ -155,7 +167,7 @@ func Run(ctx context.Context, db postgres.TxStarter, kr *crypt.Keyring, batch in
 	if batch <= 0 {
 		batch = 500
 	}
-	out := make([]Count, 0, len(tables))
+	out := make([]Count, 0, len(tables)+1)
 	for _, t := range tables {
 		c, err := t.run(ctx, db, kr, batch)
 		if err != nil {
@@ -166,7 +178,38 @@ func Run(ctx context.Context, db postgres.TxStarter, kr *crypt.Keyring, batch in
 			progress(c)
 		}
 	}
+	c, err := collectElements(ctx, db)
+	if err != nil {
+		return out, fmt.Errorf("reencrypt thread_elements: %w", err)
+	}
+	out = append(out, c)
+	if progress != nil {
+		progress(c)
+	}
 	return out, nil
+}
+
+// collectElements deletes the element log entries (plain text) that no
+// compact list names any more, thread by thread: once every list is stored
+// whole and sealed, all of them. Its count: the elements scanned and
+// deleted ("rewritten").
+func collectElements(ctx context.Context, db postgres.TxStarter) (Count, error) {
+	c := Count{Table: "thread_elements"}
+	err := postgres.WithTx(ctx, db, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM thread_elements`).Scan(&c.Scanned); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT weft_elements_collect(thread_id) FROM (SELECT DISTINCT thread_id FROM thread_elements) t`); err != nil {
+			return err
+		}
+		var left int64
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM thread_elements`).Scan(&left); err != nil {
+			return err
+		}
+		c.Rewritten = c.Scanned - left
+		return nil
+	})
+	return c, err
 }
 
 func (t table) run(ctx context.Context, db postgres.TxStarter, kr *crypt.Keyring, batch int) (Count, error) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -187,6 +188,17 @@ func TestEncryptionRotation(t *testing.T) {
 	marker := "weft-rotate-" + strings.ReplaceAll(uuid.NewString(), "-", "")
 	s0 := startWithKeys(t, dsn, nil)
 	plainChat, plainHitl := writeContent(t, s0, marker+"p")
+	// A chat long enough to be stored compact (its messages once each in
+	// the element log) while encryption was off.
+	longChat := s0.Must(http.StatusOK, "POST", "/threads", map[string]any{}).Map(t)["thread_id"].(string)
+	for i := range 6 {
+		s0.Must(http.StatusOK, "POST", "/threads/"+longChat+"/runs/wait", map[string]any{"assistant_id": "echo_chat",
+			"input": map[string]any{"messages": []any{map[string]any{"type": "human", "content": fmt.Sprintf("%s long %d %s", marker, i, strings.Repeat("x", 200))}}}})
+	}
+	if n := dbInt(t, s0, `SELECT count(*) FROM checkpoint_blobs WHERE thread_id = $1 AND type = 'weft_list'`, longChat); n == 0 {
+		t.Fatal("the long chat has no compact list")
+	}
+	longState := string(s0.Must(http.StatusOK, "GET", "/threads/"+longChat+"/state", nil).Body)
 	if err := s0.Srv.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +243,17 @@ func TestEncryptionRotation(t *testing.T) {
 	sNew := startWithKeys(t, dsn, keyring(t, testKeyB))
 	readContent(t, sNew, chatA, hitlA, marker+"a")
 	readContent(t, sNew, plainChat, plainHitl, marker+"p")
+	// The compact chat: its lists stored whole and sealed, its element log
+	// gone, its state as it was.
+	if got := string(sNew.Must(http.StatusOK, "GET", "/threads/"+longChat+"/state", nil).Body); got != longState {
+		t.Errorf("the long chat's state after reencrypt:\n%.300s\nwant\n%.300s", got, longState)
+	}
+	if n := dbInt(t, sNew, `SELECT count(*) FROM checkpoint_blobs WHERE thread_id = $1 AND type NOT LIKE '%+aes'`, longChat); n != 0 {
+		t.Errorf("%d blobs of the long chat left unsealed", n)
+	}
+	if n := dbInt(t, sNew, `SELECT count(*) FROM thread_elements WHERE thread_id = $1`, longChat); n != 0 {
+		t.Errorf("%d elements of the long chat left in plain text", n)
+	}
 	var typ string
 	var blob []byte
 	if err := sNew.DB.QueryRow(context.Background(), `SELECT type, blob FROM checkpoint_blobs
@@ -317,3 +340,13 @@ func TestEncryptionLangGraphRows(t *testing.T) {
 // storeKey is the store key of a marker's item: keys (like namespaces) are
 // stored plain, so it must not contain the marker.
 func storeKey(marker string) string { return "k" + marker[len(marker)-6:] }
+
+// dbInt is the integer the query returns.
+func dbInt(t *testing.T, s *servertest.Server, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.DB.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

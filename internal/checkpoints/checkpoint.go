@@ -150,6 +150,19 @@ func StoredVersions(read *Tuple, cp *Checkpoint) map[string]string {
 	return out
 }
 
+// WrittenVersions are the blob rows a put of cp with newVersions writes,
+// channel → version: its new versions that have a value (CheckpointPut
+// writes no row for the others).
+func WrittenVersions(cp *Checkpoint, newVersions map[string]string) map[string]string {
+	out := make(map[string]string, len(newVersions))
+	for ch, ver := range newVersions {
+		if _, ok := cp.ChannelValues[ch]; ok {
+			out[ch] = ver
+		}
+	}
+	return out
+}
+
 func (t *Tuple) markAsStored(ch string, v json.RawMessage) {
 	if t.asStored == nil {
 		t.asStored = map[string]json.RawMessage{}

@@ -352,7 +352,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 	if err := checkpoints.CheckpointPutMany(ctx, p, puts); err != nil {
 		return err
 	}
-	if ver := inputVersion(req.Checkpoints, d.RunID); ver != "" && s.cfg.InputRefMinBytes > 0 && crypt.FromContext(ctx) == nil {
+	if ver := inputVersion(req.Checkpoints, d.RunID, s.cfg.InputRefMinBytes); ver != "" && crypt.FromContext(ctx) == nil {
 		// The run's input is now stored in its input checkpoint: its row
 		// need not repeat it (with encryption at rest both are sealed).
 		if err := runs.InputRefSet(ctx, p, d.RunID, d.ThreadID, ver, s.cfg.InputRefMinBytes); err != nil {
@@ -421,15 +421,28 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 // is LangGraph's (the in-process executor's and a worker's alike): in the
 // root namespace, with metadata source "input" and the run's run_id, and
 // __start__, which holds the run's input, among its new versions with a
-// value (a command's input checkpoint writes the channels it updates).
-func inputVersion(cps []CheckpointPut, runID uuid.UUID) string {
+// value (a command's input checkpoint writes the channels it updates); ""
+// too when minBytes (the reference threshold, <= 0: never) rules it out.
+func inputVersion(cps []CheckpointPut, runID uuid.UUID, minBytes int) string {
+	if minBytes <= 0 {
+		return ""
+	}
 	for _, c := range cps {
 		if c.NS != "" || c.Metadata["source"] != "input" || c.Metadata["run_id"] != runID.String() {
 			continue
 		}
-		if _, ok := c.Checkpoint.ChannelValues[graph.START]; ok {
-			return c.NewVersions[graph.START]
+		v, ok := c.Checkpoint.ChannelValues[graph.START]
+		if !ok {
+			continue
 		}
+		// The threshold is on jsonb's text of the input, seldom more than
+		// twice its compact JSON (a space after each ':' and ','): an input
+		// under half of it stays whole without a statement asking (whole is
+		// always correct; the reference only saves space).
+		if b, err := json.Marshal(v); err == nil && 2*len(b) < minBytes {
+			return ""
+		}
+		return c.NewVersions[graph.START]
 	}
 	return ""
 }
@@ -538,16 +551,10 @@ type Projection struct {
 	Blobs map[string]string
 }
 
-// Blobs are the blob rows the put writes, channel → version: its new
-// versions that have a value (CheckpointPut writes no row for the others).
+// Blobs are the blob rows the put writes, channel → version
+// (checkpoints.WrittenVersions).
 func (c *CheckpointPut) Blobs() map[string]string {
-	out := make(map[string]string, len(c.NewVersions))
-	for ch, ver := range c.NewVersions {
-		if _, ok := c.Checkpoint.ChannelValues[ch]; ok {
-			out[ch] = ver
-		}
-	}
-	return out
+	return checkpoints.WrittenVersions(&c.Checkpoint, c.NewVersions)
 }
 
 // endRunSQL ends run $1 with status $2, error $3, result $4 and result

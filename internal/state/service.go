@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -341,15 +342,8 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 	// The thread row may reference the blobs this put wrote (its new
 	// versions with a value) and those the base, read in this
 	// transaction, shares with it unchanged.
-	blobs := checkpoints.StoredVersions(base, &cp)
-	for ch, ver := range changed {
-		if _, ok := cp.ChannelValues[ch]; ok {
-			if blobs == nil {
-				blobs = map[string]string{}
-			}
-			blobs[ch] = ver
-		}
-	}
+	blobs := checkpoints.WrittenVersions(&cp, changed)
+	maps.Copy(blobs, checkpoints.StoredVersions(base, &cp))
 	return out, s.project(ctx, tx, threadID, assemble(t, g), blobs)
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -91,9 +94,18 @@ func later(a, b time.Time) time.Time {
 // ClaimWait is Claim for external workers: it waits up to wait for work to
 // appear (long poll), woken by the queue's notifications, and remembers
 // what it claimed for the commits' one-round-trip path.
+//
+// A worker polls again as soon as it has started what it claimed, and the
+// queue is then usually empty: a long poll that follows a claim which left
+// nothing to take (fewer than limit runs), with no queue notification
+// since, waits without claiming first. Work that becomes claimable without
+// a notification (a run's delay passing, its thread freed) is found by the
+// wait's periodic claim, as before.
 func (s *Service) ClaimWait(ctx context.Context, worker string, graphIDs []string, limit int, wait time.Duration) ([]Claimed, error) {
 	deadline := time.Now().Add(wait)
 	var sub chan struct{}
+	key := drainedKey(worker, graphIDs)
+	skip := false
 	if wait > 0 {
 		keys := []uuid.UUID{queueGrew}
 		if graphIDs != nil {
@@ -104,12 +116,23 @@ func (s *Service) ClaimWait(ctx context.Context, worker string, graphIDs []strin
 		}
 		sub = s.queue.SubscribeAll(keys)
 		defer s.queue.UnsubscribeAll(keys, sub)
+		// Subscribed before the check: a notification after it wakes the wait.
+		skip = s.drained.unchanged(key)
 	}
 	for {
-		got, err := s.Claim(ctx, worker, graphIDs, limit)
-		for i := range got {
-			s.claims.put(&got[i].Dispatch)
+		var got []Claimed
+		var err error
+		if !skip {
+			gen := s.drained.generation()
+			got, err = s.Claim(ctx, worker, graphIDs, limit)
+			for i := range got {
+				s.claims.put(&got[i].Dispatch)
+			}
+			if err == nil && len(got) < limit {
+				s.drained.record(key, gen)
+			}
 		}
+		skip = false
 		if err != nil || len(got) > 0 || time.Now().After(deadline) {
 			return got, err
 		}
@@ -123,4 +146,52 @@ func (s *Service) ClaimWait(ctx context.Context, worker string, graphIDs []strin
 		case <-t.C:
 		}
 	}
+}
+
+// drainedClaims remembers, per worker and graph filter, the queue's
+// notification count as of the last claim that left nothing to take
+// (ClaimWait). Its zero value is ready.
+type drainedClaims struct {
+	gen atomic.Uint64 // queue notifications so far
+	mu  sync.Mutex
+	m   map[string]uint64
+}
+
+// drainedMax bounds the memory: past it, every worker claims once more.
+const drainedMax = 1 << 12
+
+// signal counts a queue notification (work may have been queued).
+func (d *drainedClaims) signal() { d.gen.Add(1) }
+
+// generation is the count of notifications so far; read it before a claim.
+func (d *drainedClaims) generation() uint64 { return d.gen.Load() }
+
+// record notes that a claim for key, begun at generation gen, left
+// nothing to take.
+func (d *drainedClaims) record(key string, gen uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil || len(d.m) >= drainedMax {
+		d.m = map[string]uint64{}
+	}
+	d.m[key] = gen
+}
+
+// unchanged reports whether key's last claim left nothing to take and no
+// notification came since it began; it forgets the record either way, so
+// only the poll right after such a claim skips its own.
+func (d *drainedClaims) unchanged(key string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	gen, ok := d.m[key]
+	delete(d.m, key)
+	return ok && gen == d.gen.Load()
+}
+
+// drainedKey identifies a claimer: its worker id and graph filter.
+func drainedKey(worker string, graphIDs []string) string {
+	if graphIDs == nil {
+		return worker + "\x00*"
+	}
+	return worker + "\x00" + strings.Join(graphIDs, "\x00")
 }

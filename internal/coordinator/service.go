@@ -76,6 +76,8 @@ type Service struct {
 	queue  *postgres.Hub
 	mu     sync.Mutex
 	onWork []func(n int, graphID string)
+	// drained: see ClaimWait.
+	drained drainedClaims
 	// claims remembers the run, thread and graph of dispatches claimed
 	// through the worker API, for their commits' one-round-trip path.
 	claims claimCache
@@ -109,6 +111,7 @@ func (s *Service) OnWork(fn func(n int, graphID string)) {
 // dispatches of any graph may have become claimable (all pools' workers
 // when n < 0).
 func (s *Service) Wake(n int) {
+	s.drained.signal()
 	s.queue.FireAll()
 	s.wakePools(n, "")
 }
@@ -123,6 +126,7 @@ func (s *Service) WakeGraph(graphID string) {
 		s.Wake(1)
 		return
 	}
+	s.drained.signal()
 	s.queue.Fire(queueGrew)
 	s.queue.Fire(graphKey(graphID))
 	s.wakePools(1, graphID)

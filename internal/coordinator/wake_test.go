@@ -51,3 +51,35 @@ func TestWakeGraphWakesOnlyMatchingClaimers(t *testing.T) {
 		t.Fatal("woken after UnsubscribeAll")
 	}
 }
+
+// A claimer's poll skips its claim only right after a claim of its own
+// that left nothing to take, with no queue notification since that claim
+// began, and only once.
+func TestDrainedClaims(t *testing.T) {
+	s := NewService(nil, nil, nil, slog.New(slog.DiscardHandler), Config{})
+	a, b := drainedKey("w", []string{"x"}), drainedKey("w", nil)
+	if s.drained.unchanged(a) {
+		t.Fatal("no claim yet: want a claim")
+	}
+	s.drained.record(a, s.drained.generation())
+	if s.drained.unchanged(b) {
+		t.Fatal("another filter of the same worker: want a claim")
+	}
+	if !s.drained.unchanged(a) {
+		t.Fatal("right after an empty claim: want the wait")
+	}
+	if s.drained.unchanged(a) {
+		t.Fatal("the record is used once")
+	}
+	gen := s.drained.generation()
+	s.WakeGraph("x") // arrives while the claim runs
+	s.drained.record(a, gen)
+	if s.drained.unchanged(a) {
+		t.Fatal("a notification since the claim began: want a claim")
+	}
+	s.drained.record(a, s.drained.generation())
+	s.Wake(1)
+	if s.drained.unchanged(a) {
+		t.Fatal("a wake of every claimer since: want a claim")
+	}
+}

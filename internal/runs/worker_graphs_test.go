@@ -121,6 +121,54 @@ func TestClaimWaitWokenByNewRun(t *testing.T) {
 	}
 }
 
+// A worker's long poll right after a claim that left nothing to take
+// waits for a queue notification instead of claiming first (the queue is
+// then usually empty: a worker polls again as soon as it started its
+// runs). Work that turns claimable without a notification (here a claim
+// undone in SQL) is found by the wait's periodic claim, a quarter second
+// on; a notification since the empty claim (a new run) makes the next poll
+// claim at once.
+func TestClaimWaitAfterDrainedClaimWaitsForNotification(t *testing.T) {
+	s := external(t, nil)
+	s.Must(http.StatusOK, "POST", "/dispatch/graphs", jsGraph)
+	poll := func(worker string, limit, waitMS int) []claimed {
+		var got []claimed
+		s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": worker, "graph_ids": []string{"js_echo"},
+			"limit": limit, "wait_ms": waitMS}).JSON(t, &got)
+		return got
+	}
+	run := create(t, s, newThread(t, s), map[string]any{"assistant_id": "js_echo"})
+	other := poll("other", 1, 5000)
+	if len(other) != 1 || other[0].Run.RunID != run["run_id"] {
+		t.Fatalf("claimed %s", js(other))
+	}
+	time.Sleep(100 * time.Millisecond) // the run's notification has arrived
+	if got := poll("w", 2, 0); len(got) != 0 {
+		t.Fatalf("claimed %s", js(got))
+	}
+	// The run is claimable again, and no notification says so.
+	if _, err := s.DB.Exec(t.Context(), `UPDATE run_dispatches SET state = 'queued', claim_token = NULL, claimed_by = NULL,
+		lease_expires_at = NULL WHERE dispatch_id = $1`, other[0].Dispatch.DispatchID); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	got := poll("w", 2, 5000)
+	if len(got) != 1 || got[0].Run.RunID != run["run_id"] {
+		t.Fatalf("claimed %s", js(got))
+	}
+	if d := time.Since(begin); d < 200*time.Millisecond {
+		t.Fatalf("the poll after an empty claim claimed at once (%s): want it to wait for a notification or its periodic claim", d)
+	}
+
+	// That claim took fewer than its limit: the next poll would wait, but a
+	// run created since notifies the queue, so it claims at once.
+	run2 := create(t, s, newThread(t, s), map[string]any{"assistant_id": "js_echo"})
+	time.Sleep(100 * time.Millisecond)
+	if got := poll("w", 2, 5000); len(got) != 1 || got[0].Run.RunID != run2["run_id"] {
+		t.Fatalf("claimed %s", js(got))
+	}
+}
+
 // The raw checkpoint reads return the rows as stored: blobs base64 with
 // their type, pending writes in order, filters by namespace, metadata and
 // position.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -63,7 +64,8 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequests gives each request an id (X-Request-Id, kept when the client
 // sends a sane one), recovers panics as a 500, and logs one line per
-// request when it ends: info below 400, warn for 4xx, error for 5xx. It
+// request when it ends: info below 400 (debug for the worker API's
+// /dispatch/ routes), warn for 4xx, error for 5xx. It
 // also counts the request in m by route template (nil m: not counted) and,
 // with a tracer, serves it in a server span continuing the caller's
 // traceparent (probes and scrapes excepted), whose trace id the log line
@@ -125,6 +127,11 @@ func logRequests(log *slog.Logger, m *metrics.Metrics, tr trace.Tracer) func(htt
 					level = slog.LevelInfo
 				case sw.status >= 400: // 503 too: a database outage, logged once by the server
 					level = slog.LevelWarn
+				case strings.HasPrefix(route, "/dispatch/"):
+					// The worker API's traffic (claims, commits, heartbeats: a
+					// few per run, and a long poll per idle worker every few
+					// seconds) is debug; the run's own request is logged.
+					level = slog.LevelDebug
 				}
 				// LogAttrs with typed attributes: no boxing of the values, and
 				// nothing at all is built when the level is off.

@@ -47,6 +47,7 @@ export class Committer {
     this.failed = null;
     this.lastRoot = null;
     this.scheduled = false;
+    this.lingerTimer = null;
     this.ended = false;
     // The run's thread has no checkpoint (Weft said so at the claim) and
     // this run has not written one: a checkpoint read would find nothing.
@@ -93,9 +94,10 @@ export class Committer {
     this.scheduled = true;
     const go = () => {
       this.scheduled = false;
+      this.lingerTimer = null;
       this.flush().catch(() => {});
     };
-    if (this.lingerMs > 0) setTimeout(go, this.lingerMs);
+    if (this.lingerMs > 0) this.lingerTimer = setTimeout(go, this.lingerMs);
     else setImmediate(go);
   }
 
@@ -120,6 +122,8 @@ export class Committer {
 
   /** Sends what is pending with the run's end ({status, result?, error?}). */
   end(end) {
+    // The end's commit takes everything pending: a lingering send would find nothing.
+    if (this.lingerTimer) clearTimeout(this.lingerTimer);
     this.chain = this.chain.then(() => {
       this.ended = true;
       this.events.push(`{"event":"end","data":${JSON.stringify({ status: end.status })}}`);

@@ -165,7 +165,7 @@ export class Worker {
       res = { outcome: "stopped", reason: err };
     }
     if (res.outcome === "ended") {
-      this.log("info", "run ended", { ...attrs, status: res.status });
+      this.log("debug", "run ended", { ...attrs, status: res.status });
       return;
     }
     const reason = res.reason;

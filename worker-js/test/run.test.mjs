@@ -48,13 +48,15 @@ test("a new thread's run (thread_empty) reads no checkpoint; without the flag it
   }
 });
 
-test("no timer outlives a run (the heartbeat's sleep ends with it)", async () => {
-  const { client, saver, claimed } = fakeRun(true);
-  const before = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
-  await executeRun({ claimed, graph, saver, client, log: () => {}, heartbeatMs: 60_000 });
-  await new Promise((r) => setImmediate(r));
-  const after = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
-  assert.equal(after, before);
+test("no timer outlives a run (the heartbeat's sleep and the commits' linger end with it)", async () => {
+  for (const lingerMs of [0, 60_000]) {
+    const { client, saver, claimed } = fakeRun(true);
+    const before = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    await executeRun({ claimed, graph, saver, client, log: () => {}, heartbeatMs: 60_000, lingerMs });
+    await new Promise((r) => setImmediate(r));
+    const after = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    assert.equal(after, before, `lingerMs ${lingerMs}`);
+  }
 });
 
 test("a claim's traceparent reaches the run's commits (traceparent header of the same trace)", async () => {

@@ -5,13 +5,16 @@
 // (created before the clock starts) and the answer is checked. Reported:
 // p50/p95 latency at concurrency 1 and runs/s at concurrency 16, the
 // worker's numbers as ratios of the in-process ones, and the CPU time each
-// process spent per run. The machine may be shared: --rounds repeats every
-// phase, the two paths side by side (their order alternating), and the
-// summary gives the median ratio with its spread.
+// process spent per run. The machine may be shared: each phase runs the
+// two paths interleaved in short slices (c1: 0.5 s, c16: 1 s; their order
+// alternating), so that a slowdown of the machine falls on both alike;
+// --rounds repeats the phases, and the summary gives the median ratio with
+// its spread.
 //
 //   node bench/bench.mjs                       # starts its own server (go build) and worker
 //   node bench/bench.mjs --rounds 5            # rounds (default 3)
-//   node bench/bench.mjs --duration 10         # seconds per phase (default 5)
+//   node bench/bench.mjs --duration 10         # seconds per path and phase (default 5)
+//   node bench/bench.mjs --warmup 20           # seconds of warm-up at c4, both paths interleaved (default 10)
 //   node bench/bench.mjs --linger-ms 0         # the worker's --linger-ms (default: the worker's, 5)
 //   node bench/bench.mjs --stateless           # stateless POST /runs/wait (a temporary thread per run)
 //   WEFT_URL=http://127.0.0.1:8123 node bench/bench.mjs   # an already running server (a worker is still started; no CPU split)
@@ -29,12 +32,14 @@ const { values: args } = parseArgs({
     concurrency: { type: "string", default: "16" },
     "worker-concurrency": { type: "string", default: "32" },
     "linger-ms": { type: "string", default: "5" },
+    warmup: { type: "string", default: "10" },
     stateless: { type: "boolean", default: false },
   },
 });
 const DURATION = Number(args.duration) * 1000;
 const ROUNDS = Number(args.rounds);
 const CONC = Number(args.concurrency);
+const WARMUP = Number(args.warmup) * 1000;
 
 // The server as it runs by default (the test harness stores every event
 // repeating a checkpoint as a reference, however small, to exercise them).
@@ -97,37 +102,61 @@ async function once(graph) {
   return ms;
 }
 
-async function phase(graph, conc, ms) {
-  const lat = [];
+// One measurement of a path: runs, wall seconds, latencies, CPU ms.
+function sample() {
+  return { runs: 0, secs: 0, lat: [], cpu: {} };
+}
+
+// Runs graph with conc clients for ms, into acc.
+async function slice(acc, graph, conc, ms) {
   const cpu0 = cpuNow();
   const end = performance.now() + ms;
   const start = performance.now();
+  let runs = 0;
   await Promise.all(
     Array.from({ length: conc }, async () => {
-      while (performance.now() < end) lat.push(await once(graph));
+      while (performance.now() < end) {
+        acc.lat.push(await once(graph));
+        runs++;
+      }
     }),
   );
-  const secs = (performance.now() - start) / 1000;
+  acc.secs += (performance.now() - start) / 1000;
+  acc.runs += runs;
   const cpu1 = cpuNow();
-  lat.sort((a, b) => a - b);
-  const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))];
-  const cpu = {};
-  for (const k of Object.keys(cpu1)) if (k in cpu0) cpu[k] = (cpu1[k] - cpu0[k]) / lat.length;
-  return { runs: lat.length, perSec: lat.length / secs, p50: q(0.5), p95: q(0.95), cpu };
+  for (const k of Object.keys(cpu1)) if (k in cpu0) acc.cpu[k] = (acc.cpu[k] ?? 0) + (cpu1[k] - cpu0[k]);
+}
+
+// A phase runs both paths for ms each, interleaved in slices of sliceMs
+// (their order alternating): a slowdown of the machine, however short,
+// falls on both alike.
+async function phase(conc, ms, sliceMs) {
+  const acc = Object.fromEntries(GRAPHS.map(([g]) => [g, sample()]));
+  const n = Math.max(1, Math.round(ms / sliceMs));
+  for (let i = 0; i < n; i++) {
+    for (const [g] of i % 2 === 0 ? GRAPHS : [...GRAPHS].reverse()) await slice(acc[g], g, conc, ms / n);
+  }
+  const out = {};
+  for (const [g, a] of Object.entries(acc)) {
+    a.lat.sort((x, y) => x - y);
+    const q = (p) => a.lat[Math.min(a.lat.length - 1, Math.floor(p * a.lat.length))];
+    const cpu = {};
+    for (const [k, v] of Object.entries(a.cpu)) cpu[k] = v / a.runs;
+    out[g] = { runs: a.runs, perSec: a.runs / a.secs, p50: q(0.5), p95: q(0.95), cpu };
+  }
+  return out;
 }
 
 const GRAPHS = [["foo_bar", "in-process"], ["foo_bar_js", "JS worker"]];
 const rounds = [];
 try {
-  for (const [graph] of GRAPHS) await phase(graph, 4, 1000); // warm-up
+  // Warm-up: both processes' code paths (the worker's LangGraph.js takes
+  // a few thousand runs to reach its pace).
+  await phase(4, WARMUP, 1000);
   for (let r = 0; r < ROUNDS; r++) {
-    // Side by side, the order alternating: a load spike of the machine
-    // falls on both paths alike.
-    const order = r % 2 === 0 ? GRAPHS : [...GRAPHS].reverse();
-    const res = {};
-    for (const [graph] of order) res[graph] = { c1: await phase(graph, 1, DURATION) };
-    for (const [graph] of order) res[graph].c16 = await phase(graph, CONC, DURATION);
-    rounds.push(res);
+    const c1 = await phase(1, DURATION, 500);
+    const c16 = await phase(CONC, DURATION, 1000);
+    rounds.push(Object.fromEntries(GRAPHS.map(([g]) => [g, { c1: c1[g], c16: c16[g] }])));
   }
 } finally {
   await worker.stop();
@@ -139,8 +168,8 @@ console.log(`What is measured: ${args.stateless ? "stateless POST /runs/wait" : 
   in-process: Weft's built-in foo_bar, executed by the server's in-process pool
   JS worker:  foo_bar_js (test/fixtures/foo_bar.mjs), executed by weft-worker (LangGraph.js) claiming it over HTTP and
               writing its checkpoints through POST /dispatch/{id}/commit (--linger-ms ${args["linger-ms"]}, --concurrency ${args["worker-concurrency"]})
-c1: one client running back to back (latency); c${CONC}: ${CONC} clients at once (throughput). ${DURATION / 1000} s per phase after a 1 s
-warm-up; ${ROUNDS} round(s), each running both paths side by side. CPU: ms of CPU per run at c${CONC} (from /proc) of the
+c1: one client running back to back (latency); c${CONC}: ${CONC} clients at once (throughput). ${DURATION / 1000} s per path and phase,
+the paths interleaved in slices (c1: 0.5 s, c${CONC}: 1 s), after a ${WARMUP / 1000} s warm-up at c4; ${ROUNDS} round(s). CPU: ms of CPU per run at c${CONC} (from /proc) of the
 server, its PostgreSQL (all backends), the worker process and this client.
 `);
 const cpuCols = ["server", "postgres", "worker", "client"];

@@ -32,9 +32,10 @@ import (
 //
 //   - the dispatch's run, thread and graph (fixed for a dispatch's life)
 //     come from the claim this process answered, or one lookup;
-//   - the replay key is looked up first in the batch; the key's insert
-//     fails with a unique violation when it was applied already, which
-//     undoes the whole batch;
+//   - the replay key's insert fails with a unique violation when the
+//     commit was applied already (or the fence fails, once its end was),
+//     which undoes the whole batch: a replay, rare, takes the full path,
+//     which answers it from run_commits;
 //   - weft_fence checks and locks the claim (after the thread, for an end)
 //     exactly as commitTx does; an end meeting a pending cancellation
 //     raises WF499;
@@ -140,18 +141,7 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 		req.End.Projection = pr
 	}
 	res := &CommitResult{CheckpointIDs: []string{}}
-	var replay []byte
 	p := &postgres.Pipeline{}
-	if key != "" {
-		p.Queue(`SELECT result FROM run_commits WHERE run_id = $1 AND commit_key = $2`, who.runID, key).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				if err := rows.Scan(&replay); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
-		})
-	}
 	if req.End != nil {
 		p.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, who.threadID)
 		// A newer root checkpoint than the projected one fences (NULL
@@ -177,24 +167,16 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 		return nil, err
 	}
 	err = p.Send(ctx, s.db)
-	switch {
-	case err == nil:
+	if err == nil {
 		if req.End != nil {
 			s.claims.forget(dispatchID)
 		}
 		return res, nil
-	case replay != nil:
-		// Applied already: the key's insert (or the fence of an ended
-		// dispatch) undid this batch.
-		var prev CommitResult
-		if err := json.Unmarshal(replay, &prev); err != nil {
-			return nil, err
-		}
-		prev.Replayed = true
-		return &prev, nil
 	}
 	switch postgres.SQLState(err) {
 	case postgres.CodeFenced, postgres.CodeCancelPending, "23505":
+		// A replay of an applied commit meets its key's insert, or the fence
+		// of its ended dispatch: commitTx answers it from run_commits.
 		if req.End != nil {
 			req.End.Projection = nil
 		}

@@ -169,6 +169,52 @@ func TestClaimWaitAfterDrainedClaimWaitsForNotification(t *testing.T) {
 	}
 }
 
+// State reads of a worker graph's thread take the graph's stand-in (its
+// channel defaults here) through the catalog's cache, as run creation
+// does: a registration through this server is seen at once, one through
+// another replica (here a change of the catalog row) within
+// assistants.StandInTTL.
+func TestWorkerGraphStateReadsCachedStandIn(t *testing.T) {
+	s := external(t, nil)
+	register := func(n int) {
+		g := map[string]any{}
+		for k, v := range jsGraph {
+			g[k] = v
+		}
+		g["channel_defaults"] = map[string]any{"n": n}
+		s.Must(http.StatusOK, "POST", "/dispatch/graphs", g)
+	}
+	register(1)
+	tid := newThread(t, s)
+	run := create(t, s, tid, map[string]any{"assistant_id": "js_echo"})
+	var c []claimed
+	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"js_echo"}, "wait_ms": 5000}).JSON(t, &c)
+	if len(c) != 1 {
+		t.Fatalf("claimed %s", js(c))
+	}
+	v1 := "00000000000000000000000000000001.0.1"
+	cp := map[string]any{"v": 4, "id": "1f000000-0000-6000-8000-000000000001", "ts": "2026-11-23T00:00:00.000Z",
+		"channel_values": map[string]any{"messages": []any{"hi"}}, "channel_versions": map[string]any{"messages": v1},
+		"versions_seen": map[string]any{}}
+	s.Must(http.StatusOK, "POST", "/dispatch/"+c[0].Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c[0].ClaimToken,
+		"checkpoints": []any{map[string]any{"parent_checkpoint_id": "", "checkpoint": cp,
+			"metadata": map[string]any{"source": "input", "step": -1, "run_id": run["run_id"]}, "new_versions": map[string]any{"messages": v1}}}})
+	n := func() any { return s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Map(t)["values"].(map[string]any)["n"] }
+	if got := n(); got != float64(1) {
+		t.Fatalf("n = %v, want the default 1", got)
+	}
+	register(2)
+	if got := n(); got != float64(2) {
+		t.Fatalf("n = %v after a registration through this server, want 2 at once", got)
+	}
+	if _, err := s.DB.Exec(t.Context(), `UPDATE graphs SET channel_defaults = '{"n": 3}' WHERE graph_id = 'js_echo'`); err != nil {
+		t.Fatal(err)
+	}
+	if got := n(); got != float64(2) {
+		t.Fatalf("n = %v right after another replica's registration, want the cached 2", got)
+	}
+}
+
 // The raw checkpoint reads return the rows as stored: blobs base64 with
 // their type, pending writes in order, filters by namespace, metadata and
 // position.

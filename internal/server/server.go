@@ -156,7 +156,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		}
 		return checkpoints.CheckpointThreadDelete(ctx, tx, uuidStrings(ids)...)
 	})
-	stateSvc := state.NewService(s.pool, threadStore, graphs)
+	stateSvc := state.NewService(s.pool, threadStore, graphs, assistantStore)
 	threadHandlers := threads.NewHandlers(threadStore)
 	threadHandlers.Supersteps = stateSvc.ApplySupersteps
 	// Bound before the runs service starts: webhooks that are paths go to

@@ -30,12 +30,14 @@ type Service struct {
 	db       *pgxpool.Pool
 	threads  *threads.Store
 	graphs   *graph.Registry
-	external ExternalUpdater // update_state of graphs external workers serve
+	external ExternalUpdater   // update_state of graphs external workers serve
+	catalog  *assistants.Store // worker graphs' stand-ins, cached
 }
 
-// NewService returns a Service.
-func NewService(db *pgxpool.Pool, ts *threads.Store, graphs *graph.Registry) *Service {
-	return &Service{db: db, threads: ts, graphs: graphs}
+// NewService returns a Service; the stand-ins of worker graphs are read
+// through catalog's cache.
+func NewService(db *pgxpool.Pool, ts *threads.Store, graphs *graph.Registry, catalog *assistants.Store) *Service {
+	return &Service{db: db, threads: ts, graphs: graphs, catalog: catalog}
 }
 
 func (s *Service) graphOf(ref *threads.StateRef) *graph.Graph {
@@ -48,12 +50,13 @@ func (s *Service) graphOf(ref *threads.StateRef) *graph.Graph {
 // nodes, in declaration order, which orders next and tasks as the worker's
 // runtime does, and its channels' registered defaults (its values are
 // shown as stored, unset channels as their defaults: pregel.StandIn); nil
-// when neither.
+// when neither. A stand-in is cached for assistants.StandInTTL, as run
+// creation's is (a registration through this server is seen at once).
 func (s *Service) readGraph(ctx context.Context, ref *threads.StateRef) (*graph.Graph, error) {
 	if g := s.graphOf(ref); g != nil || ref.GraphID() == "" {
 		return g, nil
 	}
-	g, ok, err := assistants.WorkerGraph(ctx, s.db, ref.GraphID())
+	g, ok, err := s.catalog.WorkerGraphCached(ctx, ref.GraphID())
 	if err != nil || !ok {
 		return nil, err
 	}

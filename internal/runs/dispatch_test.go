@@ -45,6 +45,17 @@ func claim(t *testing.T, s *servertest.Server, worker string, limit, waitMS int)
 	return out
 }
 
+// claimOne claims the one queued run of graph as worker "w" (long poll).
+func claimOne(t *testing.T, s *servertest.Server, graph string) claimed {
+	t.Helper()
+	var c []claimed
+	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{graph}, "wait_ms": 5000}).JSON(t, &c)
+	if len(c) != 1 {
+		t.Fatalf("claimed %s", js(c))
+	}
+	return c[0]
+}
+
 // fooBarCheckpoint is a checkpoint as an external LangGraph worker would
 // commit it: the final state of foo_bar.
 func fooBarCheckpoint(step int, parent string) map[string]any {

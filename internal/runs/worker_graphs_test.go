@@ -187,16 +187,12 @@ func TestWorkerGraphStateReadsCachedStandIn(t *testing.T) {
 	register(1)
 	tid := newThread(t, s)
 	run := create(t, s, tid, map[string]any{"assistant_id": "js_echo"})
-	var c []claimed
-	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"js_echo"}, "wait_ms": 5000}).JSON(t, &c)
-	if len(c) != 1 {
-		t.Fatalf("claimed %s", js(c))
-	}
+	c := claimOne(t, s, "js_echo")
 	v1 := "00000000000000000000000000000001.0.1"
 	cp := map[string]any{"v": 4, "id": "1f000000-0000-6000-8000-000000000001", "ts": "2026-11-23T00:00:00.000Z",
 		"channel_values": map[string]any{"messages": []any{"hi"}}, "channel_versions": map[string]any{"messages": v1},
 		"versions_seen": map[string]any{}}
-	s.Must(http.StatusOK, "POST", "/dispatch/"+c[0].Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c[0].ClaimToken,
+	s.Must(http.StatusOK, "POST", "/dispatch/"+c.Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c.ClaimToken,
 		"checkpoints": []any{map[string]any{"parent_checkpoint_id": "", "checkpoint": cp,
 			"metadata": map[string]any{"source": "input", "step": -1, "run_id": run["run_id"]}, "new_versions": map[string]any{"messages": v1}}}})
 	n := func() any { return s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Map(t)["values"].(map[string]any)["n"] }

@@ -22,17 +22,13 @@ func TestWorkerGraphStateOrdersNextByDeclaration(t *testing.T) {
 	})
 	tid := newThread(t, s)
 	run := create(t, s, tid, map[string]any{"assistant_id": "fan_out", "input": map[string]any{"x": 1}})
-	var c []claimed
-	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": "w", "graph_ids": []string{"fan_out"}, "wait_ms": 5000}).JSON(t, &c)
-	if len(c) != 1 {
-		t.Fatalf("claim %s", js(c))
-	}
+	c := claimOne(t, s, "fan_out")
 	v := "00000000000000000000000000000001.0.1"
 	cp := map[string]any{"v": 4, "id": "1f000000-0000-6000-8000-000000000001", "ts": "2026-11-23T00:00:00.000Z",
 		"channel_values":   map[string]any{"x": 1, "branch:to:zeta": nil, "branch:to:alpha": nil},
 		"channel_versions": map[string]any{"x": v, "branch:to:zeta": v, "branch:to:alpha": v},
 		"versions_seen":    map[string]any{"__input__": map[string]any{}}}
-	s.Must(http.StatusOK, "POST", "/dispatch/"+c[0].Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c[0].ClaimToken,
+	s.Must(http.StatusOK, "POST", "/dispatch/"+c.Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c.ClaimToken,
 		"checkpoints": []any{map[string]any{"parent_checkpoint_id": "", "checkpoint": cp,
 			"metadata":     map[string]any{"source": "loop", "step": 0, "run_id": run["run_id"]},
 			"new_versions": map[string]any{"x": v, "branch:to:zeta": v, "branch:to:alpha": v}}}})

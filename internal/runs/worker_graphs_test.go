@@ -195,7 +195,9 @@ func TestWorkerGraphStateReadsCachedStandIn(t *testing.T) {
 	s.Must(http.StatusOK, "POST", "/dispatch/"+c.Dispatch.DispatchID+"/commit", map[string]any{"claim_token": c.ClaimToken,
 		"checkpoints": []any{map[string]any{"parent_checkpoint_id": "", "checkpoint": cp,
 			"metadata": map[string]any{"source": "input", "step": -1, "run_id": run["run_id"]}, "new_versions": map[string]any{"messages": v1}}}})
-	n := func() any { return s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Map(t)["values"].(map[string]any)["n"] }
+	n := func() any {
+		return s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Map(t)["values"].(map[string]any)["n"]
+	}
 	if got := n(); got != float64(1) {
 		t.Fatalf("n = %v, want the default 1", got)
 	}

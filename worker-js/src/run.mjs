@@ -319,6 +319,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     if (typeof graph.store?.forRun === "function") options.store = graph.store.forRun(dispatch.dispatch_id, token);
 
     let lastValues = null;
+    let lastValuesJSON = "null"; // its text, as its event sent it
     let interrupts = null;
     let failure = null;
     try {
@@ -332,12 +333,16 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
         const root = ns.length === 0;
         // LangGraph's last values chunk of an interrupted run holds only
         // __interrupt__; the run's result is the state with it.
-        if (root && mode === "values" && !isInterruptOnly(data)) lastValues = data;
         if (root && mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
           interrupts = data.__interrupt__;
         }
         if (!modes.has(mode)) continue;
-        committer.emit(root ? mode : `${mode}|${ns.join("|")}`, await dataJSON(data));
+        const json = await dataJSON(data);
+        committer.emit(root ? mode : `${mode}|${ns.join("|")}`, json);
+        if (root && mode === "values" && !isInterruptOnly(data)) {
+          lastValues = data;
+          lastValuesJSON = json; // the result's text: a long chat is not serialized again
+        }
       }
     } catch (err) {
       failure = err;
@@ -347,7 +352,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
       return { outcome: "stopped", reason };
     }
     if (reason instanceof StopReason && reason.kind === "cancel") {
-      await committer.end({ status: "interrupted", json: `{"status":"interrupted","result":${await dataJSON(lastValues)}}` });
+      await committer.end({ status: "interrupted", json: `{"status":"interrupted","result":${lastValuesJSON}}` });
       log("info", "run cancelled", { run_id: run.run_id, action: cancelAction });
       return { outcome: "ended", status: "interrupted" };
     }
@@ -358,7 +363,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
       log("info", "run failed", { run_id: run.run_id, error: e.message });
       return { outcome: "ended", status: "error" };
     }
-    let result = await dataJSON(lastValues);
+    let result = lastValuesJSON;
     if (interrupts) {
       const values = lastValues && typeof lastValues === "object" && !Array.isArray(lastValues) ? lastValues : {};
       result = await dataJSON({ ...values, __interrupt__: interrupts });

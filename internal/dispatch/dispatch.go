@@ -294,17 +294,24 @@ const leaseBefore = `(SELECT lease_expires_at FROM run_dispatches WHERE dispatch
 
 // DispatchEnd moves a claimed dispatch to a terminal state (acked,
 // cancelled, superseded or dead_letter) and closes its attempt with outcome.
+// When a run queued behind it on its thread (an enqueued double text) can
+// now be claimed, it sends the queue's notification for that run's graph:
+// no other event would wake the claimers waiting for it.
 func DispatchEnd(ctx context.Context, db postgres.DBTX, id uuid.UUID, state State, outcome, errText string) error {
 	_, err := db.Exec(ctx, `
 		WITH d AS (
 			UPDATE run_dispatches SET state = $2, claim_token = NULL, lease_expires_at = NULL,
 				last_error = coalesce(nullif($4, ''), last_error), finished_at = clock_timestamp(), updated_at = now()
 			WHERE dispatch_id = $1
-			RETURNING dispatch_id, attempt
+			RETURNING dispatch_id, attempt, thread_id
 		)
 		UPDATE run_dispatch_attempts a SET ended_at = clock_timestamp(), outcome = $3, error = nullif($4, ''),
 			lease_expires_at = coalesce(`+leaseBefore+`, a.lease_expires_at)
-		FROM d WHERE a.dispatch_id = d.dispatch_id AND a.attempt = d.attempt AND a.ended_at IS NULL`,
+		FROM d LEFT JOIN LATERAL (
+			SELECT pg_notify('`+ChannelDispatch+`', q.graph_id) FROM run_dispatches q
+			WHERE q.thread_id = d.thread_id AND q.state = 'queued' ORDER BY q.seq LIMIT 1
+		) next ON true
+		WHERE a.dispatch_id = d.dispatch_id AND a.attempt = d.attempt AND a.ended_at IS NULL`,
 		id, state, outcome, errText)
 	if err != nil {
 		return fmt.Errorf("dispatch end: %w", err)

@@ -1,6 +1,7 @@
 package runs_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -210,6 +211,54 @@ func TestWorkerGraphStateReadsCachedStandIn(t *testing.T) {
 	}
 	if got := n(); got != float64(2) {
 		t.Fatalf("n = %v right after another replica's registration, want the cached 2", got)
+	}
+}
+
+// A run enqueued behind a worker's run on the same thread can be claimed
+// once that run ends: the end notifies the queue for its graph, so waiting
+// long polls take it at once rather than at their periodic claim. An end
+// with nothing queued behind it notifies nothing.
+func TestRunEndNotifiesQueuedRunOfItsThread(t *testing.T) {
+	s := external(t, nil)
+	s.Must(http.StatusOK, "POST", "/dispatch/graphs", jsGraph)
+	tid := newThread(t, s)
+	first := create(t, s, tid, map[string]any{"assistant_id": "js_echo"})
+	c := claimOne(t, s, "js_echo")
+	if c.Run.RunID != first["run_id"] {
+		t.Fatalf("claimed %s", js(c))
+	}
+	second := create(t, s, tid, map[string]any{"assistant_id": "js_echo", "multitask_strategy": "enqueue"})
+
+	conn, err := s.DB.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(t.Context(), "LISTEN weft_dispatch"); err != nil {
+		t.Fatal(err)
+	}
+	notified := func(within time.Duration) string {
+		ctx, cancel := context.WithTimeout(t.Context(), within)
+		defer cancel()
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			return ""
+		}
+		return n.Payload
+	}
+	ack := func(c claimed) {
+		s.Must(http.StatusOK, "POST", "/dispatch/"+c.Dispatch.DispatchID+"/ack", map[string]any{"claim_token": c.ClaimToken, "status": "success"})
+	}
+	ack(c)
+	if got := notified(5 * time.Second); got != "js_echo" {
+		t.Fatalf("notification after the first run's end: %q, want js_echo", got)
+	}
+	if c = claimOne(t, s, "js_echo"); c.Run.RunID != second["run_id"] {
+		t.Fatalf("claimed %s", js(c))
+	}
+	ack(c)
+	if got := notified(300 * time.Millisecond); got != "" {
+		t.Fatalf("notification after the last run's end: %q, want none", got)
 	}
 }
 

@@ -5,11 +5,15 @@
 // (created before the clock starts) and the answer is checked. Reported:
 // p50/p95 latency at concurrency 1 and runs/s at concurrency 16, the
 // worker's numbers as ratios of the in-process ones, and the CPU time each
-// process spent per run. The machine may be shared: each phase runs the
-// two paths interleaved in short slices (c1: 0.5 s, c16: 1 s; their order
-// alternating), so that a slowdown of the machine falls on both alike;
-// --rounds repeats the phases, and the summary gives the median ratio with
-// its spread.
+// process spent per run. At c1 it also times the same graph run by
+// LangGraph.js alone in the bench's process (graph.invoke with LangGraph's
+// MemorySaver, each after an in-process run): in-process plus that is the
+// c1 ratio of a worker whose only cost was LangGraph.js itself, and the
+// rest of the worker's p50 is Weft's part. The machine may be shared: each
+// phase runs the paths interleaved in short slices (c1: 0.5 s, c16: 1 s;
+// their order alternating), so that a slowdown of the machine falls on all
+// alike; --rounds repeats the phases, and the summary gives the median
+// ratio with its spread.
 //
 //   node bench/bench.mjs                       # starts its own server (go build) and worker
 //   node bench/bench.mjs --rounds 5            # rounds (default 3)
@@ -24,6 +28,8 @@ import { parseArgs } from "node:util";
 import { readFileSync, readdirSync } from "node:fs";
 import { startServer } from "../../sdk-tests/harness.mjs";
 import { startWorker } from "../test/helpers.mjs";
+import { MemorySaver } from "@langchain/langgraph";
+import { graph as fooBarJS } from "../test/fixtures/foo_bar.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -127,14 +133,40 @@ async function slice(acc, graph, conc, ms) {
   for (const k of Object.keys(cpu1)) if (k in cpu0) acc.cpu[k] = (acc.cpu[k] ?? 0) + (cpu1[k] - cpu0[k]);
 }
 
+// LangGraph.js alone: the worker's graph (the same fixture) invoked in
+// this process with LangGraph's MemorySaver: no HTTP, no Weft. Each
+// invocation follows an in-process run (not counted), so that it starts,
+// like the worker's runs at c1, after a few milliseconds in which the
+// server and PostgreSQL had the CPUs.
+fooBarJS.checkpointer = new MemorySaver();
+async function graphAloneSlice(acc, ms) {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    await once("foo_bar");
+    acc.lat.push(await invokeAlone());
+  }
+}
+
+async function invokeAlone() {
+  const thread_id = crypto.randomUUID();
+  const t0 = performance.now();
+  const out = await fooBarJS.invoke({}, { configurable: { thread_id } });
+  const ms = performance.now() - t0;
+  if (out.foo !== "b") throw new Error(`LangGraph.js alone: unexpected answer ${JSON.stringify(out)}`);
+  await fooBarJS.checkpointer.deleteThread(thread_id);
+  return ms;
+}
+
 // A phase runs both paths for ms each, interleaved in slices of sliceMs
 // (their order alternating): a slowdown of the machine, however short,
-// falls on both alike.
+// falls on both alike. At c1 it also times LangGraph.js alone, for as long.
 async function phase(conc, ms, sliceMs) {
   const acc = Object.fromEntries(GRAPHS.map(([g]) => [g, sample()]));
+  const alone = sample();
   const n = Math.max(1, Math.round(ms / sliceMs));
   for (let i = 0; i < n; i++) {
     for (const [g] of i % 2 === 0 ? GRAPHS : [...GRAPHS].reverse()) await slice(acc[g], g, conc, ms / n);
+    if (conc === 1) await graphAloneSlice(alone, ms / n);
   }
   const out = {};
   for (const [g, a] of Object.entries(acc)) {
@@ -143,6 +175,10 @@ async function phase(conc, ms, sliceMs) {
     const cpu = {};
     for (const [k, v] of Object.entries(a.cpu)) cpu[k] = v / a.runs;
     out[g] = { runs: a.runs, perSec: a.runs / a.secs, p50: q(0.5), p95: q(0.95), cpu };
+  }
+  if (alone.lat.length) {
+    alone.lat.sort((x, y) => x - y);
+    out.alone = { p50: alone.lat[Math.floor(alone.lat.length / 2)] };
   }
   return out;
 }
@@ -153,10 +189,12 @@ try {
   // Warm-up: both processes' code paths (the worker's LangGraph.js takes
   // a few thousand runs to reach its pace).
   await phase(4, WARMUP, 1000);
+  // And LangGraph.js alone in this process, back to back, as long.
+  for (const end = performance.now() + WARMUP; performance.now() < end; ) await invokeAlone();
   for (let r = 0; r < ROUNDS; r++) {
     const c1 = await phase(1, DURATION, 500);
     const c16 = await phase(CONC, DURATION, 1000);
-    rounds.push(Object.fromEntries(GRAPHS.map(([g]) => [g, { c1: c1[g], c16: c16[g] }])));
+    rounds.push({ ...Object.fromEntries(GRAPHS.map(([g]) => [g, { c1: c1[g], c16: c16[g] }])), alone: c1.alone });
   }
 } finally {
   await worker.stop();
@@ -170,7 +208,8 @@ console.log(`What is measured: ${args.stateless ? "stateless POST /runs/wait" : 
               writing its checkpoints through POST /dispatch/{id}/commit (--linger-ms ${args["linger-ms"]}, --concurrency ${args["worker-concurrency"]})
 c1: one client running back to back (latency); c${CONC}: ${CONC} clients at once (throughput). ${DURATION / 1000} s per path and phase,
 the paths interleaved in slices (c1: 0.5 s, c${CONC}: 1 s), after a ${WARMUP / 1000} s warm-up at c4; ${ROUNDS} round(s). CPU: ms of CPU per run at c${CONC} (from /proc) of the
-server, its PostgreSQL (all backends), the worker process and this client.
+server, its PostgreSQL (all backends), the worker process and this client. LangGraph.js alone: the fixture graph invoked
+in this process with LangGraph's MemorySaver (no HTTP, no Weft), each invocation after an in-process run, in the c1 slices.
 `);
 const cpuCols = ["server", "postgres", "worker", "client"];
 console.log("round  executed by    c1 p50 ms  c1 p95 ms  c1 runs/s  c" + CONC + " runs/s  c" + CONC + " p50 ms  CPU ms/run: " + cpuCols.join(" / "));
@@ -181,7 +220,14 @@ rounds.forEach((res, i) => {
     const cpu = cpuCols.map((k) => (k in r.c16.cpu ? f(r.c16.cpu[k]) : "-")).join(" / ");
     console.log(`${String(i + 1).padStart(5)}  ${by.padEnd(13)} ${f(r.c1.p50).padStart(10)}  ${f(r.c1.p95).padStart(9)}  ${f(r.c1.perSec).padStart(9)}  ${f(r.c16.perSec).padStart(10)}  ${f(r.c16.p50).padStart(9)}  ${cpu}`);
   }
-  ratios.push({ p50: res.foo_bar_js.c1.p50 / res.foo_bar.c1.p50, tput: res.foo_bar_js.c16.perSec / res.foo_bar.c16.perSec });
+  console.log(`${String(i + 1).padStart(5)}  ${"LangGraph.js".padEnd(13)} ${f(res.alone.p50).padStart(10)}  alone (graph.invoke in this process, MemorySaver)`);
+  ratios.push({
+    p50: res.foo_bar_js.c1.p50 / res.foo_bar.c1.p50,
+    tput: res.foo_bar_js.c16.perSec / res.foo_bar.c16.perSec,
+    floor: (res.foo_bar.c1.p50 + res.alone.p50) / res.foo_bar.c1.p50,
+    alone: res.alone.p50,
+    rest: res.foo_bar_js.c1.p50 - res.foo_bar.c1.p50 - res.alone.p50,
+  });
 });
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -195,3 +241,7 @@ const tput = median(tputs);
 console.log(`\nJS worker / in-process, median of ${ROUNDS} round(s) [min–max] (issue 18 target):`);
 console.log(`  c1 p50 latency  ${p50.toFixed(2)}x [${spread(p50s)}]  (target <= 1.50x: ${p50 <= 1.5 ? "PASS" : "MISS"})`);
 console.log(`  c${CONC} throughput ${tput.toFixed(2)}x [${spread(tputs)}]  (target >= 0.75x: ${tput >= 0.75 ? "PASS" : "MISS"})`);
+const floors = ratios.map((r) => r.floor);
+console.log(`Where the c1 difference goes (medians over rounds): LangGraph.js alone takes ${median(ratios.map((r) => r.alone)).toFixed(1)} ms a run here; in-process plus
+that is ${median(floors).toFixed(2)}x in-process [${spread(floors)}], the c1 ratio of a worker whose only cost was LangGraph.js itself. The other
+${median(ratios.map((r) => r.rest)).toFixed(1)} ms of the worker's p50 are Weft's part: the claim's answer, the worker's own code, the commit's request and its larger batch.`);

@@ -18,7 +18,7 @@ import { test, describe, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { useServer } from "./harness.mjs";
-import { recordingClient, rejectsWith, rawRequest, assertDetail } from "./helpers.mjs";
+import { recordingClient, rejectsWith, rawRequest, assertDetail, threadGone } from "./helpers.mjs";
 import { SDK_LINE } from "./sdk.mjs";
 
 const FAST = !process.env.WEFT_URL || !!process.env.WEFT_TEST_CRON_SPEED;
@@ -208,7 +208,7 @@ describe("firing", () => {
     assert.equal(run.kwargs.temporary, true, "on_run_completed delete: a temporary run");
     // Its result delivered, a temporary run's thread is deleted (unread, the reaper deletes it a minute later).
     assert.deepEqual(await client.runs.join(t.thread_id, run.run_id), FOO_BAR_RESULT);
-    await rejectsWith(client.threads.get(t.thread_id), 404);
+    await threadGone(client, t.thread_id);
   });
 
   test("update enabled: false stops the firing; enabled: true resumes from the next tick", firing, async () => {

@@ -43,6 +43,25 @@ export async function rejectsWith(promise, status) {
   return err;
 }
 
+/**
+ * Polls threads.get until the thread is gone (404; at most ms): a stateless
+ * run's temporary thread is deleted right after its result is delivered,
+ * not before the answer.
+ */
+export async function threadGone(client, threadId, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      await client.threads.get(threadId);
+    } catch (err) {
+      if (err.status === 404) return rejectsWith(client.threads.get(threadId), 404);
+      throw err;
+    }
+    if (Date.now() > deadline) assert.fail(`thread ${threadId} still exists ${ms} ms after its stateless run's result`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Polls runs.get until the run has `status` (at most ms); returns the run. */
 export async function waitForStatus(client, threadId, runId, status, ms = 10_000) {
   const deadline = Date.now() + ms;

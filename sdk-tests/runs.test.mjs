@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { SDK_LINE } from "./sdk.mjs"; // @langchain/langgraph-sdk 2.0.0 or newest 1.x, by WEFT_SDK
 import { useServer } from "./harness.mjs";
-import { recordingClient, rejectsWith, newTaggedThread, waitForStatus } from "./helpers.mjs";
+import { recordingClient, rejectsWith, newTaggedThread, waitForStatus, threadGone } from "./helpers.mjs";
 
 const server = useServer();
 const sdk = () => recordingClient(server.url);
@@ -188,7 +188,7 @@ describe("stateless runs", () => {
     assert.equal(created.length, 1);
     assert.match(created[0].run_id, UUID_RE);
     assert.match(created[0].thread_id, UUID_RE);
-    await rejectsWith(client.threads.get(created[0].thread_id), 404);
+    await threadGone(client, created[0].thread_id);
   });
 
   test("create(null, …) → a Run on a temporary thread; join returns the values", async () => {
@@ -201,7 +201,7 @@ describe("stateless runs", () => {
     assert.deepEqual(created, [{ run_id: run.run_id, thread_id: undefined }]);
     assert.deepEqual(await client.runs.join(run.thread_id, run.run_id), FOO_BAR_RESULT);
     // Delivering the result of a temporary run deletes its thread.
-    await rejectsWith(client.threads.get(run.thread_id), 404);
+    await threadGone(client, run.thread_id);
   });
 
   test("createBatch: several stateless runs at once, each joinable", async () => {
@@ -518,7 +518,7 @@ if (SDK_LINE === "2") {
     const run = await client.runs.create(null, "foo_bar", { input: { foo: "" }, onCompletion: "keep" });
     assert.equal(requests.at(-1).body.on_completion, undefined);
     assert.deepEqual(await client.runs.join(run.thread_id, run.run_id), FOO_BAR_RESULT);
-    await rejectsWith(client.threads.get(run.thread_id), 404);
+    await threadGone(client, run.thread_id);
   });
 }
 

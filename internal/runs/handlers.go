@@ -127,6 +127,7 @@ func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run)
 		}
 	}
 	var body json.RawMessage
+	var temporary *Run // deleted once its result is written
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound:
 		body = jsonv.Must(map[string]any{"__error__": map[string]any{"error": "RunDeleted", "message": "The run was rolled back"}})
@@ -142,7 +143,7 @@ func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run)
 			body = jsonv.Must(map[string]any{"__error__": map[string]any{"error": "InternalError", "message": "reading the result failed"}})
 		}
 		if final.Temporary {
-			h.svc.DeleteTemporary(r.Context(), final)
+			temporary = final
 		}
 	}
 	var compact bytes.Buffer
@@ -150,6 +151,9 @@ func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run)
 		body = compact.Bytes()
 	}
 	_, _ = w.Write(append(body, '\n'))
+	if temporary != nil {
+		h.svc.DeleteTemporaryLater(r.Context(), temporary)
+	}
 	return nil
 }
 

@@ -104,8 +104,7 @@ func TestStatelessRuns(t *testing.T) {
 	s := start(t)
 	r := s.Must(http.StatusOK, "POST", "/runs/wait", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}})
 	wantJSON(t, "stateless wait", r.Map(t), `{"foo":"b","bar":["a","b"]}`)
-	tmp := strings.Split(r.Header.Get("Content-Location"), "/")[2]
-	s.Must(http.StatusNotFound, "GET", "/threads/"+tmp, nil)
+	threadGone(t, s, strings.Split(r.Header.Get("Content-Location"), "/")[2])
 
 	run := s.Must(http.StatusOK, "POST", "/runs", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}, "on_completion": "keep"})
 	kept := run.Map(t)

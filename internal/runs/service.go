@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -64,6 +65,9 @@ type Service struct {
 	cfg        Config
 
 	ends *postgres.Hub // run id → waiters of its end
+	// deletes are the deletions of temporary threads started after their
+	// run's result was delivered (DeleteTemporaryLater); Wait waits for them.
+	deletes sync.WaitGroup
 }
 
 // NewService returns a Service; Start subscribes it to run ends.
@@ -321,11 +325,23 @@ func StopThreads(ctx context.Context, tx pgx.Tx, threadIDs []uuid.UUID) error {
 	return err
 }
 
-// DeleteTemporary deletes a finished stateless run's thread once its
+// DeleteTemporaryLater deletes a finished stateless run's thread once its
 // result was delivered, unless the run still has a webhook to deliver (the
-// reaper's sweep deletes it later). Failures are logged: the sweep retries.
-func (s *Service) DeleteTemporary(ctx context.Context, run *Run) {
+// reaper's sweep deletes it later). It returns at once: the answer that
+// delivered the result does not wait for the deletion (a transaction of
+// half a dozen statements). The deletion keeps ctx's values (the tenant),
+// not its end; one that fails, or is cut short by the process's end, is
+// logged and left to the sweep.
+func (s *Service) DeleteTemporaryLater(ctx context.Context, run *Run) {
 	ctx = context.WithoutCancel(ctx)
+	s.deletes.Go(func() { s.deleteTemporary(ctx, run) })
+}
+
+// Wait waits for the deletions DeleteTemporaryLater started (at shutdown,
+// before the database closes).
+func (s *Service) Wait() { s.deletes.Wait() }
+
+func (s *Service) deleteTemporary(ctx context.Context, run *Run) {
 	cur, err := s.Get(ctx, uuid.Nil, run.RunID)
 	if err != nil || !cur.Finished() || cur.WebhookState != nil && *cur.WebhookState == "pending" {
 		return

@@ -198,7 +198,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		ttlSweep = time.Minute
 	}
 	background.Go(func() { stateSvc.RunTTLSweeper(bg, ttlSweep, log) })
-	s.stopRuns = func() { stopBG(); waitRuns(); background.Wait() }
+	// The deletions of temporary threads that answered requests started
+	// finish before the database closes (the requests are over by then).
+	s.stopRuns = func() { stopBG(); waitRuns(); background.Wait(); runSvc.Wait() }
 	storeItems := store.NewStore(s.pool, cfg.StoreClock)
 	if cfg.StoreIndex != nil {
 		storeItems.EnableIndex(cfg.StoreIndex, store.NewOpenAIEmbedder(cfg.StoreIndex))

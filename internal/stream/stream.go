@@ -332,7 +332,7 @@ func (h *Handlers) createAndStream(w http.ResponseWriter, r *http.Request, threa
 	err = h.streamRun(w, r, run, 0, streamModes(k))
 	done(errors.Is(err, errClientGone))
 	if run.Temporary {
-		h.svc.runs.DeleteTemporary(r.Context(), run)
+		h.svc.runs.DeleteTemporaryLater(r.Context(), run)
 	}
 	return ignoreGone(err)
 }

@@ -145,6 +145,7 @@ func TestOpenAPIFuzz(t *testing.T) {
 			if os.Getenv("FUZZ_SHOW_ACCEPTED") != "" {
 				t.Logf("accepted %d: %s", status, rq)
 			}
+			temporaryDeleted(t, s, rq, hdr)
 			if snapshot(t, s) == baseline {
 				return // a search, a count: nothing changed
 			}
@@ -251,6 +252,32 @@ func snapshot(t *testing.T, s *servertest.Server) string {
 		t.Fatalf("snapshot: %v", err)
 	}
 	return out
+}
+
+// temporaryDeleted waits (at most 10 s) until the temporary thread of the
+// stateless run that an accepted POST /runs/wait or /runs/stream answered
+// (named by its Content-Location) is deleted: that happens in the
+// background once the answer is written.
+func temporaryDeleted(t *testing.T, s *servertest.Server, rq request, hdr http.Header) {
+	t.Helper()
+	if !strings.HasSuffix(rq.path, "/runs/wait") && !strings.HasSuffix(rq.path, "/runs/stream") {
+		return
+	}
+	loc := hdr.Get("Content-Location")
+	runID, err := uuid.Parse(loc[strings.LastIndex(loc, "/")+1:])
+	if err != nil {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var left bool
+		if err := s.DB.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM runs r JOIN threads t USING (thread_id)
+			WHERE r.run_id = $1 AND r.temporary AND r.webhook_state IS DISTINCT FROM 'pending')`, runID).Scan(&left); err != nil {
+			t.Fatalf("temporary thread of run %s: %v", runID, err)
+		}
+		if !left {
+			return
+		}
+	}
 }
 
 // quiesce waits until no run is pending or running (at most 10 s) and the

@@ -337,7 +337,10 @@ func (s *Service) create(ctx context.Context, threadID uuid.UUID, req *CreateReq
 	if err != nil {
 		return nil, err
 	}
-	if !stateless && v.strategy == StrategyEnqueue && v.kwargs.CheckpointID == "" {
+	if stateless {
+		return s.createStateless(ctx, v)
+	}
+	if v.strategy == StrategyEnqueue && v.kwargs.CheckpointID == "" {
 		return s.enqueue(ctx, threadID, req.IfNotExists == "create", v)
 	}
 	var run *Run
@@ -390,6 +393,27 @@ func (s *Service) enqueue(ctx context.Context, threadID uuid.UUID, create bool, 
 	}
 	return run, nil
 }
+
+// createStateless creates a stateless run: its new thread (busy), the
+// run, its dispatch and the thread's update go as one batch, one implicit
+// transaction, one round trip (a new thread has no runs to decide about,
+// and validate refused a checkpoint_id).
+func (s *Service) createStateless(ctx context.Context, v *validated) (*Run, error) {
+	threadID := uuid.Must(uuid.NewV7())
+	p := &postgres.Pipeline{}
+	p.Exec(ctx, insertTemporaryThread, threadID, v.threadMetadata(), auth.Tenant(ctx))
+	run, err := s.queueRun(ctx, p, threadID, v, dispatch.EnqueueParams{})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Send(ctx, s.db); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// insertTemporaryThread inserts a stateless run's thread, busy from the start.
+const insertTemporaryThread = `INSERT INTO threads (thread_id, metadata, status, tenant_id) VALUES ($1, $2, 'busy', $3)`
 
 func (v *validated) threadMetadata() map[string]any {
 	return map[string]any{"graph_id": v.graph.ID, "assistant_id": v.assistantID.String()}
@@ -449,8 +473,7 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 	var inflight []uuid.UUID
 	if threadID == uuid.Nil {
 		threadID = uuid.Must(uuid.NewV7())
-		if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata, status, tenant_id) VALUES ($1, $2, 'busy', $3)`,
-			threadID, md, auth.Tenant(ctx)); err != nil {
+		if _, err := tx.Exec(ctx, insertTemporaryThread, threadID, md, auth.Tenant(ctx)); err != nil {
 			return nil, err
 		}
 	} else {

@@ -9,11 +9,12 @@
 // LangGraph.js alone in the bench's process (graph.invoke with LangGraph's
 // MemorySaver, each after an in-process run): in-process plus that is the
 // c1 ratio of a worker whose only cost was LangGraph.js itself, and the
-// rest of the worker's p50 is Weft's part. The machine may be shared: each
-// phase runs the paths interleaved in short slices (c1: 0.5 s, c16: 1 s;
-// their order alternating), so that a slowdown of the machine falls on all
-// alike; --rounds repeats the phases, and the summary gives the median
-// ratio with its spread.
+// rest of the worker's p50 is Weft's part; the commit coordinator's own
+// timing of each path's commits at c1 comes from the server's /metrics.
+// The machine may be shared: each phase runs the paths interleaved in
+// short slices (c1: 0.5 s, c16: 1 s; their order alternating), so that a
+// slowdown of the machine falls on all alike; --rounds repeats the phases,
+// and the summary gives the median ratio with its spread.
 //
 //   node bench/bench.mjs                       # starts its own server (go build) and worker
 //   node bench/bench.mjs --rounds 5            # rounds (default 3)
@@ -108,6 +109,27 @@ async function once(graph) {
   return ms;
 }
 
+// The commit coordinator's own timing of the commits so far, by source
+// (in_process, worker), from the server's /metrics: seconds (the fence
+// check and every write, one transaction; not the worker's HTTP request),
+// and how many; null when /metrics cannot be read.
+async function commitTotals() {
+  let text;
+  try {
+    const res = await fetch(url + "/metrics");
+    if (!res.ok) return null;
+    text = await res.text();
+  } catch {
+    return null;
+  }
+  const out = {};
+  for (const m of text.matchAll(/^weft_commit_duration_seconds_(sum|count)\{source="(\w+)"\} (\S+)$/gm)) {
+    out[m[2]] ??= { sum: 0, count: 0 };
+    out[m[2]][m[1]] = Number(m[3]);
+  }
+  return out;
+}
+
 // One measurement of a path: runs, wall seconds, latencies, CPU ms.
 function sample() {
   return { runs: 0, secs: 0, lat: [], cpu: {} };
@@ -143,6 +165,7 @@ async function graphAloneSlice(acc, ms) {
   const end = performance.now() + ms;
   while (performance.now() < end) {
     await once("foo_bar");
+    acc.runs++; // in-process runs too: the commits a run counts them
     acc.lat.push(await invokeAlone());
   }
 }
@@ -164,11 +187,23 @@ async function phase(conc, ms, sliceMs) {
   const acc = Object.fromEntries(GRAPHS.map(([g]) => [g, sample()]));
   const alone = sample();
   const n = Math.max(1, Math.round(ms / sliceMs));
+  const commits0 = conc === 1 ? await commitTotals() : null;
   for (let i = 0; i < n; i++) {
     for (const [g] of i % 2 === 0 ? GRAPHS : [...GRAPHS].reverse()) await slice(acc[g], g, conc, ms / n);
     if (conc === 1) await graphAloneSlice(alone, ms / n);
   }
+  const commits1 = commits0 && (await commitTotals());
   const out = {};
+  // At c1, the commits of each path: mean ms in the coordinator, and how many a run.
+  const runsOf = { in_process: acc.foo_bar.runs + alone.runs, worker: acc.foo_bar_js.runs };
+  if (commits0 && commits1) {
+    out.commits = {};
+    for (const [src, runs] of Object.entries(runsOf)) {
+      const a = commits0[src] ?? { sum: 0, count: 0 };
+      const b = commits1[src];
+      if (b && b.count > a.count) out.commits[src] = { ms: ((b.sum - a.sum) * 1000) / (b.count - a.count), perRun: (b.count - a.count) / runs };
+    }
+  }
   for (const [g, a] of Object.entries(acc)) {
     a.lat.sort((x, y) => x - y);
     const q = (p) => a.lat[Math.min(a.lat.length - 1, Math.floor(p * a.lat.length))];
@@ -194,7 +229,7 @@ try {
   for (let r = 0; r < ROUNDS; r++) {
     const c1 = await phase(1, DURATION, 500);
     const c16 = await phase(CONC, DURATION, 1000);
-    rounds.push({ ...Object.fromEntries(GRAPHS.map(([g]) => [g, { c1: c1[g], c16: c16[g] }])), alone: c1.alone });
+    rounds.push({ ...Object.fromEntries(GRAPHS.map(([g]) => [g, { c1: c1[g], c16: c16[g] }])), alone: c1.alone, commits: c1.commits });
   }
 } finally {
   await worker.stop();
@@ -244,4 +279,10 @@ console.log(`  c${CONC} throughput ${tput.toFixed(2)}x [${spread(tputs)}]  (targ
 const floors = ratios.map((r) => r.floor);
 console.log(`Where the c1 difference goes (medians over rounds): LangGraph.js alone takes ${median(ratios.map((r) => r.alone)).toFixed(1)} ms a run here; in-process plus
 that is ${median(floors).toFixed(2)}x in-process [${spread(floors)}], the c1 ratio of a worker whose only cost was LangGraph.js itself. The other
-${median(ratios.map((r) => r.rest)).toFixed(1)} ms of the worker's p50 are Weft's part: the claim's answer, the worker's own code, the commit's request and its larger batch.`);
+${median(ratios.map((r) => r.rest)).toFixed(1)} ms of the worker's p50 are Weft's part: the claim's answer, the worker's own code, the commit's request and its batch.`);
+const commitRounds = rounds.map((r) => r.commits).filter((c) => c?.in_process && c?.worker);
+if (commitRounds.length) {
+  const m = (src, k) => median(commitRounds.map((c) => c[src][k]));
+  console.log(`The commits at c1 in the commit coordinator (fence check and every write, one transaction; from /metrics, medians
+over rounds of each round's mean): in-process ${m("in_process", "ms").toFixed(2)} ms, ${m("in_process", "perRun").toFixed(2)} a run; JS worker ${m("worker", "ms").toFixed(2)} ms, ${m("worker", "perRun").toFixed(2)} a run.`);
+}

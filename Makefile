@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build test test-go test-sdk test-worker-js test-ui soak lint openapi openapi-check bench bench-long ci
+.PHONY: run build test test-go test-sdk test-py test-worker-js test-ui soak lint openapi openapi-check bench bench-long ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -12,7 +12,7 @@ run: build ## Build bin/weft and run it (managed local PostgreSQL under ./.weft 
 build:
 	$(GO) build -o bin/weft ./cmd/server
 
-test: test-go test-sdk test-worker-js test-ui soak ## Every test: Go (race detector), the official JS SDK suite, the JS worker, the web UI, the 2-minute chaos soak
+test: test-go test-sdk test-py test-worker-js test-ui soak ## Every test: Go (race detector), the official JS and Python SDK suites, the JS worker, the web UI, the 2-minute chaos soak
 
 test-go: worker-js/node_modules ## Go tests, all packages sharing one throw-away PostgreSQL cluster (weft dev's test runs the JS worker)
 	$(GO) run ./cmd/weft-testdb $(GO) test -race -count=1 ./...
@@ -22,6 +22,17 @@ worker-js/node_modules:
 
 test-sdk:
 	cd sdk-tests && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
+
+PY_VENV ?= sdk-tests/py/.venv
+
+# The virtualenv of the Python suites, from pinned requirements (made again when they change).
+$(PY_VENV)/.installed: sdk-tests/py/requirements.txt
+	python3 -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r sdk-tests/py/requirements.txt
+	touch $@
+
+test-py: $(PY_VENV)/.installed ## The official Python SDK (and Python clients) against real servers (sdk-tests/py)
+	$(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider sdk-tests/py
 
 test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK
 	cd worker-js && npm test

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -24,8 +25,23 @@ import (
 // Namespace is the uuid5 namespace of system assistant ids.
 var Namespace = uuid.MustParse("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 
-// SystemID is the id of graphID's system assistant.
+// SystemID is the id of graphID's system assistant: uuid5(Namespace,
+// graphID), as the official server computes it. Anyone can compute the id of
+// a graph that is not registered yet, so no client may choose a version-5 id
+// (CheckClientID): only registration creates assistants at such ids.
 func SystemID(graphID string) uuid.UUID { return uuid.NewSHA1(Namespace, []byte(graphID)) }
+
+// CheckClientID refuses an assistant id a client chose in the system
+// namespace. Ids are not reversible to a graph name, so every version-5 id is
+// reserved: a client picking the system id of a graph a worker registers
+// later would otherwise own that graph's system assistant for every tenant.
+func CheckClientID(id uuid.UUID) error {
+	if id.Version() == 5 {
+		return apperr.Errorf(apperr.Invalid,
+			"Invalid assistant_id %s: version-5 UUIDs are reserved for graphs' system assistants (uuid5 of the graph id); omit assistant_id or use a random (version 4) UUID", id)
+	}
+	return nil
+}
 
 // Assistant is the Assistant object of the API (reference §3.1).
 type Assistant struct {
@@ -167,15 +183,32 @@ type graphKey struct {
 }
 
 // EnsureSystem creates the system assistant (and its version 1) of every
-// graph id that has none; existing ones are left as they are.
+// graph id that has none; existing ones are left as they are. A graph whose
+// system id is held by any other assistant (one a tenant created at that id
+// before version-5 ids were refused, or of another graph) is a 409 naming
+// them, and nothing is created.
 func (s *Store) EnsureSystem(ctx context.Context, graphIDs []string) error {
+	return EnsureSystem(ctx, s.db, graphIDs)
+}
+
+// EnsureSystem is Store.EnsureSystem on db (a transaction that also
+// stores the graph, so that no reader sees one without the other).
+func EnsureSystem(ctx context.Context, db postgres.DBTX, graphIDs []string) error {
 	ids := make([]uuid.UUID, len(graphIDs))
 	for i, g := range graphIDs {
 		ids[i] = SystemID(g)
 	}
+	held, err := systemIDsHeld(ctx, db, ids, graphIDs)
+	if err != nil {
+		return err
+	}
+	for g := range held {
+		i := slices.Index(graphIDs, g)
+		graphIDs, ids = slices.Delete(slices.Clone(graphIDs), i, i+1), slices.Delete(slices.Clone(ids), i, i+1)
+	}
 	// Shared by every tenant, owned by the default one. One made before
 	// tenants existed is marked shared here (its version 1 exists).
-	_, err := s.db.Exec(ctx, `WITH up AS (
+	_, err = db.Exec(ctx, `WITH up AS (
 			INSERT INTO assistants (assistant_id, graph_id, name, metadata, tenant_id, shared)
 			SELECT id, g, g, '{"created_by":"system"}', '', true FROM unnest($1::uuid[], $2::text[]) AS t(id, g)
 			ON CONFLICT (assistant_id) DO UPDATE SET shared = true
@@ -186,7 +219,35 @@ func (s *Store) EnsureSystem(ctx context.Context, graphIDs []string) error {
 	if err != nil {
 		return fmt.Errorf("create system assistants: %w", err)
 	}
+	if len(held) > 0 {
+		msgs := slices.Sorted(maps.Values(held))
+		return apperr.Errorf(apperr.Conflict, "Cannot create system assistants: %s", strings.Join(msgs, "; "))
+	}
 	return nil
+}
+
+// systemIDsHeld describes, by graph, each graph whose system id is taken by
+// a row that is not its system assistant (a legacy unshared row of the
+// default tenant for the same graph is one: EnsureSystem marks it shared).
+func systemIDsHeld(ctx context.Context, db postgres.DBTX, ids []uuid.UUID, graphIDs []string) (map[string]string, error) {
+	rows, err := db.Query(ctx, `SELECT t.g, a.assistant_id, a.graph_id, a.tenant_id
+		FROM unnest($1::uuid[], $2::text[]) AS t(id, g) JOIN assistants a ON a.assistant_id = t.id
+		WHERE a.graph_id <> t.g OR (a.tenant_id <> '' AND NOT a.shared)`, ids, graphIDs)
+	if err != nil {
+		return nil, fmt.Errorf("check system assistant ids: %w", err)
+	}
+	held := map[string]string{}
+	var g, graphID, tenant string
+	var id uuid.UUID
+	_, err = pgx.ForEachRow(rows, []any{&g, &id, &graphID, &tenant}, func() error {
+		held[g] = fmt.Sprintf("graph %q: its system assistant id %s is held by an assistant of graph %q (tenant %q); delete that assistant to register the graph",
+			g, id, graphID, tenant)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("check system assistant ids: %w", err)
+	}
+	return held, nil
 }
 
 // Resolve finds the assistant named by ref: an assistant id, or a
@@ -226,8 +287,10 @@ func resolve(ctx context.Context, db postgres.DBTX, ref, lock string) (*Assistan
 		return nil, apperr.Errorf(apperr.Invalid, "assistant_id is required")
 	}
 	id, isUUID := refID(ref)
+	// A graph name means its system assistant only: never a tenant's row
+	// that sits at the system id.
 	rows, err := db.Query(ctx, `SELECT `+columns+` FROM assistants WHERE assistant_id = $1
-		AND (tenant_id = $2 OR shared) `+lock, id, auth.Tenant(ctx))
+		AND (tenant_id = $2 OR shared) AND ($3 OR shared) `+lock, id, auth.Tenant(ctx), isUUID)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,9 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		if err := CheckClientID(id); err != nil {
+			return err
+		}
 		p.AssistantID = id
 	}
 	a, err := h.store.Create(r.Context(), p)

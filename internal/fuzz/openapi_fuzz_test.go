@@ -33,6 +33,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/api"
+	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/server/servertest"
@@ -312,14 +313,19 @@ func quiesce(t *testing.T, s *servertest.Server) {
 func makeFixtures(t *testing.T, s *servertest.Server) fixtures {
 	t.Helper()
 	// An accepted DELETE or PATCH of /assistants/foo_bar may have removed
-	// the system assistant or moved it to another graph: put it back.
-	s.Must(http.StatusOK, "POST", "/assistants", map[string]any{"graph_id": "foo_bar", "if_exists": "do_nothing",
-		"assistant_id": fooBarAssistant, "name": "foo_bar", "metadata": map[string]any{"created_by": "system"}})
+	// the system assistant or moved it to another graph: put it back, as a
+	// server start does (no client may create an assistant at a system id).
+	ctx := context.Background()
+	if _, err := s.DB.Exec(ctx, `UPDATE assistants SET graph_id = 'foo_bar' WHERE assistant_id = $1`, fooBarAssistant); err != nil {
+		t.Fatal(err)
+	}
+	if err := assistants.NewStore(s.DB).EnsureSystem(ctx, []string{"foo_bar"}); err != nil {
+		t.Fatal(err)
+	}
 	s.Must(http.StatusOK, "PATCH", "/assistants/foo_bar", map[string]any{"graph_id": "foo_bar"})
 	tid := s.Must(http.StatusOK, "POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "foo_bar"}}).Map(t)["thread_id"].(string)
 	s.Must(http.StatusOK, "POST", "/threads/"+tid+"/runs/wait", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}})
 	fx := fixtures{thread: tid, assistant: "foo_bar"}
-	ctx := context.Background()
 	if err := s.DB.QueryRow(ctx, `SELECT run_id::text FROM runs WHERE thread_id = $1 ORDER BY created_at DESC LIMIT 1`, tid).Scan(&fx.run); err != nil {
 		t.Fatalf("fixture run: %v", err)
 	}

@@ -20,6 +20,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/builtin"
@@ -146,7 +147,12 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	if err := assistants.RegisterBuiltin(ctx, s.pool, graphs); err != nil {
 		return nil, err
 	}
-	if err := assistantStore.EnsureSystem(ctx, graphs.IDs()); err != nil {
+	if err := assistantStore.EnsureSystem(ctx, graphs.IDs()); apperr.CodeOf(err) == apperr.Conflict {
+		// A tenant's row at a built-in graph's system id (made before such
+		// ids were refused): serve the rest, loudly; the graph name
+		// resolves to no assistant until that row is deleted.
+		s.log.Error("built-in graphs' system assistants not created", "error", err)
+	} else if err != nil {
 		return nil, err
 	}
 	threadStore := threads.NewStore(s.pool, threads.Config{ValuesRefMinBytes: cfg.ValuesRefMinBytes})

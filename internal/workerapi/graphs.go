@@ -6,10 +6,12 @@ import (
 	"regexp"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/postgres"
 )
 
 // GraphRegistration is the body of POST /dispatch/graphs: one graph a
@@ -109,10 +111,16 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 		Subgraphs: req.Subgraphs, Source: assistants.SourceWorker, ChannelDefaults: req.ChannelDefaults, ChannelKinds: req.ChannelKinds,
 		Schemas: assistants.SubgraphSchemas{InputSchema: req.InputSchema, OutputSchema: req.OutputSchema,
 			StateSchema: req.StateSchema, ConfigSchema: req.ConfigSchema, ContextSchema: req.ContextSchema}}
-	if err := assistants.GraphUpsert(ctx, h.db, info); err != nil {
-		return nil, err
-	}
-	if err := h.assistants.EnsureSystem(ctx, []string{req.GraphID}); err != nil {
+	// The graph and its system assistant together: a graph whose system
+	// id another assistant holds is refused (409) and nothing of it is
+	// stored; a reader never sees the assistant without the graph.
+	err = postgres.WithTx(ctx, h.db, func(tx pgx.Tx) error {
+		if err := assistants.GraphUpsert(ctx, tx, info); err != nil {
+			return err
+		}
+		return assistants.EnsureSystem(ctx, tx, []string{req.GraphID})
+	})
+	if err != nil {
 		return nil, err
 	}
 	h.assistants.ForgetWorkerGraph(req.GraphID)

@@ -52,8 +52,8 @@ type Config struct {
 	// row stores it by reference to its input checkpoint once that is committed, rendered on every read of the run
 	// (0: runs.InputRefMinBytes, 128; -1 stores every input whole, which tests compare against).
 	InputRefMinBytes int
-	// -webhook-allow-private, WEFT_WEBHOOK_ALLOW_PRIVATE (default false): let run webhooks reach loopback,
-	// private, link-local, unspecified and multicast addresses (a path on this server is always allowed)
+	// -webhook-allow-private, WEFT_WEBHOOK_ALLOW_PRIVATE (default false): let run webhooks reach addresses
+	// that are not globally reachable (internal/webhook/addr.go; a path on this server is always allowed)
 	WebhookAllowPrivate bool
 	WebhookBackoff      time.Duration // not a flag: delay after a webhook's first failed attempt (default 1s; tests shorten it)
 	TTLSweepInterval    time.Duration // not a flag: how often expired threads are swept (default 1m; tests shorten it)

@@ -20,7 +20,8 @@
 // A claim pushes webhook_next_at past the send's timeout (the lease), so two
 // replicas never send the same attempt at once; a replica that dies
 // mid-send leaves the delivery to be claimed again when the lease runs out.
-// The attempt number fences the recording of an attempt. Addresses on
-// loopback, private, link-local and multicast networks are refused unless
+// The attempt number fences the recording of an attempt. Addresses that are
+// not globally reachable (addr.go: the IANA special-purpose blocks,
+// multicast, IPv6 forms carrying such an IPv4 address) are refused unless
 // AllowPrivate; a webhook that is a path goes to this server itself.
 package webhook

@@ -38,9 +38,11 @@ type Config struct {
 	// SelfURL is this server's own base URL ("http://127.0.0.1:8123"): a
 	// webhook that is a path ("/hooks/done") is POSTed there.
 	SelfURL string
-	// AllowPrivate lets webhooks reach loopback, private, link-local,
-	// unspecified and multicast addresses (default false: such a delivery
-	// fails at once; a path on this server is always allowed).
+	// AllowPrivate lets webhooks reach addresses that are not globally
+	// reachable: loopback, private, link-local, shared address space and
+	// the rest of the IANA special-purpose blocks, multicast (default
+	// false: such a delivery fails at once; a path on this server is
+	// always allowed). See addr.go.
 	AllowPrivate bool
 	// Backoff is the delay after a webhook's first failed attempt, doubled
 	// after each further one (with jitter, capped at 5 min); default 1 s.
@@ -444,62 +446,14 @@ func (e *refusedAddrError) Error() string {
 	return fmt.Sprintf("webhook refused: %s resolves to %s address %s (allow with -webhook-allow-private)", e.host, e.kind, e.ip)
 }
 
-// addrKind names why ip is refused ("" when it is allowed).
-func addrKind(ip net.IP) string {
-	switch {
-	case ip.IsLoopback():
-		return "loopback"
-	case ip.IsPrivate():
-		return "private"
-	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast():
-		return "link-local"
-	case ip.IsUnspecified():
-		return "unspecified"
-	case ip.IsMulticast() || ip.IsInterfaceLocalMulticast():
-		return "multicast"
-	}
-	return ""
-}
-
 // webhookClient is an HTTP client of deliveries: no proxy, no redirects
-// (a 3xx is a failed attempt), and a dialer that resolves the host itself
-// and dials the resolved address. With guard it refuses the host when any
-// of its addresses is loopback, private, link-local, unspecified or
-// multicast; since the checked address is the one dialled, a DNS answer
-// that changes between check and connect cannot bypass the guard.
+// (a 3xx is a failed attempt, so no redirect can lead a delivery past the
+// guard), and a dialer that resolves the host itself and dials the resolved
+// address. With guard it refuses the host when any of its addresses is not
+// a globally reachable unicast address (addr.go).
 func (s *Service) webhookClient(guard bool) *http.Client {
 	dialer := &net.Dialer{Timeout: s.cfg.Timeout, KeepAlive: 30 * time.Second}
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-		if err != nil {
-			return nil, err
-		}
-		if len(ips) == 0 {
-			return nil, fmt.Errorf("webhook host %s has no address", host)
-		}
-		if guard {
-			for _, ip := range ips {
-				if k := addrKind(ip.IP); k != "" {
-					return nil, &refusedAddrError{host: host, ip: ip.IP, kind: k}
-				}
-			}
-		}
-		var firstErr error
-		for _, ip := range ips {
-			c, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
-			if err == nil {
-				return c, nil
-			}
-			if firstErr == nil {
-				firstErr = err
-			}
-		}
-		return nil, firstErr
-	}
+	dial := guardedDial(guard, net.DefaultResolver.LookupIPAddr, dialer.DialContext)
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 nil,

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -143,7 +144,9 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 // DecodeJSON decodes the request body into dst (a pointer to a struct or
 // map). It never looks at Content-Type. An empty body, or a literal null,
 // leaves dst untouched (the SDKs send bodiless POSTs meaning {}); unknown
-// fields are ignored; malformed JSON, a non-object body, a body that is not
+// fields are ignored, but field names are exact: a key that repeats another
+// or differs from a field's name only in case is a 422 (fields.go);
+// malformed JSON, a non-object body, a body that is not
 // valid UTF-8, nests deeper than MaxJSONDepth or holds a number beyond
 // float64 (1e400), or a field of the wrong type is a 422 naming the problem; a body over the limit set by the router is a
 // 413.
@@ -175,6 +178,9 @@ func decodeBody(r *http.Request, dst any, open byte, what string) error {
 	if err := jsonv.Check(body); err != nil {
 		return apperr.Errorf(apperr.Invalid, "Invalid request body: %v", err)
 	}
+	if err := checkFieldNames(body, reflect.TypeOf(dst)); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(dst); err != nil {
@@ -185,6 +191,10 @@ func decodeBody(r *http.Request, dst any, open byte, what string) error {
 				field = "body"
 			}
 			return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q must be %s, got %s", field, describeType(typeErr.Type.String()), typeErr.Value)
+		}
+		var appErr *apperr.Error
+		if errors.As(err, &appErr) { // a field's UnmarshalJSON (UnmarshalStrict)
+			return appErr
 		}
 		var fieldErr *FieldError
 		if errors.As(err, &fieldErr) {

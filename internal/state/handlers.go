@@ -51,7 +51,9 @@ func (c *checkpointID) UnmarshalJSON(b []byte) error {
 			CheckpointID string `json:"checkpoint_id"`
 		} `json:"configurable"`
 	}
-	if err := json.Unmarshal(b, &obj); err != nil {
+	if err := httpx.UnmarshalStrict(b, &obj); apperr.CodeOf(err) != "" {
+		return err
+	} else if err != nil {
 		return &json.UnmarshalTypeError{Value: "non-checkpoint", Type: reflect.TypeFor[string]()}
 	}
 	*c = checkpointID(obj.CheckpointID)

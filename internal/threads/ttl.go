@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
 )
 
@@ -47,7 +48,9 @@ func (t *TTLRequest) UnmarshalJSON(b []byte) error {
 		Strategy string   `json:"strategy"`
 	}
 	if len(b) > 0 && b[0] == '{' {
-		if err := json.Unmarshal(b, &obj); err != nil {
+		if err := httpx.UnmarshalStrict(b, &obj); apperr.CodeOf(err) != "" {
+			return err
+		} else if err != nil {
 			return ttlErr("must be {\"ttl\": minutes, \"strategy\": \"delete\" | \"keep_latest\"}")
 		}
 	} else {

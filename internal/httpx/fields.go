@@ -1,0 +1,248 @@
+package httpx
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/weftdev/weft/internal/apperr"
+)
+
+// encoding/json matches object keys to struct fields case-insensitively and
+// lets the last of two equal keys win, so {"thread_id": A, "Thread_ID": F}
+// decodes as F while a proxy or an auth hook reading the same body sees A.
+// checkFieldNames holds request bodies to exact names: in every object
+// decoded into a struct, a key that repeats another, or that differs from
+// one of the struct's field names only in case, is a 422 before anything is
+// decoded. Keys of maps and of free-form values (any, json.RawMessage:
+// input, config, metadata, values) are the client's data and are not
+// checked; a type with its own UnmarshalJSON checks its objects itself
+// (UnmarshalStrict).
+
+// checkFieldNames walks body beside the Go type t. Malformed JSON is left
+// to the decoder to report: the walk stops where the text stops making
+// sense, without an error of its own.
+func checkFieldNames(body []byte, t reflect.Type) error {
+	s := fieldScanner{b: body}
+	return s.value(t, "")
+}
+
+// UnmarshalStrict is json.Unmarshal (numbers as json.Number) with the rules
+// of DecodeJSON's field names, for the UnmarshalJSON methods of request
+// types that decode an object of their own.
+func UnmarshalStrict(b []byte, v any) error {
+	if err := checkFieldNames(b, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+type fieldScanner struct {
+	b []byte
+	i int
+}
+
+// peek is the byte at the cursor, 0 at the end.
+func (s *fieldScanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// shape is the type a JSON value decodes into, pointers removed, or nil
+// when its keys are not ours to check.
+func shape(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	return t
+}
+
+func (s *fieldScanner) value(t reflect.Type, path string) error {
+	s.space()
+	t = shape(t)
+	switch s.peek() {
+	case 0:
+		return nil
+	case '{':
+		return s.object(t, path)
+	case '[':
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		s.i++
+		for n := 0; ; n++ {
+			s.space()
+			switch c := s.peek(); {
+			case c == ']':
+				s.i++
+				return nil
+			case n > 0 && c != ',', c == 0:
+				return nil // malformed
+			case n > 0:
+				s.i++
+			}
+			at := s.i
+			if err := s.value(elem, path); err != nil || s.i == at {
+				return err
+			}
+		}
+	case '"':
+		s.str()
+	case ',', ']', '}', ':':
+		return nil // malformed: no value here
+	default:
+		for s.i < len(s.b) && !strings.ContainsRune(",]} \t\r\n", rune(s.b[s.i])) {
+			s.i++
+		}
+	}
+	return nil
+}
+
+func (s *fieldScanner) object(t reflect.Type, path string) error {
+	var fields []structField
+	var elem reflect.Type
+	if t != nil {
+		switch t.Kind() {
+		case reflect.Struct:
+			fields = fieldsOf(t)
+		case reflect.Map:
+			elem = t.Elem()
+		}
+	}
+	var seen []string
+	s.i++
+	for n := 0; ; n++ {
+		s.space()
+		switch c := s.peek(); {
+		case c == '}':
+			s.i++
+			return nil
+		case n > 0 && c != ',', c == 0:
+			return nil // malformed
+		case n > 0:
+			s.i++
+			s.space()
+		}
+		if s.peek() != '"' {
+			return nil
+		}
+		key, ok := s.str()
+		s.space()
+		if !ok || s.peek() != ':' {
+			return nil
+		}
+		s.i++
+		vt := elem
+		if fields != nil {
+			name := path + key
+			for _, k := range seen {
+				if k == key {
+					return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q appears twice", name)
+				}
+			}
+			seen = append(seen, key)
+			vt = nil
+			for _, f := range fields {
+				if f.name == key {
+					vt = f.typ
+					break
+				}
+				if strings.EqualFold(f.name, key) {
+					return apperr.Errorf(apperr.Invalid, "Invalid request body: unknown field %q (field names are case-sensitive: did you mean %q?)", name, path+f.name)
+				}
+			}
+			if err := s.value(vt, name+"."); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.value(vt, path+key+"."); err != nil {
+			return err
+		}
+	}
+}
+
+// str reads a string at s.i and returns its text (unescaped when it holds
+// an escape); false when the text ends first.
+func (s *fieldScanner) str() (string, bool) {
+	start := s.i
+	s.i++
+	escaped := false
+	for s.peek() != '"' {
+		if s.i >= len(s.b) {
+			return "", false
+		}
+		if s.b[s.i] == '\\' {
+			escaped = true
+			s.i++
+		}
+		s.i++
+	}
+	s.i++
+	raw := s.b[start+1 : s.i-1]
+	if !escaped {
+		return string(raw), true
+	}
+	var out string
+	err := json.Unmarshal(s.b[start:s.i], &out)
+	return out, err == nil
+}
+
+func (s *fieldScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+type structField struct {
+	name string
+	typ  reflect.Type
+}
+
+var fieldCache sync.Map // reflect.Type → []structField
+
+// fieldsOf lists the JSON names of t's fields as encoding/json sees them
+// (tags, exported fields, embedded structs flattened).
+func fieldsOf(t reflect.Type) []structField {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]structField)
+	}
+	var out []structField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			if et := shape(f.Type); et != nil && et.Kind() == reflect.Struct {
+				out = append(out, fieldsOf(et)...)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, structField{name: name, typ: f.Type})
+	}
+	fieldCache.Store(t, out)
+	return out
+}

@@ -215,9 +215,9 @@ func NewRouter(d Deps) http.Handler {
 
 	// MCP (Streamable HTTP): tools/list is a search of assistants; a
 	// tools/call also needs the threads scope (checked by the handler).
-	r.With(need("assistants", "search")).Post("/mcp", d.MCP.ServeHTTP)
-	r.With(need("assistants", "search")).Get("/mcp", d.MCP.ServeHTTP)
-	r.With(need("assistants", "search")).Delete("/mcp", d.MCP.ServeHTTP)
+	r.With(need("assistants", "search")).Post("/mcp", d.MCP.Post)
+	r.With(need("assistants", "search")).Get("/mcp", d.MCP.Get)
+	r.With(need("assistants", "search")).Delete("/mcp", d.MCP.Delete)
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)

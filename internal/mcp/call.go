@@ -27,6 +27,8 @@ const progressEvery = 5 * time.Second
 // input the run refuses, are tool errors (isError), which the model reads;
 // an unknown tool is a JSON-RPC invalid-params error.
 func (h *Handler) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	ctx, cancel := withRequest(ctx)
+	defer cancel()
 	name := req.Params.Name
 	if msg := h.forbidden(ctx); msg != "" {
 		return toolError(msg), nil

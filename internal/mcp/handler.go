@@ -107,10 +107,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if isToolCall(body) {
-		h.sseH.ServeHTTP(w, r)
+		// The SDK keeps the request context's values for the handler, not
+		// its end: carry the request itself, so that a client that goes
+		// away cancels its call (and the call's run).
+		h.sseH.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, r.Context())))
 		return
 	}
 	h.jsonH.ServeHTTP(w, r)
+}
+
+// requestKey carries the HTTP request's context into a tools/call.
+type requestKey struct{}
+
+// withRequest returns ctx, done also when the HTTP request that carried the
+// call is (its client went away).
+func withRequest(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if rc, ok := ctx.Value(requestKey{}).(context.Context); ok {
+		stop := context.AfterFunc(rc, cancel)
+		return ctx, func() { stop(); cancel() }
+	}
+	return ctx, cancel
 }
 
 // isToolCall tells whether body is a tools/call request (not a batch).

@@ -400,3 +400,59 @@ func TestAPIKeys(t *testing.T) {
 		t.Fatal("globex called acme's tool")
 	}
 }
+
+// A call that asked for progress hears it while the run executes; a client
+// that goes away cancels the call's run.
+func TestProgressAndDisconnect(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t)
+	progress := make(chan string, 10)
+	client := sdk.NewClient(&sdk.Implementation{Name: "weft-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			progress <- fmt.Sprint(req.Params.ProgressToken, " ", req.Params.Message)
+		}})
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp",
+		DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 3000, "tag": "p"}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("slow: %v %+v", err, res)
+	}
+	select {
+	case p := <-progress:
+		if !strings.HasPrefix(p, "tok-1 run ") {
+			t.Fatalf("progress %q", p)
+		}
+	default:
+		t.Fatal("no progress notification during a 6 s run")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{"ms":5000,"tag":"gone"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_, _ = io.ReadAll(resp.Body) // the body ends when ctx does
+		resp.Body.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var status string
+		err := srv.DB.QueryRow(context.Background(), `SELECT status FROM runs
+			WHERE metadata->>'mcp_tool' = 'slow' AND status <> 'success'`).Scan(&status)
+		if err == nil && status == "interrupted" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run of a call whose client went away: %q (%v), want interrupted", status, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -120,7 +120,9 @@ func (h *Handler) listTools(ctx context.Context, req *sdk.ListToolsRequest) (*sd
 		start++
 	}
 	page := all[start:min(start+h.cfg.PageSize, len(all))]
-	res := &sdk.ListToolsResult{Tools: make([]*sdk.Tool, 0, len(page))}
+	// The list is the tenant's: no shared cache may keep it, and it
+	// changes whenever an assistant does.
+	res := &sdk.ListToolsResult{Tools: make([]*sdk.Tool, 0, len(page)), Cacheable: sdk.Cacheable{CacheScope: "private"}}
 	if start+len(page) < len(all) {
 		res.NextCursor = cursor(page[len(page)-1].name)
 	}

@@ -66,8 +66,11 @@
 //     API) are tool results with isError and the error's text, which a model
 //     can read and correct;
 //   - an unknown tool name or a bad cursor is a JSON-RPC invalid-params
-//     error; a malformed message the SDK's 400; a failure of the server a
-//     JSON-RPC internal error without detail (the detail is logged).
+//     error; a failure of the server a JSON-RPC internal error without
+//     detail (the detail is logged);
+//   - a malformed message, a wrong Content-Type or Accept, GET and DELETE
+//     are the SDK's HTTP errors (400, 415, 405), their text put in Weft's
+//     {"detail"} body (detailWriter), never a 5xx.
 //
 // The client going away (or cancelling the request) cancels the run
 // (on_disconnect: cancel). A request carrying a progressToken hears a

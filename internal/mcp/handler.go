@@ -13,6 +13,7 @@ import (
 
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/runs"
 )
 
@@ -92,6 +93,12 @@ func New(cfg Config) *Handler {
 // ServeHTTP serves POST (one JSON-RPC message), GET and DELETE (405: the
 // endpoint is stateless, it keeps no session to stream on or end).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	dw := &detailWriter{ResponseWriter: w}
+	defer dw.finish()
+	h.serve(dw, r)
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Body == nil {
 		h.jsonH.ServeHTTP(w, r)
 		return
@@ -99,10 +106,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			httpx.WriteJSON(w, http.StatusRequestEntityTooLarge, httpx.ErrorBody{Detail: "Request body too large"})
 			return
 		}
-		http.Error(w, "failed to read body", http.StatusBadRequest)
+		httpx.WriteJSON(w, http.StatusBadRequest, httpx.ErrorBody{Detail: "Failed to read the request body"})
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

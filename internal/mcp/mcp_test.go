@@ -250,8 +250,8 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("bad cursor: %d %s", st, b)
 	}
 	for _, body := range []string{`not json`, `{"jsonrpc":"2.0","id":1,"method":7}`, `[]`, ``} {
-		if st, b := post(body); st < 400 || st >= 500 {
-			t.Fatalf("body %q: %d %s", body, st, b)
+		if st, b := post(body); st < 400 || st >= 500 || !strings.HasPrefix(b, `{"detail":`) {
+			t.Fatalf("body %q: %d %s, want a 4xx {\"detail\"}", body, st, b)
 		}
 	}
 	for _, m := range []string{"GET", "DELETE"} {

@@ -14859,6 +14859,20 @@ func (r GetLivezResponse) ContentType() string {
 type DeleteMcpResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *HttpxErrorBody
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteMcpResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r DeleteMcpResponse) GetJSON405() *HttpxErrorBody {
+	return r.JSON405
 }
 
 // GetBody returns the raw response body bytes
@@ -14893,6 +14907,20 @@ func (r DeleteMcpResponse) ContentType() string {
 type GetMcpResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *HttpxErrorBody
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMcpResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetMcpResponse) GetJSON405() *HttpxErrorBody {
+	return r.JSON405
 }
 
 // GetBody returns the raw response body bytes
@@ -14932,13 +14960,13 @@ type PostMcpResponse struct {
 	// JSON202 the response for an HTTP 202 `application/json` response
 	JSON202 *string
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *string
+	JSON400 *HttpxErrorBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *HttpxErrorBody
 	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *string
+	JSON415 *HttpxErrorBody
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14952,7 +14980,7 @@ func (r PostMcpResponse) GetJSON202() *string {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostMcpResponse) GetJSON400() *string {
+func (r PostMcpResponse) GetJSON400() *HttpxErrorBody {
 	return r.JSON400
 }
 
@@ -14967,7 +14995,7 @@ func (r PostMcpResponse) GetJSON403() *HttpxErrorBody {
 }
 
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r PostMcpResponse) GetJSON415() *string {
+func (r PostMcpResponse) GetJSON415() *HttpxErrorBody {
 	return r.JSON415
 }
 
@@ -21149,6 +21177,23 @@ func ParseDeleteMcpResponse(rsp *http.Response) (*DeleteMcpResponse, error) {
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	}
+
 	return response, nil
 }
 
@@ -21163,6 +21208,23 @@ func ParseGetMcpResponse(rsp *http.Response) (*GetMcpResponse, error) {
 	response := &GetMcpResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
 	}
 
 	return response, nil
@@ -21197,7 +21259,7 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest string
+		var dest HttpxErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -21218,7 +21280,7 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest string
+		var dest HttpxErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -41,10 +41,10 @@ type ResponseError struct {
 //	@Param			body	body		Message	true	"JSON-RPC request or notification"
 //	@Success		200		{object}	Response
 //	@Success		202		{string}	string	"a notification or response was accepted"
-//	@Failure		400		{string}	string	"not a JSON-RPC message, or an Accept header without application/json and text/event-stream"
+//	@Failure		400		{object}	httpx.ErrorBody	"not a JSON-RPC message, or an Accept header without application/json and text/event-stream"
 //	@Failure		401		{object}	httpx.ErrorBody
 //	@Failure		403		{object}	httpx.ErrorBody
-//	@Failure		415		{string}	string	"Content-Type is not application/json"
+//	@Failure		415		{object}	httpx.ErrorBody	"Content-Type is not application/json"
 //	@Router			/mcp [post]
 func (h *Handler) Post(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }
 
@@ -53,9 +53,9 @@ func (h *Handler) Post(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, 
 //	@Summary		MCP: server-to-client stream (not offered)
 //	@Description	405: the endpoint is stateless and opens no stream outside a request, as the Streamable HTTP transport allows.
 //	@Tags			mcp
-//	@Produce		plain
+//	@Produce		json
 //	@Failure		401	{object}	httpx.ErrorBody
-//	@Failure		405	{string}	string	"Method Not Allowed (Allow: POST)"
+//	@Failure		405	{object}	httpx.ErrorBody	"Method Not Allowed (Allow: POST)"
 //	@Router			/mcp [get]
 func (h *Handler) Get(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }
 
@@ -64,8 +64,8 @@ func (h *Handler) Get(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r
 //	@Summary		MCP: end a session (none to end)
 //	@Description	405: the endpoint issues no sessions, as the Streamable HTTP transport allows.
 //	@Tags			mcp
-//	@Produce		plain
+//	@Produce		json
 //	@Failure		401	{object}	httpx.ErrorBody
-//	@Failure		405	{string}	string	"Method Not Allowed (Allow: POST)"
+//	@Failure		405	{object}	httpx.ErrorBody	"Method Not Allowed (Allow: POST)"
 //	@Router			/mcp [delete]
 func (h *Handler) Delete(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }

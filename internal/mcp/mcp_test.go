@@ -456,3 +456,29 @@ func TestProgressAndDisconnect(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// An embedding program's authorize hook decides on each call as on POST
+// /runs/wait: ("threads", "create_run").
+func TestAuthorizeHook(t *testing.T) {
+	t.Parallel()
+	srv := servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) {
+		servertest.TestTenants(c)
+		c.Authorize = func(_ context.Context, req auth.Request) (auth.Decision, error) {
+			if req.Resource == "threads" && req.Action == "create_run" && req.Principal.Tenant == "readonly" {
+				return auth.Deny("runs are not for you"), nil
+			}
+			return auth.Allow(), nil
+		}
+	})
+	ro := connect(t, srv.URL, map[string]string{servertest.TenantHeader: "readonly"})
+	if tools, _ := allTools(t, ro); len(tools) != 4 {
+		t.Fatalf("readonly lists %d tools", len(tools))
+	}
+	if res := call(t, ro, "foo_bar", nil); !res.IsError || text(res) != "runs are not for you" {
+		t.Fatalf("denied call: isError %v %q", res.IsError, text(res))
+	}
+	rw := connect(t, srv.URL, map[string]string{servertest.TenantHeader: "other"})
+	if res := call(t, rw, "foo_bar", nil); res.IsError {
+		t.Fatalf("allowed call: %s", text(res))
+	}
+}

@@ -1510,6 +1510,9 @@ type HttpapiFlags struct {
 	Crons                    *bool `json:"crons,omitempty"`
 	Langsmith                *bool `json:"langsmith,omitempty"`
 	LangsmithTracingReplicas *bool `json:"langsmith_tracing_replicas,omitempty"`
+
+	// Mcp MCP: /mcp serves the assistants as MCP tools (Streamable HTTP).
+	Mcp *bool `json:"mcp,omitempty"`
 }
 
 // HttpapiInfo defines model for httpapi.Info.
@@ -1708,6 +1711,40 @@ type InspectWriteInfo struct {
 	// Value Value is the decoded value (LangChain messages in their dict form,
 	// as the state API shows them); null for an empty write.
 	Value *map[string]interface{} `json:"value"`
+}
+
+// McpMessage defines model for mcp.Message.
+type McpMessage struct {
+	// Id ID is the request's id, a string or a number (absent in a
+	// notification).
+	Id interface{} `json:"id,omitempty"`
+
+	// Jsonrpc Example: 2.0
+	Jsonrpc string `json:"jsonrpc"`
+
+	// Method Example: tools/call
+	Method string                  `json:"method"`
+	Params *map[string]interface{} `json:"params,omitempty"`
+}
+
+// McpResponse defines model for mcp.Response.
+type McpResponse struct {
+	Error *McpResponseError `json:"error,omitempty"`
+	Id    interface{}       `json:"id,omitempty"`
+
+	// Jsonrpc Example: 2.0
+	Jsonrpc string                  `json:"jsonrpc"`
+	Result  *map[string]interface{} `json:"result,omitempty"`
+}
+
+// McpResponseError defines model for mcp.ResponseError.
+type McpResponseError struct {
+	// Code Example: -32602
+	Code int         `json:"code"`
+	Data interface{} `json:"data,omitempty"`
+
+	// Message Example: Unknown tool: "nope"
+	Message string `json:"message"`
 }
 
 // RunsCancelManyRequest defines model for runs.CancelManyRequest.
@@ -2980,6 +3017,9 @@ type PostDispatchDispatchIdHeartbeatJSONRequestBody = WorkerapiFenceRequest
 // PostDispatchDispatchIdNackJSONRequestBody defines body for PostDispatchDispatchIdNack for application/json ContentType.
 type PostDispatchDispatchIdNackJSONRequestBody = WorkerapiFenceRequest
 
+// PostMcpJSONRequestBody defines body for PostMcp for application/json ContentType.
+type PostMcpJSONRequestBody = McpMessage
+
 // PostRunsJSONRequestBody defines body for PostRuns for application/json ContentType.
 type PostRunsJSONRequestBody = RunsCreateRequest
 
@@ -4199,6 +4239,38 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /livez (the `GetLivez` operationId).
 	GetLivez(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteMcp MCP: end a session (none to end)
+	//
+	// 405: the endpoint issues no sessions, as the Streamable HTTP transport allows.
+	//
+	// Corresponds with DELETE /mcp (the `DeleteMcp` operationId).
+	DeleteMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMcp MCP: server-to-client stream (not offered)
+	//
+	// 405: the endpoint is stateless and opens no stream outside a request, as the Streamable HTTP transport allows.
+	//
+	// Corresponds with GET /mcp (the `GetMcp` operationId).
+	GetMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostMcpWithBody MCP: send a JSON-RPC message (Streamable HTTP)
+	//
+	// The Model Context Protocol endpoint (docs/mcp.md): each assistant of the caller's tenant is a tool (name from the assistant's name, description, inputSchema from its graph's input schema); tools/call runs the assistant (a stateless run, waited for) and returns its output as structuredContent and text, a failed run as a result with isError. initialize, ping, tools/list (paged: nextCursor) and tools/call are answered; a notification or a client response is a 202 without a body. Stateless: no Mcp-Session-Id is issued. The answer is application/json, but text/event-stream (SSE, one "message" event with the response, after any progress notifications) for tools/call; the client must accept both. Needs the assistants scope, and for tools/call the threads scope too.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /mcp (the `PostMcp` operationId).
+	PostMcpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostMcp MCP: send a JSON-RPC message (Streamable HTTP)
+	//
+	// The Model Context Protocol endpoint (docs/mcp.md): each assistant of the caller's tenant is a tool (name from the assistant's name, description, inputSchema from its graph's input schema); tools/call runs the assistant (a stateless run, waited for) and returns its output as structuredContent and text, a failed run as a result with isError. initialize, ping, tools/list (paged: nextCursor) and tools/call are answered; a notification or a client response is a 202 without a body. Stateless: no Mcp-Session-Id is issued. The answer is application/json, but text/event-stream (SSE, one "message" event with the response, after any progress notifications) for tools/call; the client must accept both. Needs the assistants scope, and for tools/call the threads scope too.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /mcp (the `PostMcp` operationId).
+	PostMcp(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMetrics Prometheus metrics
 	//
@@ -5712,6 +5784,78 @@ func (c *Client) GetInspectThreadsThreadIdRunsRunId(ctx context.Context, threadI
 // Corresponds with GET /livez (the `GetLivez` operationId).
 func (c *Client) GetLivez(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLivezRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteMcp MCP: end a session (none to end)
+//
+// 405: the endpoint issues no sessions, as the Streamable HTTP transport allows.
+//
+// Corresponds with DELETE /mcp (the `DeleteMcp` operationId).
+func (c *Client) DeleteMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteMcpRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMcp MCP: server-to-client stream (not offered)
+//
+// 405: the endpoint is stateless and opens no stream outside a request, as the Streamable HTTP transport allows.
+//
+// Corresponds with GET /mcp (the `GetMcp` operationId).
+func (c *Client) GetMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMcpRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostMcpWithBody MCP: send a JSON-RPC message (Streamable HTTP)
+//
+// The Model Context Protocol endpoint (docs/mcp.md): each assistant of the caller's tenant is a tool (name from the assistant's name, description, inputSchema from its graph's input schema); tools/call runs the assistant (a stateless run, waited for) and returns its output as structuredContent and text, a failed run as a result with isError. initialize, ping, tools/list (paged: nextCursor) and tools/call are answered; a notification or a client response is a 202 without a body. Stateless: no Mcp-Session-Id is issued. The answer is application/json, but text/event-stream (SSE, one "message" event with the response, after any progress notifications) for tools/call; the client must accept both. Needs the assistants scope, and for tools/call the threads scope too.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /mcp (the `PostMcp` operationId).
+func (c *Client) PostMcpWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostMcpRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostMcp MCP: send a JSON-RPC message (Streamable HTTP)
+//
+// The Model Context Protocol endpoint (docs/mcp.md): each assistant of the caller's tenant is a tool (name from the assistant's name, description, inputSchema from its graph's input schema); tools/call runs the assistant (a stateless run, waited for) and returns its output as structuredContent and text, a failed run as a result with isError. initialize, ping, tools/list (paged: nextCursor) and tools/call are answered; a notification or a client response is a 202 without a body. Stateless: no Mcp-Session-Id is issued. The answer is application/json, but text/event-stream (SSE, one "message" event with the response, after any progress notifications) for tools/call; the client must accept both. Needs the assistants scope, and for tools/call the threads scope too.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /mcp (the `PostMcp` operationId).
+func (c *Client) PostMcp(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostMcpRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8756,6 +8900,100 @@ func NewGetLivezRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewDeleteMcpRequest constructs an http.Request for the DeleteMcp method
+func NewDeleteMcpRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMcpRequest constructs an http.Request for the GetMcp method
+func NewGetMcpRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostMcpRequest calls the generic PostMcp builder with application/json body
+func NewPostMcpRequest(server string, body PostMcpJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostMcpRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostMcpRequestWithBody constructs an http.Request for the PostMcp method, with any body, and a specified content type
+func NewPostMcpRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -12187,6 +12425,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /livez (the `GetLivez` operationId).
 	GetLivezWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLivezResponse, error)
 
+	// DeleteMcpWithResponse MCP: end a session (none to end)
+	//
+	// 405: the endpoint issues no sessions, as the Streamable HTTP transport allows.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /mcp (the `DeleteMcp` operationId).
+	DeleteMcpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteMcpResponse, error)
+
+	// GetMcpWithResponse MCP: server-to-client stream (not offered)
+	//
+	// 405: the endpoint is stateless and opens no stream outside a request, as the Streamable HTTP transport allows.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /mcp (the `GetMcp` operationId).
+	GetMcpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMcpResponse, error)
+
+	// PostMcpWithBodyWithResponse MCP: send a JSON-RPC message (Streamable HTTP)
+	//
+	// The Model Context Protocol endpoint (docs/mcp.md): each assistant of the caller's tenant is a tool (name from the assistant's name, description, inputSchema from its graph's input schema); tools/call runs the assistant (a stateless run, waited for) and returns its output as structuredContent and text, a failed run as a result with isError. initialize, ping, tools/list (paged: nextCursor) and tools/call are answered; a notification or a client response is a 202 without a body. Stateless: no Mcp-Session-Id is issued. The answer is application/json, but text/event-stream (SSE, one "message" event with the response, after any progress notifications) for tools/call; the client must accept both. Needs the assistants scope, and for tools/call the threads scope too.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp (the `PostMcp` operationId).
+	PostMcpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMcpResponse, error)
+
+	// PostMcpWithResponse MCP: send a JSON-RPC message (Streamable HTTP)
+	//
+	// The Model Context Protocol endpoint (docs/mcp.md): each assistant of the caller's tenant is a tool (name from the assistant's name, description, inputSchema from its graph's input schema); tools/call runs the assistant (a stateless run, waited for) and returns its output as structuredContent and text, a failed run as a result with isError. initialize, ping, tools/list (paged: nextCursor) and tools/call are answered; a notification or a client response is a 202 without a body. Stateless: no Mcp-Session-Id is issued. The answer is application/json, but text/event-stream (SSE, one "message" event with the response, after any progress notifications) for tools/call; the client must accept both. Needs the assistants scope, and for tools/call the threads scope too.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp (the `PostMcp` operationId).
+	PostMcpWithResponse(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMcpResponse, error)
+
 	// GetMetricsWithResponse Prometheus metrics
 	//
 	// This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics.
@@ -14576,6 +14850,178 @@ func (r GetLivezResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetLivezResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteMcpResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *HttpxErrorBody
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteMcpResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r DeleteMcpResponse) GetJSON405() *HttpxErrorBody {
+	return r.JSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteMcpResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteMcpResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteMcpResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteMcpResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMcpResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *HttpxErrorBody
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMcpResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetMcpResponse) GetJSON405() *HttpxErrorBody {
+	return r.JSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMcpResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMcpResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMcpResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMcpResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostMcpResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *McpResponse
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *string
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostMcpResponse) GetJSON200() *McpResponse {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostMcpResponse) GetJSON202() *string {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostMcpResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostMcpResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostMcpResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostMcpResponse) GetJSON415() *HttpxErrorBody {
+	return r.JSON415
+}
+
+// GetBody returns the raw response body bytes
+func (r PostMcpResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostMcpResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostMcpResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostMcpResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18204,6 +18650,66 @@ func (c *ClientWithResponses) GetLivezWithResponse(ctx context.Context, reqEdito
 	return ParseGetLivezResponse(rsp)
 }
 
+// DeleteMcpWithResponse MCP: end a session (none to end)
+//
+// 405: the endpoint issues no sessions, as the Streamable HTTP transport allows.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /mcp (the `DeleteMcp` operationId).
+func (c *ClientWithResponses) DeleteMcpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteMcpResponse, error) {
+	rsp, err := c.DeleteMcp(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteMcpResponse(rsp)
+}
+
+// GetMcpWithResponse MCP: server-to-client stream (not offered)
+//
+// 405: the endpoint is stateless and opens no stream outside a request, as the Streamable HTTP transport allows.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /mcp (the `GetMcp` operationId).
+func (c *ClientWithResponses) GetMcpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMcpResponse, error) {
+	rsp, err := c.GetMcp(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMcpResponse(rsp)
+}
+
+// PostMcpWithBodyWithResponse MCP: send a JSON-RPC message (Streamable HTTP)
+//
+// The Model Context Protocol endpoint (docs/mcp.md): each assistant of the caller's tenant is a tool (name from the assistant's name, description, inputSchema from its graph's input schema); tools/call runs the assistant (a stateless run, waited for) and returns its output as structuredContent and text, a failed run as a result with isError. initialize, ping, tools/list (paged: nextCursor) and tools/call are answered; a notification or a client response is a 202 without a body. Stateless: no Mcp-Session-Id is issued. The answer is application/json, but text/event-stream (SSE, one "message" event with the response, after any progress notifications) for tools/call; the client must accept both. Needs the assistants scope, and for tools/call the threads scope too.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp (the `PostMcp` operationId).
+func (c *ClientWithResponses) PostMcpWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMcpResponse, error) {
+	rsp, err := c.PostMcpWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostMcpResponse(rsp)
+}
+
+// PostMcpWithResponse MCP: send a JSON-RPC message (Streamable HTTP)
+//
+// The Model Context Protocol endpoint (docs/mcp.md): each assistant of the caller's tenant is a tool (name from the assistant's name, description, inputSchema from its graph's input schema); tools/call runs the assistant (a stateless run, waited for) and returns its output as structuredContent and text, a failed run as a result with isError. initialize, ping, tools/list (paged: nextCursor) and tools/call are answered; a notification or a client response is a 202 without a body. Stateless: no Mcp-Session-Id is issued. The answer is application/json, but text/event-stream (SSE, one "message" event with the response, after any progress notifications) for tools/call; the client must accept both. Needs the assistants scope, and for tools/call the threads scope too.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp (the `PostMcp` operationId).
+func (c *ClientWithResponses) PostMcpWithResponse(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMcpResponse, error) {
+	rsp, err := c.PostMcp(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostMcpResponse(rsp)
+}
+
 // GetMetricsWithResponse Prometheus metrics
 //
 // This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics.
@@ -20652,6 +21158,151 @@ func ParseGetLivezResponse(rsp *http.Response) (*GetLivezResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteMcpResponse parses an HTTP response from a DeleteMcpWithResponse call
+func ParseDeleteMcpResponse(rsp *http.Response) (*DeleteMcpResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteMcpResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMcpResponse parses an HTTP response from a GetMcpWithResponse call
+func ParseGetMcpResponse(rsp *http.Response) (*GetMcpResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMcpResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostMcpResponse parses an HTTP response from a PostMcpWithResponse call
+func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostMcpResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest McpResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest string
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 202:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 401:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 403:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 415:
+		// Content-type (text/event-stream) unsupported
 
 	}
 

@@ -22,6 +22,7 @@ import (
 	"github.com/weftdev/weft/internal/crons"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/inspect"
+	"github.com/weftdev/weft/internal/mcp"
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
@@ -61,6 +62,8 @@ type Deps struct {
 	Tracer trace.Tracer
 	// Inspect serves the read endpoints of the web UI (/inspect/…).
 	Inspect *inspect.Handlers
+	// MCP serves /mcp, the assistants as MCP tools.
+	MCP *mcp.Handler
 	// Auth authenticates every request but the health probes and the web
 	// UI's files (nil: auth off — every request is the default tenant's
 	// and no scope is checked).
@@ -210,6 +213,12 @@ func NewRouter(d Deps) http.Handler {
 	r.With(th("read")).Get("/inspect/threads/{thread_id}/runs", h(d.Inspect.Runs))
 	r.With(th("read")).Get("/inspect/threads/{thread_id}/runs/{run_id}", h(d.Inspect.Run))
 
+	// MCP (Streamable HTTP): tools/list is a search of assistants; a
+	// tools/call also needs the threads scope (checked by the handler).
+	r.With(need("assistants", "search")).Post("/mcp", d.MCP.Post)
+	r.With(need("assistants", "search")).Get("/mcp", d.MCP.Get)
+	r.With(need("assistants", "search")).Delete("/mcp", d.MCP.Delete)
+
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)
 
@@ -327,6 +336,8 @@ type Flags struct {
 	Crons                    bool `json:"crons"`
 	Langsmith                bool `json:"langsmith"`
 	LangsmithTracingReplicas bool `json:"langsmith_tracing_replicas"`
+	// MCP: /mcp serves the assistants as MCP tools (Streamable HTTP).
+	MCP bool `json:"mcp"`
 }
 
 // info godoc
@@ -337,7 +348,8 @@ type Flags struct {
 //	@Success	200	{object}	Info
 //	@Router		/info [get]
 func (s *system) info(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true}})
+	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true,
+		MCP: true}})
 }
 
 // openapi godoc

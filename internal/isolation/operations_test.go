@@ -62,6 +62,28 @@ func operations() []op {
 		{"GET /openapi.yaml", system("/openapi.yaml")},
 		{"GET /metrics", system("/metrics")},
 
+		// MCP: B's tools are B's assistants and the shared ones; A's
+		// assistant (named with the marker) is neither listed nor callable.
+		{"POST /mcp", func(w *walker) {
+			accept := map[string]string{"Accept": "application/json, text/event-stream"}
+			list := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+			r, err := w.b.try("POST", "/mcp", list, accept)
+			if err != nil || r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"tools"`) {
+				w.rep.t.Errorf("POST /mcp tools/list: %v %v", r, err)
+			} else if s := w.secretsIn(r.Body, describe("POST", "/mcp", list)); len(s) > 0 {
+				w.rep.leak("POST /mcp tools/list returned A's %v: %.400s", s, r.Body)
+			}
+			call := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+				"params": map[string]any{"name": marker, "arguments": map[string]any{}}}
+			r, err = w.b.try("POST", "/mcp", call, accept)
+			if err != nil || r.Status != http.StatusOK || !strings.Contains(string(r.Body), "Unknown tool") ||
+				strings.Contains(string(r.Body), w.a.Assistant) {
+				w.rep.leak("POST /mcp tools/call of A's assistant: %v %v", r, err)
+			}
+		}},
+		{"GET /mcp", func(w *walker) { w.clean(http.StatusMethodNotAllowed, "GET", "/mcp", nil) }},
+		{"DELETE /mcp", func(w *walker) { w.clean(http.StatusMethodNotAllowed, "DELETE", "/mcp", nil) }},
+
 		// Threads.
 		{"POST /threads", func(w *walker) {
 			w.clean(http.StatusOK, "POST", "/threads", map[string]any{"metadata": map[string]any{"owner": "b"}})

@@ -32,6 +32,7 @@ import (
 	"github.com/weftdev/weft/internal/executor"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/inspect"
+	"github.com/weftdev/weft/internal/mcp"
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
@@ -253,6 +254,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 			}
 			return md, nil
 		},
+		MCP: mcp.New(mcp.Config{Assistants: assistantStore, Runs: runSvc, Log: log, Version: Version,
+			AuthOn: authn != nil, Authorize: cfg.Authorize}),
 	})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return crypt.WithKeyring(context.Background(), cfg.Keyring) }}

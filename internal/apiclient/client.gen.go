@@ -14967,6 +14967,8 @@ type PostMcpResponse struct {
 	JSON403 *HttpxErrorBody
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14997,6 +14999,11 @@ func (r PostMcpResponse) GetJSON403() *HttpxErrorBody {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r PostMcpResponse) GetJSON415() *HttpxErrorBody {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostMcpResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
 }
 
 // GetBody returns the raw response body bytes
@@ -21286,6 +21293,13 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case rsp.StatusCode == 200:
 	// Content-type (text/event-stream) unsupported
 
@@ -21302,6 +21316,9 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 	// Content-type (text/event-stream) unsupported
 
 	case rsp.StatusCode == 415:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 422:
 		// Content-type (text/event-stream) unsupported
 
 	}

@@ -28,6 +28,13 @@ func checkFieldNames(body []byte, t reflect.Type) error {
 	return s.value(t, "")
 }
 
+// CheckFieldNames applies DecodeJSON's field-name rules to body as it
+// would decode into v, for a handler that hands the body to another
+// decoder (a protocol SDK's). A 422 *apperr.Error, or nil.
+func CheckFieldNames(body []byte, v any) error {
+	return checkFieldNames(body, reflect.TypeOf(v))
+}
+
 // UnmarshalStrict is json.Unmarshal (numbers as json.Number) with the rules
 // of DecodeJSON's field names, for the UnmarshalJSON methods of request
 // types that decode an object of their own.

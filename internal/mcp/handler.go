@@ -112,6 +112,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusBadRequest, httpx.ErrorBody{Detail: "Failed to read the request body"})
 		return
 	}
+	if err := httpx.CheckFieldNames(body, (*rpcMessage)(nil)); err != nil {
+		httpx.WriteJSON(w, http.StatusUnprocessableEntity, httpx.ErrorBody{Detail: err.Error()})
+		return
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if isToolCall(body) {
 		// The SDK keeps the request context's values for the handler, not
@@ -121,6 +125,22 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.jsonH.ServeHTTP(w, r)
+}
+
+// rpcMessage names the JSON-RPC fields this handler and the SDK read: a
+// duplicate or a case variant of one is a 422, as on every route
+// (httpx.DecodeJSON), so what a proxy reads is what runs. The arguments'
+// keys are the client's data.
+type rpcMessage struct {
+	JSONRPC any `json:"jsonrpc"`
+	ID      any `json:"id"`
+	Method  any `json:"method"`
+	Params  *struct {
+		Name      any            `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+		Cursor    any            `json:"cursor"`
+		Meta      any            `json:"_meta"`
+	} `json:"params"`
 }
 
 // requestKey carries the HTTP request's context into a tools/call.

@@ -45,6 +45,7 @@ type ResponseError struct {
 //	@Failure		401		{object}	httpx.ErrorBody
 //	@Failure		403		{object}	httpx.ErrorBody
 //	@Failure		415		{object}	httpx.ErrorBody	"Content-Type is not application/json"
+//	@Failure		422		{object}	httpx.ErrorBody	"a JSON-RPC field given twice or in another case (\"Method\")"
 //	@Router			/mcp [post]
 func (h *Handler) Post(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }
 

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/api"
+	"github.com/weftdev/weft/internal/a2a"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/crons"
@@ -61,6 +62,8 @@ type Deps struct {
 	Tracer trace.Tracer
 	// Inspect serves the read endpoints of the web UI (/inspect/…).
 	Inspect *inspect.Handlers
+	// A2A serves the A2A agent cards and endpoints (nil: not served).
+	A2A *a2a.Handlers
 	// Auth authenticates every request but the health probes and the web
 	// UI's files (nil: auth off — every request is the default tenant's
 	// and no scope is checked).
@@ -88,7 +91,7 @@ func NewRouter(d Deps) http.Handler {
 	if d.MaxBody == 0 {
 		d.MaxBody = DefaultMaxBody
 	}
-	s := &system{db: d.DB, version: d.Version, log: d.Log}
+	s := &system{db: d.DB, version: d.Version, log: d.Log, a2a: d.A2A != nil}
 	if d.Metrics != nil {
 		s.metrics = d.Metrics.Handler(d.Log)
 	}
@@ -210,6 +213,11 @@ func NewRouter(d Deps) http.Handler {
 	r.With(th("read")).Get("/inspect/threads/{thread_id}/runs", h(d.Inspect.Runs))
 	r.With(th("read")).Get("/inspect/threads/{thread_id}/runs/{run_id}", h(d.Inspect.Run))
 
+	if d.A2A != nil {
+		r.With(need("assistants", "read")).Get("/.well-known/agent-card.json", h(d.A2A.Card))
+		r.With(need("threads", "create_run")).Post("/a2a/{assistant_id}", h(d.A2A.RPC))
+	}
+
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)
 
@@ -260,6 +268,7 @@ type system struct {
 	version string
 	log     *slog.Logger
 	metrics http.Handler // nil: no metrics
+	a2a     bool         // the A2A routes are served
 }
 
 // OK is the body of GET /ok.
@@ -327,6 +336,9 @@ type Flags struct {
 	Crons                    bool `json:"crons"`
 	Langsmith                bool `json:"langsmith"`
 	LangsmithTracingReplicas bool `json:"langsmith_tracing_replicas"`
+	// A2A: /a2a/{assistant_id} and /.well-known/agent-card.json serve the
+	// A2A protocol (v1.0 and v0.3) for assistants of chat graphs.
+	A2A bool `json:"a2a"`
 }
 
 // info godoc
@@ -337,7 +349,7 @@ type Flags struct {
 //	@Success	200	{object}	Info
 //	@Router		/info [get]
 func (s *system) info(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true}})
+	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true, A2A: s.a2a}})
 }
 
 // openapi godoc

@@ -62,7 +62,7 @@ type Deps struct {
 	Tracer trace.Tracer
 	// Inspect serves the read endpoints of the web UI (/inspect/…).
 	Inspect *inspect.Handlers
-	// A2A serves the A2A agent cards and endpoints (nil: not served).
+	// A2A serves the A2A agent cards and endpoints.
 	A2A *a2a.Handlers
 	// Auth authenticates every request but the health probes and the web
 	// UI's files (nil: auth off — every request is the default tenant's
@@ -91,7 +91,7 @@ func NewRouter(d Deps) http.Handler {
 	if d.MaxBody == 0 {
 		d.MaxBody = DefaultMaxBody
 	}
-	s := &system{db: d.DB, version: d.Version, log: d.Log, a2a: d.A2A != nil}
+	s := &system{db: d.DB, version: d.Version, log: d.Log}
 	if d.Metrics != nil {
 		s.metrics = d.Metrics.Handler(d.Log)
 	}
@@ -213,10 +213,8 @@ func NewRouter(d Deps) http.Handler {
 	r.With(th("read")).Get("/inspect/threads/{thread_id}/runs", h(d.Inspect.Runs))
 	r.With(th("read")).Get("/inspect/threads/{thread_id}/runs/{run_id}", h(d.Inspect.Run))
 
-	if d.A2A != nil {
-		r.With(need("assistants", "read")).Get("/.well-known/agent-card.json", h(d.A2A.Card))
-		r.With(need("threads", "create_run")).Post("/a2a/{assistant_id}", h(d.A2A.RPC))
-	}
+	r.With(need("assistants", "read")).Get("/.well-known/agent-card.json", h(d.A2A.Card))
+	r.With(need("threads", "create_run")).Post("/a2a/{assistant_id}", h(d.A2A.RPC))
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)
@@ -268,7 +266,6 @@ type system struct {
 	version string
 	log     *slog.Logger
 	metrics http.Handler // nil: no metrics
-	a2a     bool         // the A2A routes are served
 }
 
 // OK is the body of GET /ok.
@@ -349,7 +346,7 @@ type Flags struct {
 //	@Success	200	{object}	Info
 //	@Router		/info [get]
 func (s *system) info(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true, A2A: s.a2a}})
+	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true, A2A: true}})
 }
 
 // openapi godoc

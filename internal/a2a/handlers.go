@@ -364,8 +364,10 @@ func (h *Handlers) start(ctx context.Context, a *assistants.Assistant, m *inMess
 	}
 	// A message to a finished task that is not waiting for input starts
 	// the context's next turn, like a message without a task id.
-	req := &runs.CreateRequest{AssistantID: a.AssistantID.String(), IfNotExists: "create",
-		Metadata: map[string]any{"a2a_message_id": in.id}}
+	req := &runs.CreateRequest{AssistantID: a.AssistantID.String(), IfNotExists: "create", Metadata: map[string]any{}}
+	if in.id != "" {
+		req.Metadata["a2a_message_id"] = in.id
+	}
 	if streamed {
 		req.StreamMode = runs.StringList{"values", "messages-tuple"}
 	}

@@ -430,6 +430,31 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// TestSubscribe: SubscribeToTask follows a task that has not ended (here
+// queued behind a busy thread) to its end; a task that ended has nothing
+// to follow.
+func TestSubscribe(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t)
+	c := newClient(t, s)
+	tid := s.Must(200, "POST", "/threads", map[string]any{}).Map(t)["thread_id"].(string)
+	s.Must(200, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{"ms": 300}})
+	queued := get(c.ok("echo_chat", "SendMessage", map[string]any{"message": userMsg("wait for it", tid),
+		"configuration": map[string]any{"returnImmediately": true}}), "task").(map[string]any)
+	id := str(queued, "id")
+	evs := c.stream("echo_chat", "SubscribeToTask", map[string]any{"id": id})
+	if str(evs[0], "task", "id") != id || str(evs[0], "task", "status", "state") != "TASK_STATE_SUBMITTED" {
+		t.Fatalf("first event = %v", evs[0])
+	}
+	last := evs[len(evs)-1]
+	if str(last, "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" ||
+		str(evs[len(evs)-2], "artifactUpdate", "artifact", "parts", 0, "text") != "echo: wait for it" {
+		t.Fatalf("events = %v", evs)
+	}
+	c.fails("echo_chat", "SubscribeToTask", map[string]any{"id": id}, -32004)
+	c.fails("echo_chat", "tasks/resubscribe", map[string]any{"id": uuid.NewString()}, -32001)
+}
+
 func TestErrors(t *testing.T) {
 	t.Parallel()
 	s := servertest.Start(t)

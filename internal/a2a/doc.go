@@ -51,8 +51,10 @@
 //	GetTask          the task of a run of this assistant (another assistant's, or tenant's: TaskNotFound)
 //	CancelTask       cancel the run (action interrupt) and wait up to 10 s for it to stop; a finished task is
 //	                 TaskNotCancelable
-//	others           UnsupportedOperation (push notifications, ListTasks, SubscribeToTask, extended card);
-//	                 unknown methods MethodNotFound
+//	SubscribeToTask  SSE of a task that has not ended, as SendStreamingMessage's from the task on; an ended
+//	                 task is UnsupportedOperation
+//	others           UnsupportedOperation (push notifications, ListTasks, the extended card); unknown methods
+//	                 MethodNotFound
 //
 // Errors of the JSON-RPC layer are HTTP 200 with an error object. What is
 // not a JSON-RPC matter is a plain HTTP error with {"detail"}: an unknown

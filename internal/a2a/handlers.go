@@ -185,7 +185,7 @@ type Response struct {
 // RPC godoc
 //
 //	@Summary		A2A JSON-RPC endpoint of an assistant
-//	@Description	The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
+//	@Description	The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
 //	@Tags			a2a
 //	@Accept			json
 //	@Produce		json
@@ -243,6 +243,8 @@ func (h *Handlers) RPC(w http.ResponseWriter, r *http.Request) error {
 		writeRPC(w, req.ID, result, h.rpcErr(ctx, err))
 	case "stream":
 		h.stream(w, r, a, req, rd)
+	case "subscribe":
+		h.subscribe(w, r, a, req, rd)
 	case "get":
 		result, err := h.get(ctx, a, req.Params, rd)
 		writeRPC(w, req.ID, result, h.rpcErr(ctx, err))
@@ -251,7 +253,7 @@ func (h *Handlers) RPC(w http.ResponseWriter, r *http.Request) error {
 		writeRPC(w, req.ID, result, h.rpcErr(ctx, err))
 	default:
 		writeRPC(w, req.ID, nil, &RPCError{Code: codeUnsupportedOperation,
-			Message: "Unsupported operation: " + req.Method + " (this agent serves SendMessage, SendStreamingMessage, GetTask and CancelTask)"})
+			Message: "Unsupported operation: " + req.Method + " (this agent serves SendMessage, SendStreamingMessage, GetTask, CancelTask and SubscribeToTask)"})
 	}
 	return nil
 }
@@ -265,18 +267,28 @@ type method struct {
 // methods are the A2A methods by their JSON-RPC names; those served as
 // "unsupported" are answered with UnsupportedOperation, not MethodNotFound.
 var methods = map[string]method{
-	"SendMessage": {"send", false}, "SendStreamingMessage": {"stream", false},
-	"GetTask": {"get", false}, "CancelTask": {"cancel", false},
-	"message/send": {"send", true}, "message/stream": {"stream", true},
-	"tasks/get": {"get", true}, "tasks/cancel": {"cancel", true},
+	"SendMessage":          {"send", false},
+	"SendStreamingMessage": {"stream", false},
+	"GetTask":              {"get", false},
+	"CancelTask":           {"cancel", false},
+	"SubscribeToTask":      {"subscribe", false},
+	"message/send":         {"send", true},
+	"message/stream":       {"stream", true},
+	"tasks/get":            {"get", true},
+	"tasks/cancel":         {"cancel", true},
+	"tasks/resubscribe":    {"subscribe", true},
 
-	"ListTasks": {"unsupported", false}, "SubscribeToTask": {"unsupported", false},
-	"CreateTaskPushNotificationConfig": {"unsupported", false}, "GetTaskPushNotificationConfig": {"unsupported", false},
-	"ListTaskPushNotificationConfigs": {"unsupported", false}, "DeleteTaskPushNotificationConfig": {"unsupported", false},
-	"GetExtendedAgentCard": {"unsupported", false},
-	"tasks/resubscribe":    {"unsupported", true}, "tasks/pushNotificationConfig/set": {"unsupported", true},
-	"tasks/pushNotificationConfig/get": {"unsupported", true}, "tasks/pushNotificationConfig/list": {"unsupported", true},
-	"tasks/pushNotificationConfig/delete": {"unsupported", true}, "agent/getAuthenticatedExtendedCard": {"unsupported", true},
+	"ListTasks":                           {"unsupported", false},
+	"CreateTaskPushNotificationConfig":    {"unsupported", false},
+	"GetTaskPushNotificationConfig":       {"unsupported", false},
+	"ListTaskPushNotificationConfigs":     {"unsupported", false},
+	"DeleteTaskPushNotificationConfig":    {"unsupported", false},
+	"GetExtendedAgentCard":                {"unsupported", false},
+	"tasks/pushNotificationConfig/set":    {"unsupported", true},
+	"tasks/pushNotificationConfig/get":    {"unsupported", true},
+	"tasks/pushNotificationConfig/list":   {"unsupported", true},
+	"tasks/pushNotificationConfig/delete": {"unsupported", true},
+	"agent/getAuthenticatedExtendedCard":  {"unsupported", true},
 }
 
 // knownVersion tells whether an A2A-Version header names a version served

@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -44,12 +45,7 @@ func (s *sse) write(p []byte) error {
 
 // stream serves SendStreamingMessage / message/stream: the run starts as
 // for SendMessage (an error before it does is an ordinary JSON-RPC error
-// response), then the events go out as SSE, each a JSON-RPC response with
-// the request's id: the task (submitted), a working status, an artifact
-// update per chunk of the AI message the run streams (appended to the
-// answer's artifact), and at the end the whole answer (replacing the
-// chunks) and the final status. The events come from the run's durable
-// log, so a stream can be served by any replica.
+// response), then the events go out as SSE (streamTask).
 func (h *Handlers) stream(w http.ResponseWriter, r *http.Request, a *assistants.Assistant, req Request, rd renderer) {
 	ctx := r.Context()
 	p, err := decodeParams[sendParams](req.Params)
@@ -61,7 +57,38 @@ func (h *Handlers) stream(w http.ResponseWriter, r *http.Request, a *assistants.
 		writeRPC(w, req.ID, nil, h.rpcErr(ctx, err))
 		return
 	}
-	id := req.ID
+	h.streamTask(w, r, req.ID, run, rd)
+}
+
+// subscribe serves SubscribeToTask / tasks/resubscribe: the stream of a
+// task that has not ended, from its current state (its answer's chunks
+// from the first). A task that ended has no updates to follow:
+// UnsupportedOperation (GetTask reads it).
+func (h *Handlers) subscribe(w http.ResponseWriter, r *http.Request, a *assistants.Assistant, req Request, rd renderer) {
+	ctx := r.Context()
+	p, err := decodeParams[taskParams](req.Params)
+	var run *runs.Run
+	if err == nil {
+		run, err = h.taskRun(ctx, a, p.ID)
+	}
+	if err == nil && run.Finished() {
+		err = &RPCError{Code: codeUnsupportedOperation, Message: fmt.Sprintf("Task %s has ended: read it with GetTask", run.RunID)}
+	}
+	if err != nil {
+		writeRPC(w, req.ID, nil, h.rpcErr(ctx, err))
+		return
+	}
+	h.streamTask(w, r, req.ID, run, rd)
+}
+
+// streamTask sends run's task as SSE, each event a JSON-RPC response with
+// the request's id: the task as it is (submitted when queued), a working
+// status, an artifact update per chunk of the AI message the run streams
+// (appended to the answer's artifact), and at the end the whole answer
+// (replacing the chunks) and the final status. The events come from the
+// run's durable log, so a stream can be served by any replica.
+func (h *Handlers) streamTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, run *runs.Run, rd renderer) {
+	ctx := r.Context()
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}

@@ -357,7 +357,7 @@ func operations() []op {
 			}
 			w.same(http.StatusNotFound, "POST", func(x ids) string { return "/a2a/" + x.Assistant },
 				func(x ids) any { return rpc("GetTask", map[string]any{"id": x.Run}) })
-			for _, method := range []string{"GetTask", "CancelTask", "tasks/get", "tasks/cancel"} {
+			for _, method := range []string{"GetTask", "CancelTask", "SubscribeToTask", "tasks/get", "tasks/cancel", "tasks/resubscribe"} {
 				for _, task := range []func(ids) string{
 					func(x ids) string { return x.Run }, func(x ids) string { return x.StreamRun },
 					func(x ids) string { return x.PendingRun }, func(x ids) string { return x.StatelessRun },

@@ -989,6 +989,81 @@ func (e PostThreadsThreadIdRunsRunIdCancelParamsAction) Valid() bool {
 	}
 }
 
+// A2aAgentCard defines model for a2a.AgentCard.
+type A2aAgentCard struct {
+	Capabilities *struct {
+		PushNotifications *bool `json:"pushNotifications,omitempty"`
+		Streaming         *bool `json:"streaming,omitempty"`
+	} `json:"capabilities,omitempty"`
+	DefaultInputModes   *[]string            `json:"defaultInputModes,omitempty"`
+	DefaultOutputModes  *[]string            `json:"defaultOutputModes,omitempty"`
+	Description         *string              `json:"description,omitempty"`
+	Name                *string              `json:"name,omitempty"`
+	PreferredTransport  *string              `json:"preferredTransport,omitempty"`
+	ProtocolVersion     *string              `json:"protocolVersion,omitempty"`
+	Skills              *[]A2aAgentSkill     `json:"skills,omitempty"`
+	SupportedInterfaces *[]A2aAgentInterface `json:"supportedInterfaces,omitempty"`
+
+	// Url URL, PreferredTransport and ProtocolVersion are the v0.3 card's.
+	Url     *string `json:"url,omitempty"`
+	Version *string `json:"version,omitempty"`
+}
+
+// A2aAgentInterface defines model for a2a.AgentInterface.
+type A2aAgentInterface struct {
+	// ProtocolBinding Example: JSONRPC
+	ProtocolBinding *string `json:"protocolBinding,omitempty"`
+
+	// ProtocolVersion Example: 1.0
+	ProtocolVersion *string `json:"protocolVersion,omitempty"`
+	Url             *string `json:"url,omitempty"`
+}
+
+// A2aAgentSkill defines model for a2a.AgentSkill.
+type A2aAgentSkill struct {
+	Description *string   `json:"description,omitempty"`
+	Id          *string   `json:"id,omitempty"`
+	InputModes  *[]string `json:"inputModes,omitempty"`
+	Name        *string   `json:"name,omitempty"`
+	OutputModes *[]string `json:"outputModes,omitempty"`
+	Tags        *[]string `json:"tags,omitempty"`
+}
+
+// A2aRPCError defines model for a2a.RPCError.
+type A2aRPCError struct {
+	Code    *int    `json:"code,omitempty"`
+	Message *string `json:"message,omitempty"`
+}
+
+// A2aRequest defines model for a2a.Request.
+type A2aRequest struct {
+	// Id Example: 1
+	Id *string `json:"id,omitempty"`
+
+	// Jsonrpc Example: 2.0
+	Jsonrpc *string `json:"jsonrpc,omitempty"`
+
+	// Method Method is an A2A v1.0 method (SendMessage, SendStreamingMessage,
+	// GetTask, CancelTask) or its v0.3 name (message/send, message/stream,
+	// tasks/get, tasks/cancel).
+	//
+	// Example: SendMessage
+	Method *string                 `json:"method,omitempty"`
+	Params *map[string]interface{} `json:"params,omitempty"`
+}
+
+// A2aResponse defines model for a2a.Response.
+type A2aResponse struct {
+	Error *A2aRPCError `json:"error,omitempty"`
+
+	// Id Example: 1
+	Id *string `json:"id,omitempty"`
+
+	// Jsonrpc Example: 2.0
+	Jsonrpc *string                 `json:"jsonrpc,omitempty"`
+	Result  *map[string]interface{} `json:"result,omitempty"`
+}
+
 // AssistantsAssistant defines model for assistants.Assistant.
 type AssistantsAssistant struct {
 	AssistantId openapi_types.UUID     `json:"assistant_id"`
@@ -1506,6 +1581,9 @@ type DispatchState string
 
 // HttpapiFlags defines model for httpapi.Flags.
 type HttpapiFlags struct {
+	// A2a A2A: /a2a/{assistant_id} and /.well-known/agent-card.json serve the
+	// A2A protocol (v1.0 and v0.3) for assistants of chat graphs.
+	A2a                      *bool `json:"a2a,omitempty"`
 	Assistants               *bool `json:"assistants,omitempty"`
 	Crons                    *bool `json:"crons,omitempty"`
 	Langsmith                *bool `json:"langsmith,omitempty"`
@@ -2684,6 +2762,18 @@ type WorkerapiRawTuple struct {
 	PendingWrites *[]string `json:"pending_writes,omitempty"`
 }
 
+// GetWellKnownAgentCardJsonParams defines parameters for GetWellKnownAgentCardJson.
+type GetWellKnownAgentCardJsonParams struct {
+	// AssistantId Assistant ID or graph name
+	AssistantId string `form:"assistant_id" json:"assistant_id"`
+}
+
+// PostA2aAssistantIdParams defines parameters for PostA2aAssistantId.
+type PostA2aAssistantIdParams struct {
+	// A2AVersion 1.0 (v1.0 clients) or 0.3; absent: as the method's name says
+	A2AVersion *string `json:"A2A-Version,omitempty"`
+}
+
 // DeleteAssistantsAssistantIdParams defines parameters for DeleteAssistantsAssistantId.
 type DeleteAssistantsAssistantIdParams struct {
 	// DeleteThreads Also delete the assistant's threads
@@ -2968,6 +3058,9 @@ type GetThreadsThreadIdSummariesParams struct {
 	// Limit At most this many
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
+
+// PostA2aAssistantIdJSONRequestBody defines body for PostA2aAssistantId for application/json ContentType.
+type PostA2aAssistantIdJSONRequestBody = A2aRequest
 
 // PostAssistantsJSONRequestBody defines body for PostAssistants for application/json ContentType.
 type PostAssistantsJSONRequestBody = AssistantsCreateRequest
@@ -3852,6 +3945,31 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// GetWellKnownAgentCardJson An assistant's A2A agent card
+	//
+	// The A2A agent card of the assistant assistant_id names (an id or a graph name), for assistants whose graph has a messages channel: name, description, one skill, input / output modes, streaming, and the JSON-RPC endpoint /a2a/{assistant_id} for A2A v1.0 and v0.3 clients (docs/a2a.md).
+	//
+	// Corresponds with GET /.well-known/agent-card.json (the `GetWellKnownAgentCardJson` operationId).
+	GetWellKnownAgentCardJson(ctx context.Context, params *GetWellKnownAgentCardJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostA2aAssistantIdWithBody A2A JSON-RPC endpoint of an assistant
+	//
+	// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /a2a/{assistant_id} (the `PostA2aAssistantId` operationId).
+	PostA2aAssistantIdWithBody(ctx context.Context, assistantId string, params *PostA2aAssistantIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostA2aAssistantId A2A JSON-RPC endpoint of an assistant
+	//
+	// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /a2a/{assistant_id} (the `PostA2aAssistantId` operationId).
+	PostA2aAssistantId(ctx context.Context, assistantId string, params *PostA2aAssistantIdParams, body PostA2aAssistantIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostAssistantsWithBody Create an assistant
 	//
@@ -4935,6 +5053,61 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /threads/{thread_id}/summaries/{summary_id} (the `DeleteThreadsThreadIdSummariesSummaryId` operationId).
 	DeleteThreadsThreadIdSummariesSummaryId(ctx context.Context, threadId openapi_types.UUID, summaryId int, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetWellKnownAgentCardJson An assistant's A2A agent card
+//
+// The A2A agent card of the assistant assistant_id names (an id or a graph name), for assistants whose graph has a messages channel: name, description, one skill, input / output modes, streaming, and the JSON-RPC endpoint /a2a/{assistant_id} for A2A v1.0 and v0.3 clients (docs/a2a.md).
+//
+// Corresponds with GET /.well-known/agent-card.json (the `GetWellKnownAgentCardJson` operationId).
+func (c *Client) GetWellKnownAgentCardJson(ctx context.Context, params *GetWellKnownAgentCardJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownAgentCardJsonRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostA2aAssistantIdWithBody A2A JSON-RPC endpoint of an assistant
+//
+// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /a2a/{assistant_id} (the `PostA2aAssistantId` operationId).
+func (c *Client) PostA2aAssistantIdWithBody(ctx context.Context, assistantId string, params *PostA2aAssistantIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostA2aAssistantIdRequestWithBody(c.Server, assistantId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostA2aAssistantId A2A JSON-RPC endpoint of an assistant
+//
+// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /a2a/{assistant_id} (the `PostA2aAssistantId` operationId).
+func (c *Client) PostA2aAssistantId(ctx context.Context, assistantId string, params *PostA2aAssistantIdParams, body PostA2aAssistantIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostA2aAssistantIdRequest(c.Server, assistantId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // PostAssistantsWithBody Create an assistant
@@ -7368,6 +7541,118 @@ func (c *Client) DeleteThreadsThreadIdSummariesSummaryId(ctx context.Context, th
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetWellKnownAgentCardJsonRequest constructs an http.Request for the GetWellKnownAgentCardJson method
+func NewGetWellKnownAgentCardJsonRequest(server string, params *GetWellKnownAgentCardJsonParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/agent-card.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "assistant_id", params.AssistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostA2aAssistantIdRequest calls the generic PostA2aAssistantId builder with application/json body
+func NewPostA2aAssistantIdRequest(server string, assistantId string, params *PostA2aAssistantIdParams, body PostA2aAssistantIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostA2aAssistantIdRequestWithBody(server, assistantId, params, "application/json", bodyReader)
+}
+
+// NewPostA2aAssistantIdRequestWithBody constructs an http.Request for the PostA2aAssistantId method, with any body, and a specified content type
+func NewPostA2aAssistantIdRequestWithBody(server string, assistantId string, params *PostA2aAssistantIdParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/a2a/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.A2AVersion != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "A2A-Version", *params.A2AVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("A2A-Version", headerParam0)
+		}
+
+	}
+
+	return req, nil
 }
 
 // NewPostAssistantsRequest calls the generic PostAssistants builder with application/json body
@@ -12008,6 +12293,33 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetWellKnownAgentCardJsonWithResponse An assistant's A2A agent card
+	//
+	// The A2A agent card of the assistant assistant_id names (an id or a graph name), for assistants whose graph has a messages channel: name, description, one skill, input / output modes, streaming, and the JSON-RPC endpoint /a2a/{assistant_id} for A2A v1.0 and v0.3 clients (docs/a2a.md).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/agent-card.json (the `GetWellKnownAgentCardJson` operationId).
+	GetWellKnownAgentCardJsonWithResponse(ctx context.Context, params *GetWellKnownAgentCardJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentCardJsonResponse, error)
+
+	// PostA2aAssistantIdWithBodyWithResponse A2A JSON-RPC endpoint of an assistant
+	//
+	// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /a2a/{assistant_id} (the `PostA2aAssistantId` operationId).
+	PostA2aAssistantIdWithBodyWithResponse(ctx context.Context, assistantId string, params *PostA2aAssistantIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostA2aAssistantIdResponse, error)
+
+	// PostA2aAssistantIdWithResponse A2A JSON-RPC endpoint of an assistant
+	//
+	// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /a2a/{assistant_id} (the `PostA2aAssistantId` operationId).
+	PostA2aAssistantIdWithResponse(ctx context.Context, assistantId string, params *PostA2aAssistantIdParams, body PostA2aAssistantIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PostA2aAssistantIdResponse, error)
+
 	// PostAssistantsWithBodyWithResponse Create an assistant
 	//
 	// Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
@@ -13176,6 +13488,137 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /threads/{thread_id}/summaries/{summary_id} (the `DeleteThreadsThreadIdSummariesSummaryId` operationId).
 	DeleteThreadsThreadIdSummariesSummaryIdWithResponse(ctx context.Context, threadId openapi_types.UUID, summaryId int, reqEditors ...RequestEditorFn) (*DeleteThreadsThreadIdSummariesSummaryIdResponse, error)
+}
+
+type GetWellKnownAgentCardJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *A2aAgentCard
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWellKnownAgentCardJsonResponse) GetJSON200() *A2aAgentCard {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWellKnownAgentCardJsonResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWellKnownAgentCardJsonResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetWellKnownAgentCardJsonResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWellKnownAgentCardJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWellKnownAgentCardJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWellKnownAgentCardJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWellKnownAgentCardJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostA2aAssistantIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *A2aResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostA2aAssistantIdResponse) GetJSON200() *A2aResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostA2aAssistantIdResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostA2aAssistantIdResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostA2aAssistantIdResponse) GetJSON413() *HttpxErrorBody {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostA2aAssistantIdResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostA2aAssistantIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostA2aAssistantIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostA2aAssistantIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostA2aAssistantIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type PostAssistantsResponse struct {
@@ -17958,6 +18401,51 @@ func (r DeleteThreadsThreadIdSummariesSummaryIdResponse) ContentType() string {
 	return ""
 }
 
+// GetWellKnownAgentCardJsonWithResponse An assistant's A2A agent card
+//
+// The A2A agent card of the assistant assistant_id names (an id or a graph name), for assistants whose graph has a messages channel: name, description, one skill, input / output modes, streaming, and the JSON-RPC endpoint /a2a/{assistant_id} for A2A v1.0 and v0.3 clients (docs/a2a.md).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/agent-card.json (the `GetWellKnownAgentCardJson` operationId).
+func (c *ClientWithResponses) GetWellKnownAgentCardJsonWithResponse(ctx context.Context, params *GetWellKnownAgentCardJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentCardJsonResponse, error) {
+	rsp, err := c.GetWellKnownAgentCardJson(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWellKnownAgentCardJsonResponse(rsp)
+}
+
+// PostA2aAssistantIdWithBodyWithResponse A2A JSON-RPC endpoint of an assistant
+//
+// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /a2a/{assistant_id} (the `PostA2aAssistantId` operationId).
+func (c *ClientWithResponses) PostA2aAssistantIdWithBodyWithResponse(ctx context.Context, assistantId string, params *PostA2aAssistantIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostA2aAssistantIdResponse, error) {
+	rsp, err := c.PostA2aAssistantIdWithBody(ctx, assistantId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostA2aAssistantIdResponse(rsp)
+}
+
+// PostA2aAssistantIdWithResponse A2A JSON-RPC endpoint of an assistant
+//
+// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /a2a/{assistant_id} (the `PostA2aAssistantId` operationId).
+func (c *ClientWithResponses) PostA2aAssistantIdWithResponse(ctx context.Context, assistantId string, params *PostA2aAssistantIdParams, body PostA2aAssistantIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PostA2aAssistantIdResponse, error) {
+	rsp, err := c.PostA2aAssistantId(ctx, assistantId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostA2aAssistantIdResponse(rsp)
+}
+
 // PostAssistantsWithBodyWithResponse Create an assistant
 //
 // Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
@@ -19935,6 +20423,122 @@ func (c *ClientWithResponses) DeleteThreadsThreadIdSummariesSummaryIdWithRespons
 		return nil, err
 	}
 	return ParseDeleteThreadsThreadIdSummariesSummaryIdResponse(rsp)
+}
+
+// ParseGetWellKnownAgentCardJsonResponse parses an HTTP response from a GetWellKnownAgentCardJsonWithResponse call
+func ParseGetWellKnownAgentCardJsonResponse(rsp *http.Response) (*GetWellKnownAgentCardJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWellKnownAgentCardJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest A2aAgentCard
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostA2aAssistantIdResponse parses an HTTP response from a PostA2aAssistantIdWithResponse call
+func ParsePostA2aAssistantIdResponse(rsp *http.Response) (*PostA2aAssistantIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostA2aAssistantIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest A2aResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case rsp.StatusCode == 200:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 400:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 413:
+	// Content-type (text/event-stream) unsupported
+
+	case rsp.StatusCode == 422:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	return response, nil
 }
 
 // ParsePostAssistantsResponse parses an HTTP response from a PostAssistantsWithResponse call

@@ -58,12 +58,12 @@ func TestCreateMirrorsConfigurableAndContext(t *testing.T) {
 func TestCreateUnknownGraph(t *testing.T) {
 	s := start(t)
 	r := s.Must(http.StatusNotFound, "POST", "/assistants", map[string]any{"graph_id": "nope"})
-	want := "Graph 'nope' not found. Expected one of: ['echo_chat', 'foo_bar', 'hitl', 'slow']"
+	want := "Graph 'nope' not found. Expected one of: ['echo_chat', 'foo_bar', 'hitl', 'hitl_chat', 'slow']"
 	if r.Detail(t) != want {
 		t.Fatalf("detail %q, want %q", r.Detail(t), want)
 	}
-	if n := dbCount(t, s, `SELECT count(*) FROM assistants`); n != 4 {
-		t.Fatalf("%d assistants, want the 4 system ones", n)
+	if n := dbCount(t, s, `SELECT count(*) FROM assistants`); n != 5 {
+		t.Fatalf("%d assistants, want the 5 system ones", n)
 	}
 }
 
@@ -120,11 +120,11 @@ func TestValidationWritesNothing(t *testing.T) {
 			t.Errorf("%s %s: no detail in %s", c.method, c.path, r.Body)
 		}
 	}
-	if n := dbCount(t, s, `SELECT count(*) FROM assistants`); n != 5 {
-		t.Fatalf("%d assistants, want 5", n)
+	if n := dbCount(t, s, `SELECT count(*) FROM assistants`); n != 6 {
+		t.Fatalf("%d assistants, want 6", n)
 	}
-	if n := dbCount(t, s, `SELECT count(*) FROM assistant_versions`); n != 5 {
-		t.Fatalf("%d versions, want 5", n)
+	if n := dbCount(t, s, `SELECT count(*) FROM assistant_versions`); n != 6 {
+		t.Fatalf("%d versions, want 6", n)
 	}
 	got := s.Must(http.StatusOK, "GET", "/assistants/"+aid, nil).Map(t)
 	if js(got) != js(a) {
@@ -258,8 +258,8 @@ func TestSearchAndCount(t *testing.T) {
 		t.Fatalf("page 2: %d rows, headers %v", len(l), h)
 	}
 	l, _ = search(nil)
-	if len(l) != 7 {
-		t.Fatalf("everything: %d, want 7", len(l))
+	if len(l) != 8 {
+		t.Fatalf("everything: %d, want 8", len(l))
 	}
 	for _, bad := range []map[string]any{{"sort_by": "version"}, {"sort_order": "up"}, {"select": []string{"nope"}},
 		{"limit": 0}, {"limit": 1001}, {"offset": -1}, {"metadata": "x"}} {
@@ -279,7 +279,7 @@ func TestSearchAndCount(t *testing.T) {
 	if n := count(map[string]any{"metadata": md, "graph_id": "foo_bar", "name": "gam"}); n != "1" {
 		t.Fatalf("count filtered = %s", n)
 	}
-	if n := count(nil); n != "7" {
+	if n := count(nil); n != "8" {
 		t.Fatalf("count all = %s", n)
 	}
 }

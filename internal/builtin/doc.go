@@ -14,6 +14,9 @@
 //	hitl       input, answer, result; START → prepare → ask → finish → END;
 //	           ask interrupts with {question:"approve?", input}; resumed with R
 //	           the run ends with result = input + ":" + R (non-string R JSON-encoded)
+//	hitl_chat  messages; START → review → END; review drafts "echo: <text>" and
+//	           interrupts with {question: "Send the reply \"echo: <text>\"? (yes/no)", draft};
+//	           resumed with yes/y it appends the draft as an ai message, else "Reply not sent."
 //	slow       ms (default 1000), tag, log (append); START → first → second → END;
 //	           each node sleeps ms (cancellable) and appends "first:<tag>" / "second:<tag>"
 package builtin

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,12 +14,12 @@ import (
 )
 
 // Graphs returns a new registry holding the built-in example graphs:
-// foo_bar, echo_chat, hitl and slow (see the package documentation). Each
+// foo_bar, echo_chat, hitl, hitl_chat and slow (see the package documentation). Each
 // call builds fresh Graph values. It panics if a built-in graph is invalid,
 // which is a bug caught by this package's tests.
 func Graphs() *graph.Registry {
 	r := graph.NewRegistry()
-	for _, g := range []*graph.Graph{fooBar(), echoChat(), hitl(), slow()} {
+	for _, g := range []*graph.Graph{fooBar(), echoChat(), hitl(), hitlChat(), slow()} {
 		if err := r.Register(g); err != nil {
 			panic(fmt.Sprintf("builtin: %v", err))
 		}
@@ -164,6 +165,60 @@ func hitl() *graph.Graph {
 			{From: "finish", To: graph.END},
 		},
 	}
+}
+
+// hitlChat is a chat graph that asks before it answers (human in the loop
+// over messages, what an A2A client sees as input-required):
+//
+//	channels: messages (add_messages, default [])
+//	START → review → END
+//	review drafts "echo: <text of the last human message>" and interrupts
+//	with {question: "Send the reply \"<draft>\"? (yes/no)", draft}; resumed
+//	with R, it appends an ai message: the draft when text(R) is yes or y
+//	(any case, spaces trimmed), else "Reply not sent."
+func hitlChat() *graph.Graph {
+	return &graph.Graph{
+		ID:       "hitl_chat",
+		Channels: []graph.Channel{{Name: "messages", Kind: graph.Messages, Default: []any{}}},
+		Nodes:    []graph.Node{{Name: "review", Func: reviewNode}},
+		Edges: []graph.Edge{
+			{From: graph.START, To: "review"},
+			{From: "review", To: graph.END},
+		},
+	}
+}
+
+func reviewNode(ctx context.Context, in graph.NodeInput) (graph.State, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	draft := "echo: " + lastHumanText(in.Values["messages"])
+	r, err := in.Interrupt(map[string]any{"question": "Send the reply " + strconv.Quote(draft) + "? (yes/no)", "draft": draft})
+	if err != nil {
+		return nil, err
+	}
+	reply := "Reply not sent."
+	if a := strings.ToLower(strings.TrimSpace(text(r))); a == "yes" || a == "y" {
+		reply = draft
+	}
+	msg, err := graph.NormalizeMessage(map[string]any{"type": "ai", "content": reply, "id": uuid.NewString()})
+	if err != nil {
+		return nil, err
+	}
+	return graph.State{"messages": []any{msg}}, nil
+}
+
+// lastHumanText is the text of the last human message of a messages value
+// ("" when there is none).
+func lastHumanText(v any) string {
+	msgs, _ := v.([]any)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m, _ := msgs[i].(map[string]any)
+		if m["type"] == "human" || m["role"] == "user" {
+			return graph.MessageText(m["content"])
+		}
+	}
+	return ""
 }
 
 // text renders a JSON value as a string: strings as they are, null as "",

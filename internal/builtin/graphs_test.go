@@ -24,7 +24,7 @@ func builtin(t *testing.T, id string) *graph.Graph {
 func TestBuiltinRegistry(t *testing.T) {
 	t.Parallel()
 	r := Graphs()
-	want := []string{"echo_chat", "foo_bar", "hitl", "slow"}
+	want := []string{"echo_chat", "foo_bar", "hitl", "hitl_chat", "slow"}
 	if got := r.IDs(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("IDs() = %v, want %v", got, want)
 	}
@@ -175,6 +175,38 @@ func TestHITL(t *testing.T) {
 				t.Errorf("after resume: values = %#v next = %v interrupt = %v", done.Values, done.Next, done.Interrupts)
 			}
 		})
+	}
+}
+
+func TestHITLChat(t *testing.T) {
+	t.Parallel()
+	g := builtin(t, "hitl_chat")
+	in := graph.State{"messages": []any{map[string]any{"type": "human", "content": "hi"}}}
+	cp, err := g.Invoke(t.Context(), in, graph.InvokeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cp.Interrupts) == 0 {
+		t.Fatalf("no interrupt; values = %v", cp.Values)
+	}
+	if want := map[string]any{"question": `Send the reply "echo: hi"? (yes/no)`, "draft": "echo: hi"}; !reflect.DeepEqual(cp.Interrupts[0].Value, want) {
+		t.Errorf("interrupt value = %#v, want %#v", cp.Interrupts[0].Value, want)
+	}
+	for _, tc := range []struct {
+		resume any
+		reply  string
+	}{{"yes", "echo: hi"}, {" Y ", "echo: hi"}, {"no", "Reply not sent."}, {nil, "Reply not sent."}} {
+		done, err := g.Resume(t.Context(), cp, tc.resume, graph.InvokeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, _ := done.Values["messages"].([]any)
+		if len(msgs) != 2 || len(done.Interrupts) > 0 {
+			t.Fatalf("resume %v: messages = %v, interrupts = %v", tc.resume, msgs, done.Interrupts)
+		}
+		if last := msgs[1].(map[string]any); last["type"] != "ai" || last["content"] != tc.reply {
+			t.Errorf("resume %v: reply = %v, want ai %q", tc.resume, last, tc.reply)
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/api"
+	"github.com/weftdev/weft/internal/a2a"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/crons"
@@ -64,6 +65,8 @@ type Deps struct {
 	Inspect *inspect.Handlers
 	// MCP serves /mcp, the assistants as MCP tools.
 	MCP *mcp.Handler
+	// A2A serves the A2A agent cards and endpoints.
+	A2A *a2a.Handlers
 	// Auth authenticates every request but the health probes and the web
 	// UI's files (nil: auth off — every request is the default tenant's
 	// and no scope is checked).
@@ -218,6 +221,8 @@ func NewRouter(d Deps) http.Handler {
 	r.With(need("assistants", "search")).Post("/mcp", d.MCP.Post)
 	r.With(need("assistants", "search")).Get("/mcp", d.MCP.Get)
 	r.With(need("assistants", "search")).Delete("/mcp", d.MCP.Delete)
+	r.With(need("assistants", "read")).Get("/.well-known/agent-card.json", h(d.A2A.Card))
+	r.With(need("threads", "create_run")).Post("/a2a/{assistant_id}", h(d.A2A.RPC))
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)
@@ -338,6 +343,9 @@ type Flags struct {
 	LangsmithTracingReplicas bool `json:"langsmith_tracing_replicas"`
 	// MCP: /mcp serves the assistants as MCP tools (Streamable HTTP).
 	MCP bool `json:"mcp"`
+	// A2A: /a2a/{assistant_id} and /.well-known/agent-card.json serve the
+	// A2A protocol (v1.0 and v0.3) for assistants of chat graphs.
+	A2A bool `json:"a2a"`
 }
 
 // info godoc
@@ -349,7 +357,7 @@ type Flags struct {
 //	@Router		/info [get]
 func (s *system) info(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true,
-		MCP: true}})
+		MCP: true, A2A: true}})
 }
 
 // openapi godoc

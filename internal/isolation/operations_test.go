@@ -367,6 +367,42 @@ func operations() []op {
 			w.same(http.StatusNotFound, "GET", func(x ids) string { return "/inspect/threads/" + w.bThread + "/runs/" + x.Run }, nil)
 		}},
 
+		// A2A: A's assistant is unknown to B; A's runs are no tasks of B's
+		// (TaskNotFound, as for forged ids); A's thread is no context of B's.
+		{"GET /.well-known/agent-card.json", func(w *walker) {
+			w.same(http.StatusNotFound, "GET", func(x ids) string { return "/.well-known/agent-card.json?assistant_id=" + x.Assistant }, nil)
+			w.clean(http.StatusOK, "GET", "/.well-known/agent-card.json?assistant_id=echo_chat", nil)
+		}},
+		{"POST /a2a/{assistant_id}", func(w *walker) {
+			rpc := func(method string, params any) map[string]any {
+				return map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+			}
+			w.same(http.StatusNotFound, "POST", func(x ids) string { return "/a2a/" + x.Assistant },
+				func(x ids) any { return rpc("GetTask", map[string]any{"id": x.Run}) })
+			for _, method := range []string{"GetTask", "CancelTask", "SubscribeToTask", "tasks/get", "tasks/cancel", "tasks/resubscribe"} {
+				for _, task := range []func(ids) string{
+					func(x ids) string { return x.Run }, func(x ids) string { return x.StreamRun },
+					func(x ids) string { return x.PendingRun }, func(x ids) string { return x.StatelessRun },
+				} {
+					w.same(http.StatusOK, "POST", func(ids) string { return "/a2a/echo_chat" },
+						func(x ids) any { return rpc(method, map[string]any{"id": task(x)}) })
+				}
+			}
+			msg := func(extra map[string]any) any {
+				m := map[string]any{"messageId": uuid.NewString(), "role": "ROLE_USER", "parts": []any{map[string]any{"text": "b"}}}
+				for k, v := range extra {
+					m[k] = v
+				}
+				return rpc("SendMessage", map[string]any{"message": m})
+			}
+			for _, extra := range []map[string]any{{"contextId": w.a.Thread}, {"contextId": w.a.PendingThread},
+				{"taskId": w.a.Run}, {"taskId": w.a.PendingRun}} {
+				if r := w.clean(http.StatusOK, "POST", "/a2a/echo_chat", msg(extra)); !strings.Contains(string(r.Body), `"error"`) {
+					w.rep.leak("B's message %v to A's context or task was taken: %.300s", extra, r.Body)
+				}
+			}
+		}},
+
 		// The worker API.
 		{"POST /dispatch/claim", worker("POST", "/dispatch/claim")},
 		{"POST /dispatch/cancellations", worker("POST", "/dispatch/cancellations")},

@@ -196,7 +196,7 @@ func TestAssistants(t *testing.T) {
 		t.Fatalf("search: %s", js(list))
 	}
 	s.Must(http.StatusOK, "POST", "/assistants/search", nil).JSON(t, &list)
-	if len(list) != 7 { // one system assistant per test graph
+	if len(list) != 8 { // one system assistant per test graph
 		t.Fatalf("all assistants: %d", len(list))
 	}
 }

@@ -170,7 +170,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.WorkerID, "worker-id", env("WEFT_WORKER_ID", ""), "name of this process's workers in dispatch audits (WEFT_WORKER_ID)")
 	fs.StringVar(&allowPrivate, "webhook-allow-private", env("WEFT_WEBHOOK_ALLOW_PRIVATE", "false"), "let run webhooks reach loopback and private addresses (WEFT_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&corsOrigins, "cors-origins", env("WEFT_CORS_ORIGINS", ""), "comma list of web origins allowed besides localhost ones; * = any, without credentials (WEFT_CORS_ORIGINS)")
-	fs.StringVar(&builtinGraphs, "builtin-graphs", env("WEFT_BUILTIN_GRAPHS", "true"), "serve the built-in demo graphs foo_bar, echo_chat, hitl and slow (WEFT_BUILTIN_GRAPHS)")
+	fs.StringVar(&builtinGraphs, "builtin-graphs", env("WEFT_BUILTIN_GRAPHS", "true"), "serve the built-in demo graphs foo_bar, echo_chat, hitl, hitl_chat and slow (WEFT_BUILTIN_GRAPHS)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("WEFT_METRICS_ADDR", ""), "also serve GET /metrics on this address, e.g. 127.0.0.1:9090 (WEFT_METRICS_ADDR)")
 	fs.StringVar(&allowedHosts, "allowed-hosts", env("WEFT_ALLOWED_HOSTS", ""), "comma list of Host names accepted on loopback besides localhost ones; * = no check (WEFT_ALLOWED_HOSTS)")
 	fs.StringVar(&storeIndex, "store-index", env("WEFT_STORE_INDEX", ""), `store semantic index, langgraph.json's store.index as JSON: {"dims": 1536, "embed": "openai:text-embedding-3-small", "fields": ["$"]}; endpoint from OPENAI_BASE_URL, OPENAI_API_KEY (WEFT_STORE_INDEX)`)

@@ -20,6 +20,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/a2a"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/auth"
@@ -238,6 +239,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Store:      store.NewHandlers(storeItems),
 		Crons:      crons.NewHandlers(cronSvc),
 		Inspect:    inspect.NewHandlers(s.pool),
+		A2A:        a2a.NewHandlers(s.pool, graphs, assistantStore, threadStore, runSvc, streams, log),
 		Security:   cfg.Security(),
 		Metrics:    m,
 		Tracer:     tracer,

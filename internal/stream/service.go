@@ -91,3 +91,14 @@ type Handlers struct{ svc *Service }
 
 // NewHandlers returns the stream handlers.
 func NewHandlers(svc *Service) *Handlers { return &Handlers{svc: svc} }
+
+// Wake returns a channel that receives a signal whenever the event log of
+// run runID grows, the run ends, or the listener reconnects (a signal may
+// stand for several), and stop, which releases it. It is for packages that
+// follow a run's events outside an SSE route of this one (A2A streaming):
+// they read with EventsAfter when woken, with a poll of their own as
+// fallback.
+func (s *Service) Wake(runID uuid.UUID) (wake <-chan struct{}, stop func()) {
+	ch := s.events.Subscribe(runID)
+	return ch, func() { s.events.Unsubscribe(runID, ch) }
+}

@@ -101,7 +101,7 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 	}
 	if _, builtin := h.graphs.Lookup(req.GraphID); builtin {
 		return nil, apperr.Errorf(apperr.Conflict, "Graph %q is compiled into this server; a worker cannot register it "+
-			"(the built-in demo graphs foo_bar, echo_chat, hitl and slow are left out with -builtin-graphs false or WEFT_BUILTIN_GRAPHS=false)", req.GraphID)
+			"(the built-in demo graphs foo_bar, echo_chat, hitl, hitl_chat and slow are left out with -builtin-graphs false or WEFT_BUILTIN_GRAPHS=false)", req.GraphID)
 	}
 	nodes, err := assistants.DrawableNodes(req.Drawable)
 	if err != nil {

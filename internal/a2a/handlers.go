@@ -200,10 +200,6 @@ type Response struct {
 //	@Failure		422				{object}	httpx.ErrorBody
 //	@Router			/a2a/{assistant_id} [post]
 func (h *Handlers) RPC(w http.ResponseWriter, r *http.Request) error {
-	a, err := h.chatAssistant(r.Context(), httpx.PathParam(r, "assistant_id"))
-	if err != nil {
-		return err
-	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -217,9 +213,18 @@ func (h *Handlers) RPC(w http.ResponseWriter, r *http.Request) error {
 		writeRPC(w, nil, nil, &RPCError{Code: codeInvalidRequest, Message: "Batch requests are not supported"})
 		return nil
 	}
+	// Field names are exact, as on every route (httpx.DecodeJSON): a
+	// duplicate or a case variant of a field is a 422, not a message.
+	if err := httpx.CheckFieldNames(body, &req); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeRPC(w, nil, nil, &RPCError{Code: codeParseError, Message: "Parse error: " + err.Error()})
 		return nil
+	}
+	a, err := h.chatAssistant(r.Context(), httpx.PathParam(r, "assistant_id"))
+	if err != nil {
+		return err
 	}
 	if req.JSONRPC != "2.0" || req.Method == "" {
 		writeRPC(w, req.ID, nil, &RPCError{Code: codeInvalidRequest, Message: `Invalid request: need "jsonrpc": "2.0" and a method`})
@@ -479,6 +484,9 @@ func decodeParams[T any](raw json.RawMessage) (*T, error) {
 	var p T
 	if !jsonv.Present(raw) {
 		return nil, errInvalidParams("params are required")
+	}
+	if err := httpx.CheckFieldNames(raw, &p); err != nil {
+		return nil, errInvalidParams(err.Error())
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, errInvalidParams("Invalid params: " + err.Error())

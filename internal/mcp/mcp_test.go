@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/builtin"
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/server/servertest"
@@ -23,6 +24,10 @@ type headers struct {
 	h    map[string]string
 	next http.RoundTripper
 }
+
+// builtins is how many tools a tenant sees on a fresh server: one per
+// built-in graph (their system assistants).
+var builtins = len(builtin.Graphs().IDs())
 
 func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
@@ -287,7 +292,7 @@ func TestPaging(t *testing.T) {
 	twin2 := srv.Must(200, "POST", "/assistants", map[string]any{"graph_id": "echo_chat", "name": "twin"}).Map(t)
 	cs := connect(t, srv.URL, nil)
 	tools, pages := allTools(t, cs)
-	if want := 4 + n + 2; len(tools) != want || pages != 3 {
+	if want := builtins + n + 2; len(tools) != want || pages != 3 {
 		t.Fatalf("%d tools in %d pages, want %d in 3", len(tools), pages, want)
 	}
 	for i := 1; i < len(tools); i++ {
@@ -330,7 +335,7 @@ func TestTenants(t *testing.T) {
 	if toolNamed(toolsA, "a_secret") == nil || toolNamed(toolsA, "echo_chat") == nil {
 		t.Fatalf("tenant A's tools: %d", len(toolsA))
 	}
-	if toolNamed(toolsB, "a_secret") != nil || len(toolsB) != 4 {
+	if toolNamed(toolsB, "a_secret") != nil || len(toolsB) != builtins {
 		t.Fatalf("tenant B sees %d tools, a_secret: %v", len(toolsB), toolNamed(toolsB, "a_secret") != nil)
 	}
 	if _, err := csB.CallTool(context.Background(), &sdk.CallToolParams{Name: "a_secret"}); err == nil ||
@@ -471,7 +476,7 @@ func TestAuthorizeHook(t *testing.T) {
 		}
 	})
 	ro := connect(t, srv.URL, map[string]string{servertest.TenantHeader: "readonly"})
-	if tools, _ := allTools(t, ro); len(tools) != 4 {
+	if tools, _ := allTools(t, ro); len(tools) != builtins {
 		t.Fatalf("readonly lists %d tools", len(tools))
 	}
 	if res := call(t, ro, "foo_bar", nil); !res.IsError || text(res) != "runs are not for you" {

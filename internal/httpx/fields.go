@@ -3,6 +3,7 @@ package httpx
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -86,17 +87,7 @@ func (s *fieldScanner) value(t reflect.Type, path string) error {
 			elem = t.Elem()
 		}
 		s.i++
-		for n := 0; ; n++ {
-			s.space()
-			switch c := s.peek(); {
-			case c == ']':
-				s.i++
-				return nil
-			case n > 0 && c != ',', c == 0:
-				return nil // malformed
-			case n > 0:
-				s.i++
-			}
+		for n := 0; s.item(n, ']'); n++ {
 			at := s.i
 			if err := s.value(elem, path); err != nil || s.i == at {
 				return err
@@ -127,18 +118,7 @@ func (s *fieldScanner) object(t reflect.Type, path string) error {
 	}
 	var seen []string
 	s.i++
-	for n := 0; ; n++ {
-		s.space()
-		switch c := s.peek(); {
-		case c == '}':
-			s.i++
-			return nil
-		case n > 0 && c != ',', c == 0:
-			return nil // malformed
-		case n > 0:
-			s.i++
-			s.space()
-		}
+	for n := 0; s.item(n, '}'); n++ {
 		if s.peek() != '"' {
 			return nil
 		}
@@ -148,13 +128,10 @@ func (s *fieldScanner) object(t reflect.Type, path string) error {
 			return nil
 		}
 		s.i++
-		vt := elem
+		vt, name := elem, path+key
 		if fields != nil {
-			name := path + key
-			for _, k := range seen {
-				if k == key {
-					return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q appears twice", name)
-				}
+			if slices.Contains(seen, key) {
+				return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q appears twice", name)
 			}
 			seen = append(seen, key)
 			vt = nil
@@ -167,15 +144,29 @@ func (s *fieldScanner) object(t reflect.Type, path string) error {
 					return apperr.Errorf(apperr.Invalid, "Invalid request body: unknown field %q (field names are case-sensitive: did you mean %q?)", name, path+f.name)
 				}
 			}
-			if err := s.value(vt, name+"."); err != nil {
-				return err
-			}
-			continue
 		}
-		if err := s.value(vt, path+key+"."); err != nil {
+		if err := s.value(vt, name+"."); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// item moves to the n-th item (0-based) of the array or object that end
+// closes: false at its end (passed) or where the text is malformed.
+func (s *fieldScanner) item(n int, end byte) bool {
+	s.space()
+	switch c := s.peek(); {
+	case c == end:
+		s.i++
+		return false
+	case c == 0, n > 0 && c != ',':
+		return false
+	case n > 0:
+		s.i++
+		s.space()
+	}
+	return true
 }
 
 // str reads a string at s.i and returns its text (unescaped when it holds

@@ -81,17 +81,7 @@ func refusedKind(ip netip.Addr) string {
 		return refusedKind(ip.Unmap())
 	}
 	if ip.Is4() {
-		for _, g := range ipv4Global {
-			if g.Contains(ip) {
-				return ""
-			}
-		}
-		for _, b := range ipv4Refused {
-			if b.prefix.Contains(ip) {
-				return b.kind
-			}
-		}
-		return ""
+		return kindIn(ipv4Refused, ipv4Global, ip)
 	}
 	switch {
 	case ip == netip.IPv6Loopback():
@@ -122,12 +112,18 @@ func refusedKind(ip netip.Addr) string {
 		}
 		return ""
 	}
-	for _, g := range ipv6GlobalExceptions {
+	return kindIn(ipv6Refused, ipv6GlobalExceptions, ip)
+}
+
+// kindIn is the kind of the first block of refused holding ip, "" when
+// none does or one of the global exceptions does.
+func kindIn(refused []block, global []netip.Prefix, ip netip.Addr) string {
+	for _, g := range global {
 		if g.Contains(ip) {
 			return ""
 		}
 	}
-	for _, b := range ipv6Refused {
+	for _, b := range refused {
 		if b.prefix.Contains(ip) {
 			return b.kind
 		}

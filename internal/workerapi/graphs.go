@@ -47,6 +47,11 @@ type GraphRegistration struct {
 	// show a {"__weft_unresolved__": "delta_channel"} marker for it). Absent
 	// or {}: none.
 	ChannelKinds map[string]string `json:"channel_kinds,omitempty"`
+	// Config and Context are what the graph's system assistant starts
+	// with when it is created here (LangGraph's server takes them from
+	// LANGGRAPH_CONFIG); an existing system assistant keeps its own.
+	Config  map[string]any `json:"config,omitempty" swaggertype:"object"`
+	Context map[string]any `json:"context,omitempty" swaggertype:"object"`
 }
 
 // GraphRegistered is the answer to a graph registration.
@@ -112,7 +117,7 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 	if err := assistants.GraphUpsert(ctx, h.db, info); err != nil {
 		return nil, err
 	}
-	if err := h.assistants.EnsureSystem(ctx, []string{req.GraphID}); err != nil {
+	if err := h.assistants.EnsureSystemDefaults(ctx, req.GraphID, req.Config, req.Context); err != nil {
 		return nil, err
 	}
 	h.assistants.ForgetWorkerGraph(req.GraphID)

@@ -4,6 +4,7 @@
 import { Command, Send } from "@langchain/langgraph";
 import { isFenced } from "./client.mjs";
 import { startRunSpan } from "./trace.mjs";
+import { graphForRun } from "./load.mjs";
 
 /** Why a run's AbortController fired. */
 export class StopReason extends Error {
@@ -323,7 +324,9 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     let interrupts = null;
     let failure = null;
     try {
-      const stream = await graph.stream(input, options);
+      // A graph factory's graph is made anew for the run, from its config.
+      const runGraph = await graphForRun(graph, { ...configIn, configurable }, dispatch.graph_id);
+      const stream = await runGraph.stream(input, options);
       for await (const chunk of stream) {
         let ns = [];
         let mode;
@@ -407,8 +410,9 @@ async function applyUpdate({ update, run, graph, committer, controller }) {
   if (update.checkpoint_id) config.configurable.checkpoint_id = update.checkpoint_id;
   let result;
   try {
+    const runGraph = await graphForRun(graph, { ...(run.kwargs?.config ?? {}), configurable: { ...(run.kwargs?.config?.configurable ?? {}), thread_id: run.thread_id } }, run.graph_id);
     const list = Array.isArray(update.values) ? update.values : [update.values];
-    for (const values of list) config = await graph.updateState(config, values, update.as_node || undefined);
+    for (const values of list) config = await runGraph.updateState(config, values, update.as_node || undefined);
     result = { __update_state__: config.configurable };
   } catch (err) {
     if (controller.signal.aborted) throw err;

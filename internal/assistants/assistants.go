@@ -243,8 +243,9 @@ func resolve(ctx context.Context, db postgres.DBTX, ref, lock string) (*Assistan
 		if slices.Contains(graphs, ref) {
 			return nil, apperr.Errorf(apperr.NotFound, "Assistant %s (the system assistant of graph %q) not found: it was deleted", id, ref)
 		}
+		// LangGraph.js's wording; the graphs listed as LangGraph's Python server lists them.
 		return nil, apperr.Errorf(apperr.Invalid,
-			"Invalid assistant: %q. Must be either a valid assistant UUID or one of the registered graphs: %s",
+			"No assistant found for %q. Make sure the assistant ID is for a valid assistant or a valid graph ID (the registered graphs: %s)",
 			ref, strings.Join(graphs, ", "))
 	}
 	if err != nil {

@@ -79,3 +79,29 @@ test("the default assistant's context comes from LANGGRAPH_CONFIG; a run's own w
   assert.deepEqual(await c.runs.wait(null, "context_js", { input: {} }), { model: "env_model" });
   assert.deepEqual(await c.runs.wait(null, "context_js", { input: {}, context: { model: "mine" } }), { model: "mine" });
 });
+
+test("debug checkpoint events carry checkpoint / parent_checkpoint as the thread's history shows them", async () => {
+  const c = client();
+  const thread = await c.threads.create();
+  const seen = [];
+  for await (const ch of c.runs.stream(thread.thread_id, "context_js", { input: {}, streamMode: "debug" })) {
+    if (ch.event === "debug" && ch.data.type === "checkpoint") seen.push(ch.data.payload);
+  }
+  assert.ok(seen.length >= 2, "checkpoint events");
+  for (const p of seen) assert.equal(p.parentConfig, undefined, "no LangGraph.js parentConfig");
+  const history = (await c.threads.getHistory(thread.thread_id, { limit: seen.length })).reverse();
+  assert.deepEqual(
+    seen.map((p) => ({ step: p.metadata?.step, checkpoint: p.checkpoint, parent_checkpoint: p.parent_checkpoint })),
+    history.map((h) => ({ step: h.metadata?.step, checkpoint: h.checkpoint, parent_checkpoint: h.parent_checkpoint })),
+  );
+});
+
+test("update_state on a factory graph's thread makes the graph from the config of the thread's assistant", async () => {
+  const c = client();
+  const a = await c.assistants.create({ graphId: "factory_js", config: { configurable: { nodeName: "assistant" } } });
+  const thread = await c.threads.create({ graphId: "factory_js" });
+  await c.runs.wait(thread.thread_id, a.assistant_id, { input: { messages: ["input"] } });
+  await c.threads.updateState(thread.thread_id, { values: { messages: "update" }, asNode: "assistant" });
+  const state = await c.threads.getState(thread.thread_id);
+  assert.deepEqual(state.values.messages, ["input", "assistant", "update"]);
+});

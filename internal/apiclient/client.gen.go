@@ -2686,8 +2686,14 @@ type WorkerapiGraphRegistration struct {
 	// writes along the parent chain), "delta" for any other reducer (reads
 	// show a {"__weft_unresolved__": "delta_channel"} marker for it). Absent
 	// or {}: none.
-	ChannelKinds  *map[string]string      `json:"channel_kinds,omitempty"`
+	ChannelKinds *map[string]string `json:"channel_kinds,omitempty"`
+
+	// Config Config and Context are what the graph's system assistant starts
+	// with when it is created here (LangGraph's server takes them from
+	// LANGGRAPH_CONFIG); an existing system assistant keeps its own.
+	Config        *map[string]interface{} `json:"config,omitempty"`
 	ConfigSchema  *map[string]interface{} `json:"config_schema,omitempty"`
+	Context       *map[string]interface{} `json:"context,omitempty"`
 	ContextSchema *map[string]interface{} `json:"context_schema,omitempty"`
 
 	// Drawable Drawable is the graph drawn without subgraphs: {nodes: [{id, type,

@@ -188,12 +188,21 @@ type graphKey struct {
 // before version-5 ids were refused, or of another graph) is a 409 naming
 // them, and nothing is created.
 func (s *Store) EnsureSystem(ctx context.Context, graphIDs []string) error {
-	return EnsureSystem(ctx, s.db, graphIDs)
+	return EnsureSystem(ctx, s.db, graphIDs, nil)
+}
+
+// SystemDefaults is the config and context a new system assistant starts
+// with (LangGraph's server takes them from its LANGGRAPH_CONFIG variable);
+// nil maps are {}.
+type SystemDefaults struct {
+	Config, Context map[string]any
 }
 
 // EnsureSystem is Store.EnsureSystem on db (a transaction that also
-// stores the graph, so that no reader sees one without the other).
-func EnsureSystem(ctx context.Context, db postgres.DBTX, graphIDs []string) error {
+// stores the graph, so that no reader sees one without the other), new
+// system assistants starting with defaults[graph id]. As on LangGraph's
+// server, an existing system assistant keeps its config and context.
+func EnsureSystem(ctx context.Context, db postgres.DBTX, graphIDs []string, defaults map[string]SystemDefaults) error {
 	ids := make([]uuid.UUID, len(graphIDs))
 	for i, g := range graphIDs {
 		ids[i] = SystemID(g)
@@ -206,16 +215,27 @@ func EnsureSystem(ctx context.Context, db postgres.DBTX, graphIDs []string) erro
 		i := slices.Index(graphIDs, g)
 		graphIDs, ids = slices.Delete(slices.Clone(graphIDs), i, i+1), slices.Delete(slices.Clone(ids), i, i+1)
 	}
+	configs, contexts := make([]string, len(graphIDs)), make([]string, len(graphIDs))
+	for i, g := range graphIDs {
+		d := defaults[g]
+		if configs[i], err = jsonObject(d.Config); err == nil {
+			contexts[i], err = jsonObject(d.Context)
+		}
+		if err != nil {
+			return fmt.Errorf("system assistant of %s: %w", g, err)
+		}
+	}
 	// Shared by every tenant, owned by the default one. One made before
 	// tenants existed is marked shared here (its version 1 exists).
 	_, err = db.Exec(ctx, `WITH up AS (
-			INSERT INTO assistants (assistant_id, graph_id, name, metadata, tenant_id, shared)
-			SELECT id, g, g, '{"created_by":"system"}', '', true FROM unnest($1::uuid[], $2::text[]) AS t(id, g)
+			INSERT INTO assistants (assistant_id, graph_id, name, metadata, tenant_id, shared, config, context)
+			SELECT id, g, g, '{"created_by":"system"}', '', true, c::jsonb, x::jsonb
+			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS t(id, g, c, x)
 			ON CONFLICT (assistant_id) DO UPDATE SET shared = true
 				WHERE assistants.tenant_id = '' AND NOT assistants.shared AND assistants.graph_id = EXCLUDED.graph_id
 			RETURNING *, xmax = 0 AS inserted),
 		ins AS (SELECT * FROM up WHERE inserted)
-		`+versionInsert+`ins`, ids, graphIDs)
+		`+versionInsert+`ins`, ids, graphIDs, configs, contexts)
 	if err != nil {
 		return fmt.Errorf("create system assistants: %w", err)
 	}
@@ -224,6 +244,15 @@ func EnsureSystem(ctx context.Context, db postgres.DBTX, graphIDs []string) erro
 		return apperr.Errorf(apperr.Conflict, "Cannot create system assistants: %s", strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// jsonObject is m as JSON text, {} for nil.
+func jsonObject(m map[string]any) (string, error) {
+	if m == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
 }
 
 // systemIDsHeld describes, by graph, each graph whose system id is taken by
@@ -306,8 +335,9 @@ func resolve(ctx context.Context, db postgres.DBTX, ref, lock string) (*Assistan
 		if slices.Contains(graphs, ref) {
 			return nil, apperr.Errorf(apperr.NotFound, "Assistant %s (the system assistant of graph %q) not found: it was deleted", id, ref)
 		}
+		// LangGraph.js's wording; the graphs listed as LangGraph's Python server lists them.
 		return nil, apperr.Errorf(apperr.Invalid,
-			"Invalid assistant: %q. Must be either a valid assistant UUID or one of the registered graphs: %s",
+			"No assistant found for %q. Make sure the assistant ID is for a valid assistant or a valid graph ID (the registered graphs: %s)",
 			ref, strings.Join(graphs, ", "))
 	}
 	if err != nil {

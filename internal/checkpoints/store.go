@@ -327,7 +327,8 @@ func CheckpointThreadDelete(ctx context.Context, db postgres.DBTX, threadIDs ...
 // checkpointThreadCopySQL duplicates a thread's three tables, its list
 // elements and its summaries under a new thread id in one statement. The rows keep their
 // checkpoint ids, versions, parents and element seqs, so the copy has the
-// same history, branches and latest checkpoint as the original.
+// same history, branches and latest checkpoint as the original; a
+// checkpoint's metadata.thread_id names the copy, as LangGraph's copy does.
 const checkpointThreadCopySQL = `
 WITH blobs AS (
     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
@@ -348,7 +349,9 @@ WITH blobs AS (
     SELECT $2, channel, from_seq, to_seq, summary, created_at FROM thread_summaries WHERE thread_id = $1
 )
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
-SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+    CASE WHEN jsonb_typeof(metadata -> 'thread_id') = 'string' THEN jsonb_set(metadata, '{thread_id}', to_jsonb($2::text))
+        ELSE metadata END
 FROM checkpoints WHERE thread_id = $1`
 
 // CheckpointThreadCopy duplicates every checkpoint, blob, write, list

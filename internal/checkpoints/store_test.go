@@ -362,6 +362,10 @@ func TestThreadCopy(t *testing.T) {
 	ctx := context.Background()
 	loadFixture(t, db, "js_appendix_a.jsonl")
 	newLine(t, db, "1", "sub:1").Put("input", map[string]any{"s": 1})
+	// Checkpoints naming their thread in metadata (as runs' do) name the copy there.
+	if _, err := db.Exec(ctx, `UPDATE checkpoints SET metadata = metadata || '{"thread_id": "1"}' WHERE thread_id = '1'`); err != nil {
+		t.Fatal(err)
+	}
 	if err := CheckpointThreadCopy(ctx, db, "1", "copy"); err != nil {
 		t.Fatal(err)
 	}
@@ -374,6 +378,7 @@ func TestThreadCopy(t *testing.T) {
 	cp := mustList(t, db, Config{ThreadID: "copy"}, ListOptions{AllNamespaces: true})
 	for i := range orig {
 		orig[i].Config.ThreadID = "copy"
+		orig[i].Metadata["thread_id"] = "copy"
 		if orig[i].Parent != nil {
 			orig[i].Parent.ThreadID = "copy"
 		}

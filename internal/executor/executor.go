@@ -588,7 +588,7 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 		if base != nil {
 			pending = pregel.Tasks(base, x.g)
 		}
-		writes = pregel.InputWrites(pending, in)
+		writes = pregel.InputWrites(pending, runs.InputChannels(x.g, in))
 	} else if base != nil {
 		// Continuing with no input: past any static breakpoint it stopped at.
 		cp := pregel.Clone(&base.Checkpoint)

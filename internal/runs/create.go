@@ -123,12 +123,8 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 	if stateless && k.CheckpointID != "" {
 		return nil, apperr.Errorf(apperr.BadRequest, "checkpoint_id needs a thread: a stateless run has no history")
 	}
-	if err := checkNodes(g, "interrupt_before", k.InterruptBefore); err != nil {
-		return nil, err
-	}
-	if err := checkNodes(g, "interrupt_after", k.InterruptAfter); err != nil {
-		return nil, err
-	}
+	// interrupt_before / interrupt_after may name nodes the graph does not
+	// have, as LangGraph's servers accept them: such a name never matches.
 	if c, ok := k.Config["configurable"]; ok && c != nil {
 		if _, isObj := c.(map[string]any); !isObj {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid config.configurable: must be an object")
@@ -158,7 +154,7 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 		if err := jsonv.Decode(k.Input, &in); err != nil || in == nil {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid input: must be an object or null")
 		}
-		if _, err := g.Apply(graph.State{}, in); err != nil {
+		if _, err := g.Apply(graph.State{}, InputChannels(g, in)); err != nil {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid input: %v", err)
 		}
 	} else {
@@ -193,16 +189,17 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 	return v, nil
 }
 
-func checkNodes(g *graph.Graph, field string, nodes []string) error {
-	for _, n := range nodes {
-		if n == "*" {
-			continue
-		}
-		if _, ok := g.Node(n); !ok {
-			return apperr.Errorf(apperr.Invalid, "Invalid %s: graph %q has no node %q", field, g.ID, n)
+// InputChannels is the part of a run's input that names the graph's
+// channels: LangGraph reads only those and ignores the other keys, and so
+// does Weft (no 422 for them).
+func InputChannels(g *graph.Graph, in map[string]any) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		if _, ok := g.Channel(k); ok {
+			out[k] = v
 		}
 	}
-	return nil
+	return out
 }
 
 // RecursionLimit reads config.recursion_limit (default 25).

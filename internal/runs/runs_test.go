@@ -135,6 +135,18 @@ func TestStatelessRuns(t *testing.T) {
 	s.Must(http.StatusBadRequest, "POST", "/runs", map[string]any{"assistant_id": "hitl", "command": map[string]any{"resume": "x"}})
 }
 
+// As LangGraph: input keys that are not channels are ignored, and
+// interrupt_before / interrupt_after may name nodes the graph lacks.
+func TestRunIgnoresUnknownInputKeysAndNodes(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	values := wait(t, s, tid, map[string]any{"assistant_id": "foo_bar",
+		"input": map[string]any{"foo": "x", "nope": 1}, "interrupt_before": []string{"nope"}, "interrupt_after": []string{"nope"}})
+	if _, ok := values["nope"]; ok || values["foo"] == nil {
+		t.Fatalf("values %s", js(values))
+	}
+}
+
 func TestBadRunRequestsChangeNothing(t *testing.T) {
 	s := start(t)
 	tid := newThread(t, s)
@@ -145,11 +157,9 @@ func TestBadRunRequestsChangeNothing(t *testing.T) {
 		{http.StatusUnprocessableEntity, map[string]any{}},
 		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "nope"}},
 		{http.StatusNotFound, map[string]any{"assistant_id": "00000000-0000-0000-0000-000000000001"}},
-		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"nope": 1}}},
 		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"bar": "not a list"}}},
 		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "input": "text"}},
 		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "multitask_strategy": "later"}},
-		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "interrupt_before": []string{"nope"}}},
 		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "checkpoint_id": "x"}},
 		{http.StatusNotFound, map[string]any{"assistant_id": "foo_bar", "checkpoint_id": "1ef4a9b8-d80d-6fa7-8000-9300467fad0f"}},
 		{http.StatusUnprocessableEntity, map[string]any{"assistant_id": "foo_bar", "config": map[string]any{"recursion_limit": -1}}},

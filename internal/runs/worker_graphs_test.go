@@ -54,10 +54,11 @@ func TestWorkerGraphRegistration(t *testing.T) {
 	}
 	s.Must(http.StatusConflict, "POST", "/dispatch/graphs", map[string]any{"graph_id": "foo_bar", "drawable": jsGraph["drawable"]})
 
-	// Runs are validated against the registered nodes and state keys.
+	// Runs are validated against the registered state channels; keys that
+	// are none and interrupt nodes the graph lacks are accepted, as
+	// LangGraph accepts them.
 	tid := newThread(t, s)
-	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "js_echo", "input": map[string]any{"nope": 1}})
-	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "js_echo", "interrupt_before": []string{"nope"}})
+	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+tid+"/runs", map[string]any{"assistant_id": "js_echo", "input": "text"})
 	run := create(t, s, tid, map[string]any{"assistant_id": "js_echo", "input": map[string]any{"messages": []any{"hi"}},
 		"interrupt_before": []string{"done"}})
 	// The in-process pool never claims it; a worker serving js_echo does.
@@ -78,8 +79,8 @@ func TestWorkerGraphRegistration(t *testing.T) {
 
 	// Run creation reads the registered graph through a cache; the
 	// worker registering it again through this server is seen at once: a
-	// node it adds is a valid interrupt_before the next moment.
-	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+newThread(t, s)+"/runs", map[string]any{"assistant_id": "js_echo", "interrupt_before": []string{"review"}})
+	// node it adds is a valid command.goto the next moment.
+	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/"+newThread(t, s)+"/runs", map[string]any{"assistant_id": "js_echo", "command": map[string]any{"goto": "review"}})
 	more := map[string]any{}
 	for k, v := range jsGraph {
 		more[k] = v
@@ -91,7 +92,7 @@ func TestWorkerGraphRegistration(t *testing.T) {
 			map[string]any{"source": "review", "target": "done"}, map[string]any{"source": "done", "target": "__end__"}},
 	}
 	s.Must(http.StatusOK, "POST", "/dispatch/graphs", more)
-	create(t, s, newThread(t, s), map[string]any{"assistant_id": "js_echo", "interrupt_before": []string{"review"}})
+	create(t, s, newThread(t, s), map[string]any{"assistant_id": "js_echo", "command": map[string]any{"goto": "review"}})
 }
 
 // A long-polling claim returns a run created while it waits (woken by the

@@ -149,6 +149,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	if err := assistants.RegisterBuiltin(ctx, s.pool, graphs); err != nil {
 		return nil, err
 	}
+	// A database once served with other compiled-in graphs (the demos,
+	// before weft dev) lists none of them now.
+	if gone, err := assistants.PruneBuiltin(ctx, s.pool, graphs.IDs()); err != nil {
+		return nil, err
+	} else if len(gone) > 0 {
+		log.Info("graphs no longer compiled in left the catalog", "graph_ids", gone)
+	}
 	if err := assistantStore.EnsureSystem(ctx, graphs.IDs()); apperr.CodeOf(err) == apperr.Conflict {
 		// A tenant's row at a built-in graph's system id (made before such
 		// ids were refused): serve the rest, loudly; the graph name

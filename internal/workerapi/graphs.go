@@ -49,6 +49,11 @@ type GraphRegistration struct {
 	// show a {"__weft_unresolved__": "delta_channel"} marker for it). Absent
 	// or {}: none.
 	ChannelKinds map[string]string `json:"channel_kinds,omitempty"`
+	// Config and Context are what the graph's system assistant starts
+	// with when it is created here (LangGraph's server takes them from
+	// LANGGRAPH_CONFIG); an existing system assistant keeps its own.
+	Config  map[string]any `json:"config,omitempty" swaggertype:"object"`
+	Context map[string]any `json:"context,omitempty" swaggertype:"object"`
 }
 
 // GraphRegistered is the answer to a graph registration.
@@ -113,12 +118,15 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 			StateSchema: req.StateSchema, ConfigSchema: req.ConfigSchema, ContextSchema: req.ContextSchema}}
 	// The graph and its system assistant together: a graph whose system
 	// id another assistant holds is refused (409) and nothing of it is
-	// stored; a reader never sees the assistant without the graph.
+	// stored; a reader never sees the assistant without the graph. The
+	// system assistant starts with the project's config and context
+	// (LANGGRAPH_CONFIG), as on LangGraph's server.
 	err = postgres.WithTx(ctx, h.db, func(tx pgx.Tx) error {
 		if err := assistants.GraphUpsert(ctx, tx, info); err != nil {
 			return err
 		}
-		return assistants.EnsureSystem(ctx, tx, []string{req.GraphID})
+		return assistants.EnsureSystem(ctx, tx, []string{req.GraphID},
+			map[string]assistants.SystemDefaults{req.GraphID: {Config: req.Config, Context: req.Context}})
 	})
 	if err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ func (h *Handlers) UpdateState(ctx context.Context, threadID uuid.UUID, graphID 
 		values = json.RawMessage("null")
 	}
 	md := map[string]any{UpdateStateKey: map[string]any{"values": values, "as_node": p.AsNode, "checkpoint_id": p.CheckpointID}}
-	run, err := h.runs.Create(ctx, threadID, &runs.CreateRequest{AssistantID: graphID, Metadata: md, MultitaskStrategy: runs.StrategyReject})
+	run, err := h.runs.Create(ctx, threadID, &runs.CreateRequest{AssistantID: h.threadAssistant(ctx, threadID, graphID), Metadata: md, MultitaskStrategy: runs.StrategyReject})
 	if err != nil {
 		return checkpoints.Config{}, err
 	}
@@ -94,4 +94,21 @@ func (h *Handlers) UpdateState(ctx context.Context, threadID uuid.UUID, graphID 
 		return checkpoints.Config{}, apperr.Errorf(apperr.BadRequest, "%s: %s", res.Error.Error, res.Error.Message)
 	}
 	return checkpoints.Config{}, apperr.Errorf(apperr.Conflict, "The worker did not apply the update (run %s ended %s)", run.RunID, got.Status)
+}
+
+// threadAssistant is the assistant an update of the thread runs as: the
+// one of the thread's runs (its metadata's assistant_id) when that is an
+// assistant of graphID, so a graph factory makes the graph from the same
+// config (LangGraph's server makes it from the thread's config); else the
+// graph's system assistant.
+func (h *Handlers) threadAssistant(ctx context.Context, threadID uuid.UUID, graphID string) string {
+	var ref *string
+	err := h.db.QueryRow(ctx, `WITH t AS (SELECT metadata->>'assistant_id' AS id FROM threads WHERE thread_id = $1)
+		SELECT a.assistant_id::text FROM t JOIN assistants a
+			ON a.assistant_id = CASE WHEN t.id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN t.id::uuid END
+			AND a.graph_id = $2`, threadID, graphID).Scan(&ref)
+	if err != nil || ref == nil {
+		return graphID
+	}
+	return *ref
 }

@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/load.mjs";
 import { Worker, jsonLogger } from "../src/worker.mjs";
+import { registerRuntime } from "../src/runtime.mjs";
 
 const USAGE = `Usage: weft-worker [options]
 
@@ -69,11 +70,22 @@ const log = (level, msg, attrs) => {
 
 try {
   const only = args.graphs ? args.graphs.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
-  const { graphs } = await loadConfig(args.config, { only });
+  // Before any graph module is imported: a module may call getLogger() at import.
+  registerRuntime({ log, url: args.url });
+  const onFailure = ({ graph_id, error }) => log("error", "graph failed to load; serving the others", { graph_id, error });
+  const { graphs, failures } = await loadConfig(args.config, { only, onFailure });
+  if (graphs.size === 0) {
+    // Nothing to serve: stay up (a restart would fail the same way) until stopped.
+    log("error", "no graph of the config loaded; fix the modules and restart", { failed: failures.map((f) => f.graph_id) });
+    for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => process.exit(0));
+    setInterval(() => {}, 1 << 30);
+    await new Promise(() => {});
+  }
   const worker = new Worker({
     url: args.url,
     apiKey: args["api-key"] || undefined,
     graphs,
+    failures,
     workerId: args["worker-id"],
     concurrency: int("concurrency", args.concurrency, 1),
     waitMs: Math.min(int("wait-ms", args["wait-ms"], 0), 30_000),

@@ -45,37 +45,82 @@ function isCompiled(g) {
   return g && typeof g === "object" && typeof g.stream === "function" && typeof g.getGraphAsync === "function";
 }
 
-/** A graph export: a compiled graph, a builder (compiled here) or a factory. */
-async function resolveGraph(value, id) {
+/** Marks a compiled graph made by a graph factory: the factory itself. */
+export const FACTORY = Symbol.for("weft.graph_factory");
+
+/**
+ * A graph export: a compiled graph, a builder (compiled here) or a factory
+ * (a function returning either, sync or async). A factory is called here
+ * with an empty config for the graph's registration (drawing, schemas);
+ * the compiled graph keeps it under FACTORY, and each run calls it again
+ * with the run's config (graphForRun), as LangGraph's server does.
+ */
+export async function resolveGraph(value, id) {
   let g = await value;
-  if (typeof g === "function" && !isCompiled(g)) g = await g({ configurable: {} });
+  let factory = null;
+  if (typeof g === "function" && !isCompiled(g)) {
+    factory = g;
+    g = await compiled(await g({ configurable: {} }), id);
+    g[FACTORY] = factory;
+    return g;
+  }
+  return compiled(g, id);
+}
+
+async function compiled(g, id) {
   if (g && !isCompiled(g) && typeof g.compile === "function") g = g.compile();
+  // LangChain's createAgent returns a wrapper holding the compiled graph under .graph.
+  if (g && !isCompiled(g) && isCompiled(g.graph)) g = g.graph;
   if (!isCompiled(g)) throw new Error(`graph ${id}: the export is not a LangGraph.js graph (compiled graph, StateGraph or a function returning one)`);
+  return g;
+}
+
+/**
+ * The graph a run executes: graph itself, or for a factory's graph a fresh
+ * one from the factory called with the run's config ({configurable, ...}),
+ * given the same checkpointer and store.
+ */
+export async function graphForRun(graph, config, id) {
+  const factory = graph?.[FACTORY];
+  if (!factory) return graph;
+  const g = await compiled(await factory({ ...config, configurable: { ...(config?.configurable ?? {}) } }), id);
+  g.checkpointer = graph.checkpointer;
+  g.store = graph.store;
   return g;
 }
 
 /**
  * Loads a langgraph.json: applies its env, imports every graph module
  * ("./path.ts:export"; TypeScript through tsx) and returns
- * {config, dir, graphs: Map<graph id, compiled graph>}.
+ * {config, dir, graphs: Map<graph id, compiled graph>, failures}.
+ * A graph whose module fails to import (or whose export is not a graph)
+ * is left out and listed in failures ([{graph_id, error}]), so the others
+ * are served; onFailure, when given, is told of each at once.
  * only, when given, limits the graphs loaded.
  */
-export async function loadConfig(configPath, { only } = {}) {
+export async function loadConfig(configPath, { only, onFailure } = {}) {
   const file = resolve(configPath);
   const dir = dirname(file);
   const config = JSON.parse(readFileSync(file, "utf8"));
   applyEnv(config.env, dir);
   const graphs = new Map();
+  const failures = [];
   for (const [id, spec] of Object.entries(config.graphs ?? {})) {
     if (only && !only.includes(id)) continue;
-    const ref = typeof spec === "string" ? spec : spec?.path;
-    if (typeof ref !== "string") throw new Error(`graph ${id}: expected "./path.ts:export", got ${JSON.stringify(spec)}`);
-    const cut = ref.lastIndexOf(":");
-    const [path, name] = cut > 1 ? [ref.slice(0, cut), ref.slice(cut + 1)] : [ref, "default"];
-    const mod = await importFile(resolve(dir, path));
-    if (!(name in mod)) throw new Error(`graph ${id}: ${path} has no export ${name}`);
-    graphs.set(id, await resolveGraph(mod[name], id));
+    try {
+      const ref = typeof spec === "string" ? spec : spec?.path;
+      if (typeof ref !== "string") throw new Error(`graph ${id}: expected "./path.ts:export", got ${JSON.stringify(spec)}`);
+      const cut = ref.lastIndexOf(":");
+      const [path, name] = cut > 1 ? [ref.slice(0, cut), ref.slice(cut + 1)] : [ref, "default"];
+      const mod = await importFile(resolve(dir, path));
+      if (!(name in mod)) throw new Error(`graph ${id}: ${path} has no export ${name}`);
+      graphs.set(id, await resolveGraph(mod[name], id));
+    } catch (err) {
+      const failure = { graph_id: id, error: String(err?.stack ?? err?.message ?? err) };
+      failures.push(failure);
+      onFailure?.(failure);
+    }
   }
-  if (graphs.size === 0) throw new Error(`${configPath}: no graphs to serve`);
-  return { config, dir, graphs };
+  if (graphs.size === 0 && failures.length === 0) throw new Error(`${configPath}: no graphs to serve`);
+  return { config, dir, graphs, failures };
 }

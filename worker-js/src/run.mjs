@@ -4,6 +4,7 @@
 import { Command, Send } from "@langchain/langgraph";
 import { isFenced } from "./client.mjs";
 import { startRunSpan } from "./trace.mjs";
+import { graphForRun } from "./load.mjs";
 
 /** Why a run's AbortController fired. */
 export class StopReason extends Error {
@@ -323,7 +324,9 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     let interrupts = null;
     let failure = null;
     try {
-      const stream = await graph.stream(input, options);
+      // A graph factory's graph is made anew for the run, from its config.
+      const runGraph = await graphForRun(graph, { ...configIn, configurable }, dispatch.graph_id);
+      const stream = await runGraph.stream(input, options);
       for await (const chunk of stream) {
         let ns = [];
         let mode;
@@ -337,7 +340,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
           interrupts = data.__interrupt__;
         }
         if (!modes.has(mode)) continue;
-        const json = await dataJSON(data);
+        const json = await dataJSON(serverShape(mode, data));
         committer.emit(root ? mode : `${mode}|${ns.join("|")}`, json);
         if (root && mode === "values" && !isInterruptOnly(data)) {
           lastValues = data;
@@ -387,6 +390,68 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
   }
 }
 
+/** A checkpoint's reference {thread_id, checkpoint_ns, checkpoint_id, checkpoint_map} from a RunnableConfig, or null. */
+export function checkpointRef(config, { needId = true } = {}) {
+  const c = config?.configurable;
+  if (!c || typeof c !== "object" || typeof c.thread_id !== "string" || !c.thread_id) return null;
+  if (needId && typeof c.checkpoint_id !== "string") return null;
+  return {
+    thread_id: c.thread_id,
+    checkpoint_ns: c.checkpoint_ns || "",
+    checkpoint_id: c.checkpoint_id || null,
+    checkpoint_map: c.checkpoint_map || null,
+  };
+}
+
+/** config without LangGraph's internal configurable keys (__pregel_*) and callbacks. */
+function publicConfig(config) {
+  if (!config?.configurable || typeof config.configurable !== "object") return config;
+  const out = { ...config, configurable: {} };
+  for (const [k, v] of Object.entries(config.configurable)) if (!k.startsWith("__")) out.configurable[k] = v;
+  delete out.callbacks;
+  return out;
+}
+
+/** A task of a debug / tasks payload: its state config as a checkpoint reference. */
+function serverTask(task) {
+  const ref = task && typeof task === "object" ? checkpointRef(task.state, { needId: false }) : null;
+  if (!ref) return task;
+  const { state, ...rest } = task;
+  return { ...rest, checkpoint: ref };
+}
+
+/** A checkpoint payload (debug "checkpoint", checkpoints mode) in the Agent Server's shape. */
+function serverCheckpoint(p) {
+  if (!p || typeof p !== "object") return p;
+  const { parentConfig, ...rest } = p;
+  return {
+    ...rest,
+    config: publicConfig(p.config),
+    parent_config: publicConfig(parentConfig ?? p.parent_config),
+    checkpoint: checkpointRef(p.config),
+    parent_checkpoint: checkpointRef(parentConfig ?? p.parent_config),
+    tasks: Array.isArray(p.tasks) ? p.tasks.map(serverTask) : p.tasks,
+  };
+}
+
+/**
+ * A stream chunk as LangGraph's server sends it: LangGraph.js's checkpoint
+ * payloads (debug "checkpoint" events, the checkpoints mode) carry
+ * checkpoint / parent_checkpoint references and parent_config instead of
+ * the library's parentConfig; tasks carry a checkpoint reference instead
+ * of their state config.
+ */
+export function serverShape(mode, data) {
+  if (mode === "debug" && data && typeof data === "object") {
+    if (data.type === "checkpoint") return { ...data, payload: serverCheckpoint(data.payload) };
+    if (data.type === "task_result" || data.type === "task") return { ...data, payload: serverTask(data.payload) };
+    return data;
+  }
+  if (mode === "checkpoints") return serverCheckpoint(data);
+  if (mode === "tasks") return serverTask(data);
+  return data;
+}
+
 function isInterruptOnly(v) {
   return v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "__interrupt__" in v;
 }
@@ -407,8 +472,9 @@ async function applyUpdate({ update, run, graph, committer, controller }) {
   if (update.checkpoint_id) config.configurable.checkpoint_id = update.checkpoint_id;
   let result;
   try {
+    const runGraph = await graphForRun(graph, { ...(run.kwargs?.config ?? {}), configurable: { ...(run.kwargs?.config?.configurable ?? {}), thread_id: run.thread_id } }, run.graph_id);
     const list = Array.isArray(update.values) ? update.values : [update.values];
-    for (const values of list) config = await graph.updateState(config, values, update.as_node || undefined);
+    for (const values of list) config = await runGraph.updateState(config, values, update.as_node || undefined);
     result = { __update_state__: config.configurable };
   } catch (err) {
     if (controller.signal.aborted) throw err;

@@ -16,6 +16,31 @@ export function jsonLogger(base = {}) {
 }
 
 /**
+ * The config and context each graph's default (system) assistant starts
+ * with, from LANGGRAPH_CONFIG as LangGraph's server reads it: a JSON object
+ * {graph id: {...config, context?}}; {} when unset or not such an object.
+ */
+export function assistantDefaults(text, log = () => {}) {
+  if (!text) return {};
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    log("warn", "LANGGRAPH_CONFIG is not JSON; ignored", { error: err.message });
+    return {};
+  }
+  const out = {};
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return out;
+  for (const [id, v] of Object.entries(parsed)) {
+    if (!v || typeof v !== "object" || Array.isArray(v)) continue;
+    const { context, ...config } = v;
+    out[id] = { config };
+    if (context && typeof context === "object") out[id].context = context;
+  }
+  return out;
+}
+
+/**
  * Worker serves compiled LangGraph.js graphs on a Weft server:
  * start() registers them (POST /dispatch/graphs) and claims their runs
  * (POST /dispatch/claim, long poll, up to `concurrency` at once), each
@@ -50,9 +75,10 @@ export class Worker {
   }
 
   async register() {
+    const defaults = assistantDefaults(process.env.LANGGRAPH_CONFIG, this.log);
     for (const [id, g] of this.graphs) {
       const info = await describeGraph(id, g);
-      const res = await this.client.post("/dispatch/graphs", { ...info, worker_id: this.workerId });
+      const res = await this.client.post("/dispatch/graphs", { ...info, ...(defaults[id] ?? {}), worker_id: this.workerId });
       this.log("info", "graph registered", { graph_id: id, assistant_id: res.assistant_id, nodes: res.nodes });
     }
   }

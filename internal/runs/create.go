@@ -158,7 +158,10 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 		if err := jsonv.Decode(k.Input, &in); err != nil || in == nil {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid input: must be an object or null")
 		}
-		if _, err := g.Apply(graph.State{}, in); err != nil {
+		// A graph without state channels (a worker's functional API
+		// entrypoint: its input is one value) takes any keys; its runtime
+		// checks them.
+		if _, err := g.Apply(graph.State{}, in); err != nil && len(g.Channels) > 0 {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid input: %v", err)
 		}
 	} else {

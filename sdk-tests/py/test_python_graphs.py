@@ -28,7 +28,7 @@ from langgraph_sdk import get_client, get_sync_client
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "fixtures" / "pyproject"
 WORKER_PY = HERE.parents[1] / "worker-py"
-GRAPHS = ["chat", "ask", "nested", "sleeper", "memory", "made"]
+GRAPHS = ["chat", "ask", "nested", "sleeper", "memory", "made", "fanout", "functional"]
 LEASE_S = 4
 
 
@@ -229,6 +229,66 @@ def test_sync_client_and_remote_graph(dev):
     assert remote.invoke({"text": "remote"}, config={"configurable": {"suffix": "."}}) == {"text": "REMOTE."}
     chunks = list(remote.stream({"text": "s"}, stream_mode="updates"))
     assert chunks == [{"shout": {"text": "S!"}}]
+
+
+async def test_send_command_and_pydantic_state(dev):
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    out = await client.runs.wait(thread["thread_id"], "fanout", input={"topics": ["cats", "dogs", "owls"]})
+    assert sorted(out["jokes"]) == ["a joke about cats", "a joke about dogs", "a joke about owls"]
+    assert out["verdict"] == "3 jokes"
+
+
+async def test_functional_api_with_interrupt(dev):
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    out = await client.runs.wait(tid, "functional", input={"numbers": [1, 2, 3]})
+    assert out["__interrupt__"][0]["value"] == {"doubled": [2, 4, 6]}
+    # the resumed run reuses the tasks' results (their pending writes) and resumes the interrupt
+    out = await client.runs.wait(tid, "functional", command={"resume": "yes"})
+    assert out == {"doubled": [2, 4, 6], "approved": "yes"}
+
+
+async def test_client_command_goto_and_update(dev):
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    await client.runs.wait(tid, "ask", input={"question": "first"})
+    # update and goto from the client: the question changes, prepare runs again, then the interrupt
+    out = await client.runs.wait(tid, "ask", command={"update": {"question": "second"}, "goto": "prepare"})
+    assert out["question"] == "second"
+    assert out["log"] == ["prepared", "prepared"]
+    assert out["__interrupt__"][0]["value"] == {"question": "second"}
+
+
+@pytest.mark.parametrize("durability", ["exit", "async", "sync"])
+async def test_durability_modes(dev, durability):
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    out = await client.runs.wait(tid, "ask", input={"question": "d"}, durability=durability)
+    assert out["log"] == ["prepared"]
+    history = await client.threads.get_history(tid)
+    if durability == "exit":
+        # only the run's last checkpoint is written, when the run ends
+        assert len(history) == 1 and history[0]["next"] == ["ask_human"]
+    else:
+        assert [h["metadata"]["step"] for h in history] == [1, 0, -1]
+    out = await client.runs.wait(tid, "ask", command={"resume": "ok"}, durability=durability)
+    assert out["answer"] == "ok"
+
+
+async def test_tasks_and_checkpoints_stream_modes(dev):
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    seen: dict[str, list] = {}
+    async for part in client.runs.stream(thread["thread_id"], "fanout", input={"topics": ["a", "b"]},
+                                         stream_mode=["tasks", "checkpoints"]):
+        seen.setdefault(part.event, []).append(part.data)
+    names = [t["name"] for t in seen["tasks"] if "input" in t]
+    assert names.count("joke") == 2 and "judge" in names
+    assert seen["checkpoints"][-1]["values"]["verdict"] == "2 jokes"
 
 
 # --- crashes and leases (the lease is LEASE_S seconds)

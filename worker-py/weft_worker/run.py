@@ -261,7 +261,11 @@ async def _stream(claimed, kwargs, graph, config, committer: Committer, saver, h
         opts["interrupt_after"] = kwargs["interrupt_after"]
     if kwargs.get("durability"):
         opts["durability"] = kwargs["durability"]
-    state = {"last_json": "null"}
+    state: dict[str, Any] = {"last_json": "null", "latest": None}
+    # The result is what LangGraph's ainvoke returns: the last values, with
+    # every interrupt the run's updates reported (the last values chunk of a
+    # step that interrupted need not carry them).
+    interrupts: list = []
 
     async def consume():
         async for chunk in graph.astream(inp, config, **opts):
@@ -271,8 +275,13 @@ async def _stream(claimed, kwargs, graph, config, committer: Committer, saver, h
                 ns, (mode, data) = (), chunk
             data_json = dumps_event(data)
             committer.emit(mode if not ns else f"{mode}|{'|'.join(ns)}", data_json)
-            if not ns and mode == "values":
+            if ns:
+                continue
+            if mode == "values":
                 state["last_json"] = data_json
+                state["latest"] = data
+            elif mode == "updates" and isinstance(data, dict) and data.get("__interrupt__") is not None:
+                interrupts.extend(data["__interrupt__"])
 
     failure: BaseException | None = None
     handle.task = asyncio.get_running_loop().create_task(consume())
@@ -299,7 +308,10 @@ async def _stream(claimed, kwargs, graph, config, committer: Committer, saver, h
         await committer.end({"status": "error", "json": dumps_event({"status": "error", "error": e})})
         log.info("run failed", extra={"attrs": {"run_id": run["run_id"], "error": e["message"]}})
         return {"outcome": "ended", "status": "error"}
-    await committer.end({"status": "success", "json": f'{{"status":"success","result":{state["last_json"]}}}'})
+    result = state["last_json"]
+    if interrupts and isinstance(state["latest"], dict):
+        result = dumps_event({**state["latest"], "__interrupt__": interrupts})
+    await committer.end({"status": "success", "json": f'{{"status":"success","result":{result}}}'})
     return {"outcome": "ended", "status": "success"}
 
 

@@ -291,6 +291,41 @@ async def test_tasks_and_checkpoints_stream_modes(dev):
     assert seen["checkpoints"][-1]["values"]["verdict"] == "2 jokes"
 
 
+def _socket_dir(log: str) -> str:
+    m = re.search(r'msg="local PostgreSQL cluster started".* socket_dir=("(?:[^"\\]|\\.)*"|\S+)', log)
+    assert m, "the server's log names no socket_dir"
+    return json.loads(m.group(1)) if m.group(1).startswith('"') else m.group(1)
+
+
+async def test_langgraphs_postgres_saver_reads_the_workers_threads(dev):
+    """LangGraph's own PostgresSaver (Python), unmodified, reads what the
+    Python worker wrote through the views of schema langgraph: messages come
+    back as LangChain messages, an interrupt as LangGraph's Interrupt."""
+    import psycopg
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.types import Interrupt
+    from psycopg.rows import dict_row
+
+    client = get_client(url=dev.url)
+    chat = await client.threads.create()
+    await client.runs.wait(chat["thread_id"], "chat", input={"messages": [{"role": "user", "content": "stored?"}]})
+    ask = await client.threads.create()
+    await client.runs.wait(ask["thread_id"], "ask", input={"question": "pg?"})
+    conninfo = f"host={_socket_dir(dev.log())} user=weft dbname=weft options='-c search_path=langgraph,public'"
+    with psycopg.connect(conninfo, autocommit=True, row_factory=dict_row) as conn:
+        saver = PostgresSaver(conn)
+        t = saver.get_tuple({"configurable": {"thread_id": chat["thread_id"], "checkpoint_ns": ""}})
+        messages = t.checkpoint["channel_values"]["messages"]
+        assert [type(m) for m in messages] == [HumanMessage, AIMessage]
+        assert messages[1].content == "Hello from env: stored?"
+        assert t.metadata["graph_id"] == "chat" and t.metadata["source"] == "loop"
+        assert len(list(saver.list({"configurable": {"thread_id": chat["thread_id"]}}))) == 3
+        t = saver.get_tuple({"configurable": {"thread_id": ask["thread_id"], "checkpoint_ns": ""}})
+        [interrupt] = [v for _, ch, v in t.pending_writes if ch == "__interrupt__"]
+        assert isinstance(interrupt[0], Interrupt) and interrupt[0].value == {"question": "pg?"}
+
+
 # --- crashes and leases (the lease is LEASE_S seconds)
 
 

@@ -31,7 +31,8 @@ $(PY_VENV)/.installed: sdk-tests/py/requirements.txt
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r sdk-tests/py/requirements.txt
 	touch $@
 
-test-py: $(PY_VENV)/.installed ## The official Python SDK (and Python clients) against real servers (sdk-tests/py)
+test-py: $(PY_VENV)/.installed ## The official Python SDK (and Python clients) against real servers (sdk-tests/py), the Python worker's own tests (worker-py/tests)
+	PYTHONDONTWRITEBYTECODE=1 $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider worker-py/tests
 	$(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider sdk-tests/py
 
 test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK

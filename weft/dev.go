@@ -66,12 +66,26 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 		return err
 	}
 	return serve(nil, rest, getenv, stderr, edit, func(ctx context.Context, srv *server.Server, log *slog.Logger) func() {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			p.superviseWorker(ctx, srv.URL(), log)
-		}()
-		return func() { <-done }
+		var done []chan struct{}
+		start := func(supervise func(context.Context, string, *slog.Logger)) {
+			d := make(chan struct{})
+			done = append(done, d)
+			go func() {
+				defer close(d)
+				supervise(ctx, srv.URL(), log)
+			}()
+		}
+		if len(p.jsGraphs) > 0 {
+			start(p.superviseWorker)
+		}
+		if p.py != nil {
+			start(p.supervisePythonWorker) // dev_python.go
+		}
+		return func() {
+			for _, d := range done {
+				<-d
+			}
+		}
 	})
 }
 
@@ -106,8 +120,10 @@ type project struct {
 	node        string // the node executable
 	worker      string // the unpacked worker's bin/weft-worker.mjs
 	out         io.Writer
-	raw         []byte // langgraph.json
-	apiKey      string // the worker's key when the server authenticates ("" none)
+	raw         []byte     // langgraph.json
+	apiKey      string     // the worker's key when the server authenticates ("" none)
+	jsGraphs    []string   // the graph ids the JS worker serves
+	py          *pyProject // the Python graphs' worker (dev_python.go), nil without any
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -135,6 +151,19 @@ func loadProject(configPath string, getenv func(string) string) (*project, error
 		return nil, fmt.Errorf("%s names no graphs", abs)
 	}
 	p := &project{config: abs, raw: raw}
+	jsGraphs, pyGraphs := splitGraphs(cfg.Graphs)
+	if len(pyGraphs) > 0 {
+		if p.py, err = loadPythonProject(abs, pyGraphs, getenv); err != nil {
+			return nil, err
+		}
+	}
+	for id := range jsGraphs {
+		p.jsGraphs = append(p.jsGraphs, id)
+	}
+	slices.Sort(p.jsGraphs)
+	if len(jsGraphs) == 0 {
+		return p, nil
+	}
 	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
 		nm := filepath.Join(dir, "node_modules")
 		if _, err := os.Stat(filepath.Join(nm, "@langchain", "langgraph")); err == nil {
@@ -145,18 +174,7 @@ func loadProject(configPath string, getenv func(string) string) (*project, error
 			return nil, fmt.Errorf("no node_modules with @langchain/langgraph above %s: install the project's packages (npm install) first", filepath.Dir(abs))
 		}
 	}
-	for id, spec := range cfg.Graphs {
-		var path string
-		if json.Unmarshal(spec, &path) != nil {
-			var obj struct {
-				Path string `json:"path"`
-			}
-			_ = json.Unmarshal(spec, &obj)
-			path = obj.Path
-		}
-		if i := strings.LastIndex(path, ":"); i > 1 {
-			path = path[:i]
-		}
+	for id, path := range jsGraphs {
 		if slices.Contains(tsExtensions, filepath.Ext(path)) {
 			if _, err := os.Stat(filepath.Join(p.nodeModules, "tsx")); err != nil {
 				return nil, fmt.Errorf("graph %s is TypeScript (%s): the worker loads it with tsx, which %s lacks: npm install --save-dev tsx", id, path, p.nodeModules)
@@ -255,6 +273,9 @@ func (p *project) superviseWorker(ctx context.Context, url string, log *slog.Log
 func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) error {
 	cmd := exec.Command(p.node, p.worker, "--config", p.config, "--url", url,
 		"--worker-id", fmt.Sprintf("weft-dev-%d", os.Getpid()))
+	if p.py != nil { // the Python graphs are the Python worker's
+		cmd.Args = append(cmd.Args, "--graphs", strings.Join(p.jsGraphs, ","))
+	}
 	cmd.Dir = filepath.Dir(p.config)
 	if p.apiKey != "" {
 		cmd.Env = append(os.Environ(), "WEFT_API_KEY="+p.apiKey)

@@ -1,0 +1,272 @@
+package weft
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	workerpy "github.com/weftdev/weft/worker-py"
+)
+
+// The Python side of `weft dev`: a langgraph.json graph whose path is a .py
+// file ("./agent.py:graph") or a module ("my_pkg.agent:graph") is served
+// by the Python worker (worker-py), run by the project's interpreter from
+// modules embedded in this binary; the other graphs by the JS worker.
+
+// jsExtensions are the graph files of the JS worker.
+var jsExtensions = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx"}
+
+// graphPath is the file or module part of a langgraph.json graph entry
+// ("./agent.py:graph" or {"path": "./agent.py:graph"}).
+func graphPath(spec json.RawMessage) string {
+	var path string
+	if json.Unmarshal(spec, &path) != nil {
+		var obj struct {
+			Path string `json:"path"`
+		}
+		_ = json.Unmarshal(spec, &obj)
+		path = obj.Path
+	}
+	if i := strings.LastIndex(path, ":"); i > 1 {
+		path = path[:i]
+	}
+	return path
+}
+
+// isPythonGraph says whether a graph's path names Python code: a .py file,
+// or a dotted module path (no directory, no JS extension), as the Python
+// langgraph CLI reads "module:attr".
+func isPythonGraph(path string) bool {
+	if strings.HasSuffix(path, ".py") {
+		return true
+	}
+	return path != "" && !strings.ContainsAny(path, `/\`) && !strings.HasPrefix(path, ".") &&
+		!slices.Contains(jsExtensions, filepath.Ext(path))
+}
+
+// splitGraphs sorts a config's graphs into JS (id → path) and Python ids.
+func splitGraphs(graphs map[string]json.RawMessage) (js map[string]string, py []string) {
+	js = map[string]string{}
+	for id, spec := range graphs {
+		if path := graphPath(spec); isPythonGraph(path) {
+			py = append(py, id)
+		} else {
+			js[id] = path
+		}
+	}
+	sort.Strings(py)
+	return js, py
+}
+
+// pyProject is what runs a project's Python graphs.
+type pyProject struct {
+	python string   // the interpreter
+	root   string   // the unpacked worker (its parent of weft_worker goes on PYTHONPATH)
+	graphs []string // the Python graph ids
+}
+
+// findPython picks the project's interpreter: WEFT_PYTHON, the active
+// virtualenv ($VIRTUAL_ENV), a .venv in the project's directory or above,
+// else python3 on PATH. A uv project (uv.lock) without its .venv is told to
+// run `uv sync`: weft dev installs nothing.
+func findPython(dir string, getenv func(string) string) (string, error) {
+	if p := getenv("WEFT_PYTHON"); p != "" {
+		return p, nil
+	}
+	if v := getenv("VIRTUAL_ENV"); v != "" {
+		if p := filepath.Join(v, "bin", "python"); fileExists(p) {
+			return p, nil
+		}
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if p := filepath.Join(d, ".venv", "bin", "python"); fileExists(p) {
+			return p, nil
+		}
+		if fileExists(filepath.Join(d, "uv.lock")) {
+			return "", fmt.Errorf("%s is a uv project without its environment: run `uv sync` in %s first", d, d)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		return "", errors.New("no Python for the project's Python graphs: activate its virtualenv, create ./.venv, or set WEFT_PYTHON to an interpreter with langgraph installed")
+	}
+	return p, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// loadPythonProject finds the interpreter, checks that it has langgraph
+// (saying exactly what to run when not) and unpacks the worker.
+func loadPythonProject(config string, ids []string, getenv func(string) string) (*pyProject, error) {
+	python, err := findPython(filepath.Dir(config), getenv)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	check := exec.CommandContext(ctx, python, "-c",
+		"import sys; assert sys.version_info >= (3, 10), 'Python 3.10 or later is needed, this is ' + sys.version.split()[0]; import langgraph.graph")
+	check.Dir = filepath.Dir(config)
+	if out, err := check.CombinedOutput(); err != nil {
+		msg := strings.TrimSpace(string(out))
+		if i := strings.LastIndex(msg, "\n"); i >= 0 {
+			msg = msg[i+1:]
+		}
+		if strings.Contains(msg, "No module named") {
+			return nil, fmt.Errorf("the Python graphs (%s) need langgraph, which %s cannot import: run `%s -m pip install langgraph` (or `uv add langgraph` in a uv project), or point WEFT_PYTHON at an interpreter that has it",
+				strings.Join(ids, ", "), python, python)
+		}
+		return nil, fmt.Errorf("the Python graphs (%s): %s failed: %s", strings.Join(ids, ", "), python, msg)
+	}
+	root, err := unpackPyWorker(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("unpack the Python worker: %w", err)
+	}
+	return &pyProject{python: python, root: root, graphs: ids}, nil
+}
+
+// unpackPyWorker writes the embedded weft_worker package into
+// <user cache>/weft/worker-py-<hash>/weft_worker (once per version: a
+// directory that exists is complete, since it is renamed into place) and
+// returns the directory to put on PYTHONPATH.
+func unpackPyWorker(getenv func(string) string) (string, error) {
+	h := sha256.New()
+	var files []string
+	err := fs.WalkDir(workerpy.Files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(workerpy.Files, path)
+		if err != nil {
+			return err
+		}
+		files = append(files, path)
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	base := getenv("WEFT_CACHE_DIR")
+	if base == "" {
+		if base, err = os.UserCacheDir(); err != nil {
+			base = os.TempDir()
+		}
+		base = filepath.Join(base, "weft")
+	}
+	dir := filepath.Join(base, "worker-py-"+hex.EncodeToString(h.Sum(nil))[:16])
+	if fileExists(filepath.Join(dir, "weft_worker", "__main__.py")) {
+		return dir, nil
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(base, ".worker-py-tmp-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	for _, f := range files {
+		b, _ := fs.ReadFile(workerpy.Files, f)
+		out := filepath.Join(tmp, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if fileExists(filepath.Join(dir, "weft_worker", "__main__.py")) {
+			return dir, nil // another weft dev unpacked it meanwhile
+		}
+		return "", err
+	}
+	return dir, nil
+}
+
+// supervisePythonWorker runs the Python worker until ctx ends, restarting
+// it with backoff as superviseWorker does the JS worker.
+func (p *project) supervisePythonWorker(ctx context.Context, url string, log *slog.Logger) {
+	backoff := 500 * time.Millisecond
+	for ctx.Err() == nil {
+		began := time.Now()
+		err := p.runPythonWorker(ctx, url, log)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(began) > time.Minute {
+			backoff = 500 * time.Millisecond
+		}
+		log.Warn("Python worker exited; restarting", "error", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// runPythonWorker runs one Python worker process until it exits or ctx
+// ends (then SIGTERM: it gives its runs back; killed after 20 s).
+func (p *project) runPythonWorker(ctx context.Context, url string, log *slog.Logger) error {
+	cmd := exec.Command(p.py.python, "-m", "weft_worker", "--config", p.config, "--url", url,
+		"--worker-id", fmt.Sprintf("weft-dev-py-%d", os.Getpid()), "--graphs", strings.Join(p.py.graphs, ","))
+	cmd.Dir = filepath.Dir(p.config)
+	env := os.Environ()
+	pythonPath := p.py.root
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		pythonPath += string(os.PathListSeparator) + old
+	}
+	env = append(env, "PYTHONPATH="+pythonPath, "PYTHONUNBUFFERED=1")
+	if p.apiKey != "" {
+		env = append(env, "WEFT_API_KEY="+p.apiKey)
+	}
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	log.Info("Python worker started", "pid", cmd.Process.Pid, "python", p.py.python, "config", p.config)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return err
+	case <-ctx.Done():
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		log.Info("Python worker stopped", "pid", cmd.Process.Pid)
+		return err
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		return <-exited
+	}
+}

@@ -1,0 +1,174 @@
+"""Loading the Python graphs of a langgraph.json.
+
+A graph is "./path/to/file.py:attr" (a file of the project) or
+"package.module:attr" (importable from the project's path). The attribute
+is a compiled graph, a StateGraph (compiled here), or a factory: a
+function (sync or async, or an async context manager factory is not
+supported) taking the run's config, or nothing, and returning one of
+those; a factory is called again for each run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PY_EXTENSIONS = (".py",)
+JS_EXTENSIONS = {".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx"}
+
+
+def parse_dotenv(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[7:].lstrip()
+        key, sep, v = line.partition("=")
+        key = key.strip()
+        if not sep or not key.replace("_", "a").isalnum():
+            continue
+        v = v.strip()
+        if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+            v = v[1:-1]
+        else:
+            v = v.split(" #", 1)[0].rstrip()
+        out[key] = v
+    return out
+
+
+def apply_env(env: Any, base: Path) -> None:
+    """langgraph.json's env (a .env path or an object); set variables win."""
+    vars_: dict = {}
+    if isinstance(env, str):
+        f = base / env
+        if f.exists():
+            vars_ = parse_dotenv(f.read_text())
+    elif isinstance(env, dict):
+        vars_ = env
+    for k, v in vars_.items():
+        os.environ.setdefault(k, str(v))
+
+
+def is_python_spec(ref: str) -> bool:
+    """Whether a graph reference names Python code (a .py file, or a module path)."""
+    path = ref.rsplit(":", 1)[0] if ":" in ref[2:] else ref
+    if path.endswith(PY_EXTENSIONS):
+        return True
+    # module:attr (a dotted module path, no file) is Python, as for langgraph-cli
+    return "/" not in path and "\\" not in path and not path.startswith(".") and Path(path).suffix not in JS_EXTENSIONS
+
+
+def _is_compiled(g: Any) -> bool:
+    return hasattr(g, "astream") and hasattr(g, "get_graph") and hasattr(g, "aget_state")
+
+
+@dataclass
+class GraphSpec:
+    graph_id: str
+    target: Any  # what the reference names
+    factory: bool = False
+    graph: Any = None  # the compiled graph (the factory's, called with an empty config, for registration)
+    params: int = 0
+
+    async def for_run(self, config: dict) -> Any:
+        """The graph of one run: the compiled graph, or what the factory makes for this config."""
+        if not self.factory:
+            return self.graph
+        return await _resolve(await _call(self.target, config, self.params), self.graph_id)
+
+
+async def _call(fn, config, params):
+    v = fn(config) if params else fn()
+    if inspect.isawaitable(v):
+        v = await v
+    return v
+
+
+async def _resolve(g: Any, graph_id: str) -> Any:
+    if inspect.isawaitable(g):
+        g = await g
+    if not _is_compiled(g) and hasattr(g, "compile"):
+        g = g.compile()
+    if not _is_compiled(g):
+        raise TypeError(f"graph {graph_id}: the reference is not a LangGraph graph "
+                        f"(a compiled graph, a StateGraph or a function returning one), got {type(g).__name__}")
+    return g
+
+
+def _import_file(path: Path, graph_id: str):
+    name = f"weft_graph_{graph_id.replace('-', '_').replace('.', '_')}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"graph {graph_id}: cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@dataclass
+class Project:
+    config_path: Path
+    config: dict
+    graphs: dict[str, GraphSpec] = field(default_factory=dict)
+
+
+async def load_config(config_path: str, only: list[str] | None = None) -> Project:
+    """Reads langgraph.json: applies env, puts the project's directory and
+    its local "dependencies" on the import path, and loads every Python
+    graph (only: these ids)."""
+    cfg_file = Path(config_path).resolve()
+    base = cfg_file.parent
+    config = json.loads(cfg_file.read_text())
+    apply_env(config.get("env"), base)
+    paths = [str(base)]
+    for dep in config.get("dependencies") or []:
+        if isinstance(dep, str) and (dep.startswith(".") or dep.startswith("/")):
+            d = (base / dep).resolve()
+            if d.is_dir():
+                paths.append(str(d))
+                if (d / "src").is_dir():
+                    paths.append(str(d / "src"))
+    for p in reversed(paths):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    project = Project(cfg_file, config)
+    for gid, spec in (config.get("graphs") or {}).items():
+        if only and gid not in only:
+            continue
+        ref = spec if isinstance(spec, str) else (spec or {}).get("path")
+        if not isinstance(ref, str):
+            raise ValueError(f"graph {gid}: expected \"./path.py:attr\" or \"module:attr\", got {spec!r}")
+        if not is_python_spec(ref):
+            continue
+        path, _, attr = ref.rpartition(":") if ":" in ref[2:] else (ref, "", "graph")
+        if path.endswith(".py"):
+            mod = _import_file((base / path).resolve(), gid)
+        else:
+            mod = importlib.import_module(path)
+        if not hasattr(mod, attr):
+            raise AttributeError(f"graph {gid}: {path} has no attribute {attr}")
+        target = getattr(mod, attr)
+        g = GraphSpec(gid, target)
+        if callable(target) and not _is_compiled(target) and not hasattr(target, "compile"):
+            g.factory = True
+            try:
+                g.params = len(inspect.signature(target).parameters)
+            except (TypeError, ValueError):
+                g.params = 1
+            g.graph = await _resolve(await _call(target, {"configurable": {}}, g.params), gid)
+        else:
+            g.graph = await _resolve(target, gid)
+        project.graphs[gid] = g
+    if not project.graphs:
+        raise ValueError(f"{config_path}: no Python graphs to serve")
+    return project

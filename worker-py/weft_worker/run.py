@@ -1,0 +1,338 @@
+"""One claimed run: its Committer (the only way its writes reach Weft) and
+its execution by LangGraph's own Pregel loop (graph.astream)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from langgraph.types import Command, Send
+
+from .client import WeftClient, is_fenced
+from .serde import dumps, dumps_event
+
+log = logging.getLogger("weft_worker")
+
+# The run metadata key with which Weft hands an update_state to a worker.
+UPDATE_STATE_KEY = "__weft_update_state__"
+
+# Stream modes the SSE layer knows, and what LangGraph calls them.
+MODE_MAP = {
+    "values": "values", "updates": "updates", "custom": "custom", "debug": "debug",
+    "checkpoints": "checkpoints", "tasks": "tasks", "messages-tuple": "messages", "messages": "messages",
+}
+
+
+class Stop(Exception):
+    """Why a run was stopped: kind is "cancel", "lease", "commit" or "shutdown"."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+class Committer:
+    """Batches a run's checkpoints, pending writes and events into commits
+    (POST /dispatch/{id}/commit), one at a time and in order: what piles up
+    while a commit is in flight goes in the next one. Every commit presents
+    the claim token (409 once the lease is lost) and carries a commit_id, so
+    a retried request is applied once. With sync durability a put resolves
+    only once committed; otherwise when queued (sent linger_s later), and
+    the run ends only after every commit succeeded."""
+
+    def __init__(self, client: WeftClient, dispatch_id: str, token: str, *, metadata: dict | None = None,
+                 sync: bool = False, linger_s: float = 0.005, on_cancel=None, on_fail=None, traceparent: str = ""):
+        self.client = client
+        self.dispatch_id = dispatch_id
+        self.token = token
+        self.metadata = metadata or {}
+        self.sync = sync
+        self.linger_s = linger_s
+        self.on_cancel = on_cancel or (lambda action: None)
+        self.on_fail = on_fail or (lambda err: None)
+        self.headers = {"traceparent": traceparent} if traceparent else None
+        self.checkpoints: list[str] = []
+        self.writes: list[str] = []
+        self.events: list[str] = []
+        self.seq = 0
+        self.lock = asyncio.Lock()
+        self.failed: BaseException | None = None
+        self.ended = False
+        self.thread_empty = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    def _check(self) -> None:
+        if self.failed:
+            raise self.failed
+        if self.ended:
+            raise RuntimeError("run already ended")
+
+    def add_checkpoint(self, put_json: str) -> None:
+        self._check()
+        self.thread_empty = False
+        self.checkpoints.append(put_json)
+
+    def add_writes(self, batch_json: str) -> None:
+        self._check()
+        self.thread_empty = False
+        self.writes.append(batch_json)
+
+    def emit(self, event: str, data_json: str) -> None:
+        if self.failed or self.ended:
+            return
+        self.events.append(f'{{"event":{json.dumps(event)},"data":{data_json}}}')
+        self.soon()
+
+    def soon(self) -> None:
+        if self._timer is not None:
+            return
+        loop = asyncio.get_running_loop()
+
+        def go():
+            self._timer = None
+            t = loop.create_task(self._flush_quiet())
+            self._tasks.add(t)
+            t.add_done_callback(self._tasks.discard)
+
+        self._timer = loop.call_later(self.linger_s, go)
+
+    async def _flush_quiet(self) -> None:
+        try:
+            await self.flush()
+        except Exception:
+            pass
+
+    async def persist(self) -> None:
+        if self.sync:
+            await self.flush()
+            return
+        self._check()
+        self.soon()
+
+    async def flush(self) -> None:
+        async with self.lock:
+            await self._send(None)
+
+    async def end(self, end: dict) -> Any:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        async with self.lock:
+            self.ended = True
+            self.events.append(f'{{"event":"end","data":{json.dumps({"status": end["status"]})}}}')
+            return await self._send(end)
+
+    async def _send(self, end: dict | None) -> Any:
+        if self.failed:
+            raise self.failed
+        if end is None and not (self.checkpoints or self.writes or self.events):
+            return None
+        self.seq += 1
+        commit_id = f"end:{self.token}" if end is not None else f"{self.token}:{self.seq}"
+        parts = [f'"claim_token":{json.dumps(self.token)}', f'"commit_id":{json.dumps(commit_id)}',
+                 f'"checkpoints":[{",".join(self.checkpoints)}]', f'"writes":[{",".join(self.writes)}]',
+                 f'"events":[{",".join(self.events)}]']
+        if end is not None:
+            parts.append(f'"end":{end["json"]}')
+        self.checkpoints, self.writes, self.events = [], [], []
+        try:
+            res = await self.client.request("POST", f"/dispatch/{self.dispatch_id}/commit",
+                                            raw="{" + ",".join(parts) + "}", headers=self.headers)
+        except Exception as err:
+            self.failed = err
+            self.on_fail(err)
+            raise
+        if res and res.get("cancel"):
+            self.on_cancel(res["cancel"])
+        return res
+
+
+def command_of(c: dict) -> Command:
+    """A run's command ({resume, update, goto}) as LangGraph's Command."""
+    kw: dict[str, Any] = {}
+    if c.get("resume") is not None:
+        kw["resume"] = c["resume"]
+    if c.get("update") is not None:
+        kw["update"] = c["update"]
+    if c.get("goto") is not None:
+        gotos = c["goto"] if isinstance(c["goto"], list) else [c["goto"]]
+        kw["goto"] = [g if isinstance(g, str) else Send(g["node"], g.get("input")) for g in gotos]
+    return Command(**kw)
+
+
+class RunHandle:
+    """What the worker knows of a run in flight: how to stop it."""
+
+    def __init__(self, dispatch_id: str, token: str, loop: asyncio.AbstractEventLoop):
+        self.dispatch_id = dispatch_id
+        self.token = token
+        self.loop = loop
+        self.reason: Stop | None = None
+        self.cancel_action = ""
+        self.task: asyncio.Task | None = None  # the graph's stream
+        self.traceparent = ""
+
+    def stop(self, kind: str, message: str, action: str = "") -> None:
+        """Stops the run (from the event loop's thread)."""
+        if self.reason is not None:
+            return
+        self.reason = Stop(kind, message)
+        if action:
+            self.cancel_action = action
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    def stop_threadsafe(self, kind: str, message: str, action: str = "") -> None:
+        self.loop.call_soon_threadsafe(self.stop, kind, message, action)
+
+
+async def execute_run(claimed: dict, spec: Any, saver: Any, store: Any, client: WeftClient, handle: RunHandle,
+                      linger_s: float = 0.005) -> dict:
+    """Runs one claimed run to its end. Returns {"outcome": "ended", "status"}
+    or {"outcome": "stopped", "reason"}: not ended here (lease lost,
+    shutdown); the caller gives it back."""
+    dispatch, run, token = claimed["dispatch"], claimed["run"], claimed["claim_token"]
+    kwargs = run.get("kwargs") or {}
+    config_in = kwargs.get("config") or {}
+    run_md = {**(run.get("metadata") or {}), **(config_in.get("metadata") or {}),
+              "run_id": run["run_id"], "thread_id": run["thread_id"], "graph_id": dispatch["graph_id"],
+              "assistant_id": run.get("assistant_id")}
+    update = (run.get("metadata") or {}).get(UPDATE_STATE_KEY)
+    run_md.pop(UPDATE_STATE_KEY, None)
+    committer = Committer(
+        client, dispatch["dispatch_id"], token, metadata={} if update else run_md,
+        sync=kwargs.get("durability") == "sync", linger_s=linger_s, traceparent=claimed.get("traceparent") or "",
+        on_cancel=lambda action: handle.stop("cancel", f"run cancelled ({action})", action),
+        on_fail=lambda err: handle.stop("lease" if is_fenced(err) else "commit", f"commit failed: {err}"),
+    )
+    committer.thread_empty = claimed.get("thread_empty") is True
+    saver.attach(run["thread_id"], committer)
+    try:
+        configurable = {**(config_in.get("configurable") or {}), "thread_id": run["thread_id"], "checkpoint_ns": "",
+                        "run_id": run["run_id"], "graph_id": dispatch["graph_id"],
+                        "assistant_id": run.get("assistant_id")}
+        configurable.pop("checkpoint_id", None)
+        config: dict[str, Any] = {"configurable": configurable, "metadata": run_md,
+                                  "recursion_limit": config_in.get("recursion_limit") or 25}
+        if config_in.get("tags"):
+            config["tags"] = config_in["tags"]
+        graph = await spec.for_run(config)
+        graph = graph.copy(update={"checkpointer": saver,
+                                   "store": store.for_run(dispatch["dispatch_id"], token) if store else None})
+        if update is not None:
+            return await _apply_update(update, run, graph, committer, handle)
+        return await _stream(claimed, kwargs, graph, config, committer, saver, handle)
+    except Exception as err:
+        if handle.reason is not None:
+            return {"outcome": "stopped", "reason": handle.reason}
+        return {"outcome": "stopped", "reason": err}
+    finally:
+        saver.detach(run["thread_id"], committer)
+
+
+async def _stream(claimed, kwargs, graph, config, committer: Committer, saver, handle: RunHandle) -> dict:
+    dispatch, run = claimed["dispatch"], claimed["run"]
+    requested = {MODE_MAP[m] for m in (kwargs.get("stream_mode") or ["values"]) if m in MODE_MAP}
+    # values and updates are always recorded (the result, interrupts, the
+    # thread stream need them); custom too, as the in-process pool does.
+    modes = ["values", "updates", "custom", *sorted(requested - {"values", "updates", "custom"})]
+    inp: Any = command_of(kwargs["command"]) if kwargs.get("command") else kwargs.get("input")
+    checkpoint_id = kwargs.get("checkpoint_id") or None
+    if dispatch.get("attempt", 1) > 1:
+        # A retry: continue from the last checkpoint this run committed, if
+        # any (its input was applied there already); LangGraph then reuses
+        # the pending writes of tasks that completed.
+        async for t in saver.alist({"configurable": {"thread_id": run["thread_id"], "checkpoint_ns": ""}},
+                                   filter={"run_id": run["run_id"]}, limit=1):
+            inp = None
+            checkpoint_id = t.config["configurable"]["checkpoint_id"]
+    if checkpoint_id:
+        config["configurable"]["checkpoint_id"] = checkpoint_id
+    committer.emit("metadata", json.dumps({"run_id": run["run_id"], "attempt": dispatch.get("attempt", 1)}))
+    opts: dict[str, Any] = {"stream_mode": modes, "subgraphs": bool(kwargs.get("subgraphs"))}
+    if kwargs.get("context") is not None:
+        opts["context"] = kwargs["context"]
+    if kwargs.get("interrupt_before"):
+        opts["interrupt_before"] = kwargs["interrupt_before"]
+    if kwargs.get("interrupt_after"):
+        opts["interrupt_after"] = kwargs["interrupt_after"]
+    if kwargs.get("durability"):
+        opts["durability"] = kwargs["durability"]
+    state: dict[str, Any] = {"last_json": "null", "latest": None}
+    # The result is what LangGraph's ainvoke returns: the last values, with
+    # every interrupt the run's updates reported (the last values chunk of a
+    # step that interrupted need not carry them).
+    interrupts: list = []
+
+    async def consume():
+        async for chunk in graph.astream(inp, config, **opts):
+            if opts["subgraphs"]:
+                ns, mode, data = chunk
+            else:
+                ns, (mode, data) = (), chunk
+            data_json = dumps_event(data)
+            committer.emit(mode if not ns else f"{mode}|{'|'.join(ns)}", data_json)
+            if ns:
+                continue
+            if mode == "values":
+                state["last_json"] = data_json
+                state["latest"] = data
+            elif mode == "updates" and isinstance(data, dict) and data.get("__interrupt__") is not None:
+                interrupts.extend(data["__interrupt__"])
+
+    failure: BaseException | None = None
+    handle.task = asyncio.get_running_loop().create_task(consume())
+    try:
+        await handle.task
+    except asyncio.CancelledError:
+        if handle.reason is None:
+            raise
+    except Exception as err:
+        failure = err
+    finally:
+        handle.task = None
+    reason = handle.reason
+    if reason is not None and reason.kind != "cancel":
+        return {"outcome": "stopped", "reason": reason}
+    if reason is not None:
+        await committer.end({"status": "interrupted",
+                             "json": f'{{"status":"interrupted","result":{state["last_json"]}}}'})
+        log.info("run cancelled", extra={"attrs": {"run_id": run["run_id"], "action": handle.cancel_action}})
+        return {"outcome": "ended", "status": "interrupted"}
+    if failure is not None:
+        e = {"error": type(failure).__name__, "message": str(failure)}
+        committer.emit("error", dumps_event(e))
+        await committer.end({"status": "error", "json": dumps_event({"status": "error", "error": e})})
+        log.info("run failed", extra={"attrs": {"run_id": run["run_id"], "error": e["message"]}})
+        return {"outcome": "ended", "status": "error"}
+    result = state["last_json"]
+    if interrupts and isinstance(state["latest"], dict):
+        result = dumps_event({**state["latest"], "__interrupt__": interrupts})
+    await committer.end({"status": "success", "json": f'{{"status":"success","result":{result}}}'})
+    return {"outcome": "ended", "status": "success"}
+
+
+async def _apply_update(update: dict, run: dict, graph, committer: Committer, handle: RunHandle) -> dict:
+    """Applies an update_state ({values, as_node, checkpoint_id}) with
+    LangGraph's own aupdate_state (its reducers, as_node's writers and
+    edges; an older checkpoint_id forks) and ends the run with the new
+    checkpoint's config as {"__update_state__": …}, or LangGraph's refusal
+    as {"__update_error__": {error, message}}. A list of values is applied
+    as successive updates."""
+    config: dict = {"configurable": {"thread_id": run["thread_id"], "checkpoint_ns": ""}}
+    if update.get("checkpoint_id"):
+        config["configurable"]["checkpoint_id"] = update["checkpoint_id"]
+    values = update.get("values")
+    try:
+        for v in values if isinstance(values, list) else [values]:
+            config = await graph.aupdate_state(config, v, as_node=update.get("as_node") or None)
+        result = {"__update_state__": dict(config["configurable"])}
+    except Exception as err:
+        if handle.reason is not None:
+            raise
+        result = {"__update_error__": {"error": type(err).__name__, "message": str(err)}}
+    await committer.end({"status": "success", "json": dumps_event({"status": "success", "result": result})})
+    return {"outcome": "ended", "status": "success"}

@@ -95,6 +95,10 @@ async def test_keys_and_tenants(servers):
         assert not res.is_error and "echo: ping" in text_of(res)
     async with mcp_session(w.url, {"authorization": f"Bearer {key_b}"}) as b:
         names_b = sorted(t.name for t in await all_tools(b))
-        assert names_b == ["echo_chat", "foo_bar", "hitl", "slow"]
+        # Tenant B sees the built-in graphs' system assistants, as the
+        # default tenant's search lists them, and nothing of A's.
+        system = httpx.post(f"{w.url}/assistants/search", json={"metadata": {"created_by": "system"}, "limit": 100},
+                            headers={"x-api-key": key_b}).json()
+        assert names_b == sorted(a["name"] for a in system) and "echo_chat" in names_b and "acme_helper" not in names_b
         with pytest.raises(MCPError, match="Unknown tool"):
             await b.call_tool("acme_helper", {"messages": "ping"})

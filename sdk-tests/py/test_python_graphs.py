@@ -434,37 +434,53 @@ async def test_a_stale_workers_commit_is_refused(dev):
         second.wait(30)
 
 
-async def test_sigterm_gives_running_runs_back(dev):
-    """SIGTERM to the worker: it stops claiming, and a run still running after
-    the grace period is given back (nack) and finished by the next worker."""
-    client = get_client(url=dev.url)
-    thread = await client.threads.create()
-    tid = thread["thread_id"]
-    # a second worker with a short grace period, the only one serving this run's graph
-    second_log = dev.tmp + "/drain-worker.log"
+def _solo_worker(dev, name: str, *extra: str) -> subprocess.Popen:
+    """A worker of its own serving solo.json's graph (solo_sleeper), which the dev worker does not serve."""
     env = {**os.environ, "PYTHONPATH": str(WORKER_PY), "PYTHONDONTWRITEBYTECODE": "1"}
-    pid = worker_pids(dev.log())[-1]
-    os.kill(pid, signal.SIGSTOP)  # the dev worker takes no part
+    log = open(f"{dev.tmp}/{name}.log", "wb")
+    return subprocess.Popen([sys.executable, "-m", "weft_worker", "--config", str(PROJECT / "solo.json"),
+                             "--url", dev.url, "--worker-id", name, *extra],
+                            cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+async def _start_solo_run(client, tid: str, wait: float) -> dict:
+    run = await client.runs.create(tid, "solo_sleeper", input={"block": 0, "wait": wait})
+    deadline = time.monotonic() + 30
+    while (await client.threads.get_state(tid))["values"].get("steps") != ["blocked"]:
+        assert time.monotonic() < deadline, "the run never reached its async node"
+        await asyncio.sleep(0.05)
+    return run
+
+
+async def test_sigterm_drains_then_gives_unfinished_runs_back(dev):
+    """SIGTERM: the worker stops claiming; a run that ends within the grace
+    period ends there (drain); one that does not is given back (nack) and
+    finished by the next worker."""
+    client = get_client(url=dev.url)
+    first = _solo_worker(dev, "drain-a")
     try:
-        with open(second_log, "wb") as f:
-            drain = subprocess.Popen([sys.executable, "-m", "weft_worker", "--config", str(PROJECT / "langgraph.json"),
-                                      "--url", dev.url, "--graphs", "sleeper", "--worker-id", "drain",
-                                      "--grace-ms", "500"], cwd=PROJECT, env=env, stdout=f, stderr=subprocess.STDOUT)
-        run = await client.runs.create(tid, "sleeper", input={"block": 0, "wait": 2})
-        deadline = time.monotonic() + 20
-        while (await client.threads.get_state(tid))["values"].get("steps") != ["blocked"]:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
-        drain.send_signal(signal.SIGTERM)
-        assert drain.wait(30) == 0
+        wait_registered(dev.url, ["solo_sleeper"])
+        tid = (await client.threads.create())["thread_id"]
+        run = await _start_solo_run(client, tid, 1)
+        first.send_signal(signal.SIGTERM)  # default grace 10 s: the run finishes
+        assert first.wait(30) == 0
+        assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"
+        attempts = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")[0]["attempts"]
+        assert [(a["worker"], a["outcome"]) for a in attempts] == [("drain-a", "success")]
+
+        second = _solo_worker(dev, "drain-b", "--grace-ms", "300")
+        tid = (await client.threads.create())["thread_id"]
+        run = await _start_solo_run(client, tid, 3)
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(30) == 0
+        assert '"run given back"' in Path(f"{dev.tmp}/drain-b.log").read_text()
+        first = _solo_worker(dev, "drain-c")
+        out = await asyncio.wait_for(client.runs.join(tid, run["run_id"]), 90)
+        assert out["steps"] == ["blocked", "waited"]  # resumed after the first step
+        attempts = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")[0]["attempts"]
+        assert [(a["worker"], a["outcome"]) for a in attempts] == [("drain-b", "nacked"), ("drain-c", "success")]
     finally:
-        os.kill(pid, signal.SIGCONT)
-    log = Path(second_log).read_text()
-    assert '"run given back"' in log, log
-    out = await asyncio.wait_for(client.runs.join(tid, run["run_id"]), 60)
-    assert out["steps"] == ["blocked", "waited"]
-    attempts = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")[0]["attempts"]
-    # (the frozen dev worker's open long poll may have taken the run first: lease_expired)
-    outcomes = [a["outcome"] for a in attempts]
-    assert outcomes[-2:] == ["nacked", "success"], outcomes
-    assert [a["worker"] for a in attempts if a["outcome"] == "nacked"] == ["drain"]
+        for p in (first,):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                p.wait(30)

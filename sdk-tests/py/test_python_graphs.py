@@ -28,7 +28,7 @@ from langgraph_sdk import get_client, get_sync_client
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "fixtures" / "pyproject"
 WORKER_PY = HERE.parents[1] / "worker-py"
-GRAPHS = ["chat", "ask", "nested", "sleeper", "memory", "made", "fanout", "functional", "deep_ask"]
+GRAPHS = ["chat", "ask", "nested", "sleeper", "memory", "made", "fanout", "functional", "deep_ask", "hog"]
 LEASE_S = 4
 
 
@@ -350,6 +350,26 @@ async def test_subgraph_state_of_a_python_task(dev):
     assert state["tasks"][0]["state"]["values"]["log"] == ["prepared"]
 
 
+async def test_a_failing_node_ends_the_run_in_error(dev):
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    run = await client.runs.create(thread["thread_id"], "hog", input={"block": 0, "wait": -1})
+    out = await client.runs.join(thread["thread_id"], run["run_id"])
+    assert out["__error__"]["error"] == "ValueError" and out["__error__"]["message"] == "negative wait"
+    assert (await client.runs.get(thread["thread_id"], run["run_id"]))["status"] == "error"
+    assert (await client.threads.get(thread["thread_id"]))["status"] == "error"
+
+
+async def test_concurrent_runs(dev):
+    client = get_client(url=dev.url)
+    threads = [await client.threads.create() for _ in range(6)]
+    began = time.monotonic()
+    outs = await asyncio.gather(*(client.runs.wait(t["thread_id"], "sleeper", input={"block": 0, "wait": 1})
+                                  for t in threads))
+    assert all(o["steps"] == ["blocked", "waited"] for o in outs)
+    assert time.monotonic() - began < 5  # run side by side, not one after another
+
+
 # --- crashes and leases (the lease is LEASE_S seconds)
 
 
@@ -362,6 +382,19 @@ async def test_a_sync_sleeper_keeps_its_lease(dev):
     run = await client.runs.create(tid, "sleeper", input={"block": 2 * LEASE_S, "wait": 0})
     out = await client.runs.join(tid, run["run_id"])
     assert out["steps"] == ["blocked", "waited"]
+    dispatches = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")
+    assert dispatches[0]["attempt"] == 1 and dispatches[0]["state"] == "acked"
+
+
+async def test_a_node_holding_the_event_loop_keeps_its_lease(dev):
+    """An async node that blocks the worker's event loop past the lease: the
+    heartbeat thread still renews it."""
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    run = await client.runs.create(tid, "hog", input={"block": 2 * LEASE_S, "wait": 0})
+    out = await client.runs.join(tid, run["run_id"])
+    assert out["steps"] == ["hogged"]
     dispatches = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")
     assert dispatches[0]["attempt"] == 1 and dispatches[0]["state"] == "acked"
 

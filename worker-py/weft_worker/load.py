@@ -3,9 +3,9 @@
 A graph is "./path/to/file.py:attr" (a file of the project) or
 "package.module:attr" (importable from the project's path). The attribute
 is a compiled graph, a StateGraph (compiled here), or a factory: a
-function (sync or async, or an async context manager factory is not
-supported) taking the run's config, or nothing, and returning one of
-those; a factory is called again for each run.
+function (sync or async) taking the run's config, or nothing, and
+returning one of those; a factory is called again for each run (one
+returning a context manager is not supported yet).
 """
 
 from __future__ import annotations

@@ -62,3 +62,25 @@ def test_a_python_without_langgraph_is_told_what_to_run(servers, tmp_path):
                          env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode != 0
     assert f"{python} -m pip install langgraph" in res.stdout + res.stderr, res.stdout + res.stderr
+
+
+def test_python_graphs_with_api_keys(servers, tmp_path):
+    """With WEFT_AUTH=keys the Python worker authenticates with weft dev's own
+    worker key, and a graph's store writes land in the run's tenant."""
+    data = servers.data_dir()
+    env = {**os.environ, "WEFT_DATA_DIR": data}
+    key = subprocess.run([weft_binary(servers.root), "keys", "create", "--tenant", "acme"], env=env,
+                         capture_output=True, text=True, timeout=120, check=True).stdout.strip()
+    project = Path(__file__).resolve().parent / "fixtures" / "pyproject"
+    w = servers.start(["dev", "--config", str(project / "langgraph.json")], data_dir=data,
+                      env={"WEFT_AUTH": "keys", "WEFT_PYTHON": sys.executable, "PYTHONDONTWRITEBYTECODE": "1",
+                           "WEFT_CACHE_DIR": str(tmp_path / "cache")})
+    client = get_sync_client(url=w.url, api_key=key)
+    deadline = time.monotonic() + 90
+    while "memory" not in {a["graph_id"] for a in client.assistants.search(limit=100)}:
+        assert time.monotonic() < deadline, w.log()[-4000:]
+        time.sleep(0.2)
+    out = client.runs.wait(None, "memory", input={"user": "keyed", "note": "tenant note"})
+    assert out["notes"] == ["tenant note"]
+    items = client.store.search_items(["notes", "keyed"])["items"]
+    assert [i["value"]["text"] for i in items] == ["tenant note"]

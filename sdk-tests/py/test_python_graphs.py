@@ -28,7 +28,7 @@ from langgraph_sdk import get_client, get_sync_client
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "fixtures" / "pyproject"
 WORKER_PY = HERE.parents[1] / "worker-py"
-GRAPHS = ["chat", "ask", "nested", "sleeper", "memory", "made", "fanout", "functional", "deep_ask", "hog"]
+GRAPHS = ["chat", "ask", "nested", "sleeper", "memory", "made", "fanout", "functional", "deep_ask", "hog", "in_context"]
 LEASE_S = 4
 
 
@@ -176,6 +176,13 @@ async def test_factory_graph_gets_the_runs_config(dev):
     client = get_client(url=dev.url)
     out = await client.runs.wait(None, "made", input={"text": "hey"}, config={"configurable": {"suffix": "?!"}})
     assert out == {"text": "HEY?!"}
+
+
+async def test_context_manager_factory(dev):
+    client = get_client(url=dev.url)
+    # registration entered and left the context; each run enters it again, and leaves it after
+    assert await client.runs.wait(None, "in_context", input={"text": "a"}) == {"text": "a (1 open)"}
+    assert await client.runs.wait(None, "in_context", input={"text": "b"}) == {"text": "b (1 open)"}
 
 
 async def test_registration_drawing_and_schemas(dev):

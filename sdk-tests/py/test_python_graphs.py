@@ -498,6 +498,7 @@ async def test_sigterm_drains_then_gives_unfinished_runs_back(dev):
     finished by the next worker."""
     client = get_client(url=dev.url)
     first = _solo_worker(dev, "drain-a")
+    second = None
     try:
         wait_registered(dev.url, ["solo_sleeper"])
         tid = (await client.threads.create())["thread_id"]
@@ -520,7 +521,7 @@ async def test_sigterm_drains_then_gives_unfinished_runs_back(dev):
         attempts = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")[0]["attempts"]
         assert [(a["worker"], a["outcome"]) for a in attempts] == [("drain-b", "nacked"), ("drain-c", "success")]
     finally:
-        for p in (first,):
-            if p.poll() is None:
+        for p in (first, second):
+            if p is not None and p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 p.wait(30)

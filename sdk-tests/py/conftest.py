@@ -6,9 +6,10 @@ fresh WEFT_DATA_DIR (the server runs its own PostgreSQL there), waits for
 GET /ok, and at the end stops it by its PID (SIGTERM, then SIGKILL after a
 timeout) and removes the temp dir. Every step is bounded in time.
 
-`start_weft(args, env)` starts a further server the same way (for tests that
-need other flags, e.g. `dev --config …` or API keys); it is stopped when the
-session ends.
+`start_weft(args, env, cwd, data_dir)` starts a further server the same way
+(for tests that need other flags, e.g. `dev --config …` or API keys; data_dir
+from `servers.data_dir()` when something must be prepared in it first); it is
+stopped when the session ends.
 """
 
 from __future__ import annotations
@@ -105,7 +106,14 @@ class Servers:
         os.chmod(self.root, 0o755)  # the managed PostgreSQL runs as another user when we are root
         self.started: list[Weft] = []
 
-    def start(self, args: list[str] | None = None, env: dict | None = None, cwd: str | None = None) -> Weft:
+    def data_dir(self) -> str:
+        """A data directory for start(data_dir=…), to prepare (e.g. `weft keys create`) before the server starts."""
+        tmp = tempfile.mkdtemp(prefix="data-", dir=self.root)
+        os.chmod(tmp, 0o755)
+        return os.path.join(tmp, "data")
+
+    def start(self, args: list[str] | None = None, env: dict | None = None, cwd: str | None = None,
+              data_dir: str | None = None) -> Weft:
         binary = weft_binary(self.root)
         tmp = tempfile.mkdtemp(prefix="srv-", dir=self.root)
         os.chmod(tmp, 0o755)
@@ -115,7 +123,7 @@ class Servers:
             **os.environ,
             **(env or {}),
             "WEFT_ADDR": f"127.0.0.1:{port}",
-            "WEFT_DATA_DIR": os.path.join(tmp, "data"),
+            "WEFT_DATA_DIR": data_dir or os.path.join(tmp, "data"),
         }
         with open(log_path, "wb") as log:
             proc = subprocess.Popen([binary, *(args or [])], cwd=cwd or tmp, env=full_env, stdout=log, stderr=subprocess.STDOUT)

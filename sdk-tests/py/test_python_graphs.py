@@ -28,7 +28,7 @@ from langgraph_sdk import get_client, get_sync_client
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "fixtures" / "pyproject"
 WORKER_PY = HERE.parents[1] / "worker-py"
-GRAPHS = ["chat", "ask", "nested", "sleeper", "memory", "made", "fanout", "functional"]
+GRAPHS = ["chat", "ask", "nested", "sleeper", "memory", "made", "fanout", "functional", "deep_ask", "hog", "in_context"]
 LEASE_S = 4
 
 
@@ -176,6 +176,13 @@ async def test_factory_graph_gets_the_runs_config(dev):
     client = get_client(url=dev.url)
     out = await client.runs.wait(None, "made", input={"text": "hey"}, config={"configurable": {"suffix": "?!"}})
     assert out == {"text": "HEY?!"}
+
+
+async def test_context_manager_factory(dev):
+    client = get_client(url=dev.url)
+    # registration entered and left the context; each run enters it again, and leaves it after
+    assert await client.runs.wait(None, "in_context", input={"text": "a"}) == {"text": "a (1 open)"}
+    assert await client.runs.wait(None, "in_context", input={"text": "b"}) == {"text": "b (1 open)"}
 
 
 async def test_registration_drawing_and_schemas(dev):
@@ -326,6 +333,50 @@ async def test_langgraphs_postgres_saver_reads_the_workers_threads(dev):
         assert isinstance(interrupt[0], Interrupt) and interrupt[0].value == {"question": "pg?"}
 
 
+async def test_interrupt_inside_a_subgraph(dev):
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    out = await client.runs.wait(tid, "deep_ask", input={"question": "deep?"})
+    assert out["__interrupt__"][0]["value"] == {"question": "deep?"}
+    state = await client.threads.get_state(tid, subgraphs=True)
+    assert state["next"] == ["ask"]
+    [task] = state["tasks"]
+    assert task["interrupts"][0]["value"] == {"question": "deep?"}
+    out = await client.runs.wait(tid, "deep_ask", command={"resume": "deep answer"})
+    assert out["answer"] == "deep answer" and out["log"] == ["prepared", "answered deep answer"]
+
+
+@pytest.mark.xfail(strict=True, reason="Weft computes task ids by LangGraph.js's rule (UUIDv5); Python LangGraph's "
+                   "are xxh3-128 (issue 29 item 2), so a Python subgraph's checkpoint namespace does not match the task")
+async def test_subgraph_state_of_a_python_task(dev):
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    await client.runs.wait(thread["thread_id"], "deep_ask", input={"question": "deep?"})
+    state = await client.threads.get_state(thread["thread_id"], subgraphs=True)
+    assert state["tasks"][0]["state"]["values"]["log"] == ["prepared"]
+
+
+async def test_a_failing_node_ends_the_run_in_error(dev):
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    run = await client.runs.create(thread["thread_id"], "hog", input={"block": 0, "wait": -1})
+    out = await client.runs.join(thread["thread_id"], run["run_id"])
+    assert out["__error__"]["error"] == "ValueError" and out["__error__"]["message"] == "negative wait"
+    assert (await client.runs.get(thread["thread_id"], run["run_id"]))["status"] == "error"
+    assert (await client.threads.get(thread["thread_id"]))["status"] == "error"
+
+
+async def test_concurrent_runs(dev):
+    client = get_client(url=dev.url)
+    threads = [await client.threads.create() for _ in range(6)]
+    began = time.monotonic()
+    outs = await asyncio.gather(*(client.runs.wait(t["thread_id"], "sleeper", input={"block": 0, "wait": 1})
+                                  for t in threads))
+    assert all(o["steps"] == ["blocked", "waited"] for o in outs)
+    assert time.monotonic() - began < 5  # run side by side, not one after another
+
+
 # --- crashes and leases (the lease is LEASE_S seconds)
 
 
@@ -338,6 +389,19 @@ async def test_a_sync_sleeper_keeps_its_lease(dev):
     run = await client.runs.create(tid, "sleeper", input={"block": 2 * LEASE_S, "wait": 0})
     out = await client.runs.join(tid, run["run_id"])
     assert out["steps"] == ["blocked", "waited"]
+    dispatches = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")
+    assert dispatches[0]["attempt"] == 1 and dispatches[0]["state"] == "acked"
+
+
+async def test_a_node_holding_the_event_loop_keeps_its_lease(dev):
+    """An async node that blocks the worker's event loop past the lease: the
+    heartbeat thread still renews it."""
+    client = get_client(url=dev.url)
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    run = await client.runs.create(tid, "hog", input={"block": 2 * LEASE_S, "wait": 0})
+    out = await client.runs.join(tid, run["run_id"])
+    assert out["steps"] == ["hogged"]
     dispatches = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")
     assert dispatches[0]["attempt"] == 1 and dispatches[0]["state"] == "acked"
 
@@ -410,37 +474,54 @@ async def test_a_stale_workers_commit_is_refused(dev):
         second.wait(30)
 
 
-async def test_sigterm_gives_running_runs_back(dev):
-    """SIGTERM to the worker: it stops claiming, and a run still running after
-    the grace period is given back (nack) and finished by the next worker."""
-    client = get_client(url=dev.url)
-    thread = await client.threads.create()
-    tid = thread["thread_id"]
-    # a second worker with a short grace period, the only one serving this run's graph
-    second_log = dev.tmp + "/drain-worker.log"
+def _solo_worker(dev, name: str, *extra: str) -> subprocess.Popen:
+    """A worker of its own serving solo.json's graph (solo_sleeper), which the dev worker does not serve."""
     env = {**os.environ, "PYTHONPATH": str(WORKER_PY), "PYTHONDONTWRITEBYTECODE": "1"}
-    pid = worker_pids(dev.log())[-1]
-    os.kill(pid, signal.SIGSTOP)  # the dev worker takes no part
+    log = open(f"{dev.tmp}/{name}.log", "wb")
+    return subprocess.Popen([sys.executable, "-m", "weft_worker", "--config", str(PROJECT / "solo.json"),
+                             "--url", dev.url, "--worker-id", name, *extra],
+                            cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+async def _start_solo_run(client, tid: str, wait: float) -> dict:
+    run = await client.runs.create(tid, "solo_sleeper", input={"block": 0, "wait": wait})
+    deadline = time.monotonic() + 30
+    while (await client.threads.get_state(tid))["values"].get("steps") != ["blocked"]:
+        assert time.monotonic() < deadline, "the run never reached its async node"
+        await asyncio.sleep(0.05)
+    return run
+
+
+async def test_sigterm_drains_then_gives_unfinished_runs_back(dev):
+    """SIGTERM: the worker stops claiming; a run that ends within the grace
+    period ends there (drain); one that does not is given back (nack) and
+    finished by the next worker."""
+    client = get_client(url=dev.url)
+    first = _solo_worker(dev, "drain-a")
+    second = None
     try:
-        with open(second_log, "wb") as f:
-            drain = subprocess.Popen([sys.executable, "-m", "weft_worker", "--config", str(PROJECT / "langgraph.json"),
-                                      "--url", dev.url, "--graphs", "sleeper", "--worker-id", "drain",
-                                      "--grace-ms", "500"], cwd=PROJECT, env=env, stdout=f, stderr=subprocess.STDOUT)
-        run = await client.runs.create(tid, "sleeper", input={"block": 0, "wait": 2})
-        deadline = time.monotonic() + 20
-        while (await client.threads.get_state(tid))["values"].get("steps") != ["blocked"]:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
-        drain.send_signal(signal.SIGTERM)
-        assert drain.wait(30) == 0
+        wait_registered(dev.url, ["solo_sleeper"])
+        tid = (await client.threads.create())["thread_id"]
+        run = await _start_solo_run(client, tid, 1)
+        first.send_signal(signal.SIGTERM)  # default grace 10 s: the run finishes
+        assert first.wait(30) == 0
+        assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"
+        attempts = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")[0]["attempts"]
+        assert [(a["worker"], a["outcome"]) for a in attempts] == [("drain-a", "success")]
+
+        second = _solo_worker(dev, "drain-b", "--grace-ms", "300")
+        tid = (await client.threads.create())["thread_id"]
+        run = await _start_solo_run(client, tid, 3)
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(30) == 0
+        assert '"run given back"' in Path(f"{dev.tmp}/drain-b.log").read_text()
+        first = _solo_worker(dev, "drain-c")
+        out = await asyncio.wait_for(client.runs.join(tid, run["run_id"]), 90)
+        assert out["steps"] == ["blocked", "waited"]  # resumed after the first step
+        attempts = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")[0]["attempts"]
+        assert [(a["worker"], a["outcome"]) for a in attempts] == [("drain-b", "nacked"), ("drain-c", "success")]
     finally:
-        os.kill(pid, signal.SIGCONT)
-    log = Path(second_log).read_text()
-    assert '"run given back"' in log, log
-    out = await asyncio.wait_for(client.runs.join(tid, run["run_id"]), 60)
-    assert out["steps"] == ["blocked", "waited"]
-    attempts = _get(f"{dev.url}/threads/{tid}/runs/{run['run_id']}/dispatches")[0]["attempts"]
-    # (the frozen dev worker's open long poll may have taken the run first: lease_expired)
-    outcomes = [a["outcome"] for a in attempts]
-    assert outcomes[-2:] == ["nacked", "success"], outcomes
-    assert [a["worker"] for a in attempts if a["outcome"] == "nacked"] == ["drain"]
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                p.wait(30)

@@ -3,13 +3,15 @@
 A graph is "./path/to/file.py:attr" (a file of the project) or
 "package.module:attr" (importable from the project's path). The attribute
 is a compiled graph, a StateGraph (compiled here), or a factory: a
-function (sync or async, or an async context manager factory is not
-supported) taking the run's config, or nothing, and returning one of
-those; a factory is called again for each run.
+function (sync or async) taking the run's config, or nothing, and
+returning one of those, or a context manager (sync or async) yielding
+one; a factory is called again for each run (its context held for the
+run).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -79,11 +81,27 @@ class GraphSpec:
     graph: Any = None  # the compiled graph (the factory's, called with an empty config, for registration)
     params: int = 0
 
-    async def for_run(self, config: dict) -> Any:
-        """The graph of one run: the compiled graph, or what the factory makes for this config."""
-        if not self.factory:
-            return self.graph
-        return await _resolve(await _call(self.target, config, self.params), self.graph_id)
+    def for_run(self, config: dict) -> contextlib.AbstractAsyncContextManager:
+        """The graph of one run, for the run's duration: the compiled graph,
+        or what the factory makes for this config (a factory returning a
+        context manager is entered for the run and exited after it)."""
+
+        @contextlib.asynccontextmanager
+        async def graph():
+            if not self.factory:
+                yield self.graph
+                return
+            v = await _call(self.target, config, self.params)
+            if hasattr(v, "__aenter__"):
+                async with v as g:
+                    yield await _resolve(g, self.graph_id)
+            elif hasattr(v, "__enter__"):
+                with v as g:
+                    yield await _resolve(g, self.graph_id)
+            else:
+                yield await _resolve(v, self.graph_id)
+
+        return graph()
 
 
 async def _call(fn, config, params):
@@ -91,6 +109,18 @@ async def _call(fn, config, params):
     if inspect.isawaitable(v):
         v = await v
     return v
+
+
+async def _describe_factory(fn, params: int, graph_id: str) -> Any:
+    """The graph a factory makes for an empty config (registration only)."""
+    v = await _call(fn, {"configurable": {}}, params)
+    if hasattr(v, "__aenter__"):
+        async with v as g:
+            return await _resolve(g, graph_id)
+    if hasattr(v, "__enter__"):
+        with v as g:
+            return await _resolve(g, graph_id)
+    return await _resolve(v, graph_id)
 
 
 async def _resolve(g: Any, graph_id: str) -> Any:
@@ -165,7 +195,7 @@ async def load_config(config_path: str, only: list[str] | None = None) -> Projec
                 g.params = len(inspect.signature(target).parameters)
             except (TypeError, ValueError):
                 g.params = 1
-            g.graph = await _resolve(await _call(target, {"configurable": {}}, g.params), gid)
+            g.graph = await _describe_factory(target, g.params, gid)
         else:
             g.graph = await _resolve(target, gid)
         project.graphs[gid] = g

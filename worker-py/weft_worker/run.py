@@ -219,12 +219,12 @@ async def execute_run(claimed: dict, spec: Any, saver: Any, store: Any, client: 
                                   "recursion_limit": config_in.get("recursion_limit") or 25}
         if config_in.get("tags"):
             config["tags"] = config_in["tags"]
-        graph = await spec.for_run(config)
-        graph = graph.copy(update={"checkpointer": saver,
-                                   "store": store.for_run(dispatch["dispatch_id"], token) if store else None})
-        if update is not None:
-            return await _apply_update(update, run, graph, committer, handle)
-        return await _stream(claimed, kwargs, graph, config, committer, saver, handle)
+        async with spec.for_run(config) as graph:
+            graph = graph.copy(update={"checkpointer": saver,
+                                       "store": store.for_run(dispatch["dispatch_id"], token) if store else None})
+            if update is not None:
+                return await _apply_update(update, run, graph, committer, handle)
+            return await _stream(claimed, kwargs, graph, config, committer, saver, handle)
     except Exception as err:
         if handle.reason is not None:
             return {"outcome": "stopped", "reason": handle.reason}

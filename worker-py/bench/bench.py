@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -114,7 +115,7 @@ class Target:
         self.name, self.url, self.graph, self.roots, self.split = name, url, graph, roots, split
         self.client = httpx.AsyncClient(base_url=url, timeout=60, limits=httpx.Limits(max_connections=64, max_keepalive_connections=64))
 
-    async def once(self, stateless: bool) -> float:
+    async def once(self, stateless: bool, acc: "Acc | None" = None) -> float:
         path = "/runs/wait"
         if not stateless:
             r = await self.client.post("/threads", json={})
@@ -125,12 +126,15 @@ class Target:
         ms = (time.perf_counter() - t0) * 1000
         if r.status_code != 200 or r.json() != WANT:
             raise RuntimeError(f"{self.name}: POST {path}: {r.status_code} {r.text[:300]}")
+        if acc is not None:  # the run's id, to pair the latency with what the server logged of the run
+            acc.by_run[r.headers.get("content-location", "").rsplit("/", 1)[-1]] = ms
         return ms
 
 
 class Acc:
     def __init__(self):
         self.runs, self.secs, self.lat, self.cpu = 0, 0.0, [], {}
+        self.by_run: dict[str, float] = {}
 
     def result(self) -> dict:
         lat = sorted(self.lat)
@@ -148,7 +152,7 @@ async def run_slice(acc: Acc, path: Target, conc: int, secs: float, stateless: b
     async def client():
         nonlocal runs
         while time.perf_counter() < end:
-            acc.lat.append(await path.once(stateless))
+            acc.lat.append(await path.once(stateless, acc if path.name == "langgraph" else None))
             runs += 1
 
     await asyncio.gather(*(client() for _ in range(conc)))
@@ -175,8 +179,6 @@ async def graph_alone(acc: Acc, secs: float) -> None:
 
 async def commit_totals(url: str) -> dict[str, tuple[float, float]]:
     """weft_commit_duration_seconds sum and count by source, from /metrics."""
-    import re
-
     try:
         async with httpx.AsyncClient(timeout=5) as c:
             text = (await c.get(url + "/metrics")).text
@@ -188,11 +190,32 @@ async def commit_totals(url: str) -> dict[str, tuple[float, float]]:
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
-async def phase(paths: list[Target], conc: int, secs: float, slice_s: float, stateless: bool, alone: bool, worker_url: str):
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def langgraph_run_times(log_path: str, offset: int) -> dict[str, tuple[float, float]]:
+    """run_id -> (run_wait_time_ms, run_exec_ms) of the runs langgraph dev logged ("Background run
+    succeeded") past offset."""
+    with open(log_path, "rb") as f:
+        f.seek(offset)
+        text = f.read().decode("utf-8", "replace")
+    out = {}
+    for line in ANSI.sub("", text).splitlines():
+        if "Background run succeeded" in line:
+            w, e = re.search(r"run_wait_time_ms=(\d+)", line), re.search(r"run_exec_ms=(\d+)", line)
+            i = re.search(r"run_id=([0-9a-f-]+)", line)
+            if w and e and i:
+                out[i.group(1)] = (float(w.group(1)), float(e.group(1)))
+    return out
+
+
+async def phase(paths: list[Target], conc: int, secs: float, slice_s: float, stateless: bool, alone: bool, worker_url: str,
+                lg_log: str | None = None):
     accs = {p.name: Acc() for p in paths}
     lone = Acc()
     n = max(1, round(secs / slice_s))
     commits0 = await commit_totals(worker_url) if alone else {}
+    log0 = os.path.getsize(lg_log) if lg_log else 0
     for i in range(n):
         order = paths[i % len(paths):] + paths[: i % len(paths)]
         for p in order:
@@ -200,6 +223,13 @@ async def phase(paths: list[Target], conc: int, secs: float, slice_s: float, sta
         if alone:
             await graph_alone(lone, secs / n / 2)
     out = {name: a.result() for name, a in accs.items()}
+    if lg_log:
+        logged = langgraph_run_times(lg_log, log0)
+        paired = [(ms, logged[rid]) for rid, ms in accs["langgraph"].by_run.items() if rid in logged]
+        if paired:
+            out["langgraph"]["queue_ms"] = statistics.median(w for _, (w, _) in paired)
+            out["langgraph"]["exec_ms"] = statistics.median(e for _, (_, e) in paired)
+            out["langgraph"]["p50_no_queue"] = statistics.median(ms - w for ms, (w, _) in paired)
     if alone:
         out["alone"] = lone.result()
         commits1 = await commit_totals(worker_url)
@@ -256,7 +286,7 @@ async def main() -> None:
         for r in range(args.rounds):
             res = {}
             for mode in modes:
-                c1 = await phase(paths, 1, args.duration, 0.5, mode == "stateless", True, dev.url)
+                c1 = await phase(paths, 1, args.duration, 0.5, mode == "stateless", True, dev.url, lgdev.log_path)
                 cn = await phase(paths, args.concurrency, args.duration, 1.0, mode == "stateless", False, dev.url)
                 res[mode] = {"c1": c1, "cn": cn}
             rounds.append(res)
@@ -308,9 +338,16 @@ server / postgres / Python worker, and this client. Graph alone: foo_bar_py.ainv
         rt = [a / b for a, b in zip(wt, lt)]
         ri50 = [a / b for a, b in zip(w50, i50)]
         rit = [a / b for a, b in zip(wt, it)]
+        lq = [r[mode]["c1"]["langgraph"].get("queue_ms") for r in rounds]
+        le = [r[mode]["c1"]["langgraph"].get("exec_ms") for r in rounds]
+        lnq = [r[mode]["c1"]["langgraph"].get("p50_no_queue") for r in rounds]
+        rnq = [a / b for a, b in zip(w50, lnq) if b]
         ok = lambda good: "PASS" if good else "MISS"  # noqa: E731
         print(f"  {mode:<9} worker/langgraph:  c1 p50 {med(r50):.2f}x [{spread(r50)}] ({ok(med(r50) <= 1.0)}), "
               f"c{C} throughput {med(rt):.2f}x [{spread(rt)}] ({ok(med(rt) >= 1.0)})")
+        if rnq:
+            print(f"  {mode:<9} worker/langgraph without its queue wait (each run's latency minus the run_wait_time_ms "
+                  f"langgraph dev logged for it): c1 p50 {med(rnq):.2f}x [{spread(rnq)}]")
         print(f"  {mode:<9} worker/in-process: c1 p50 {med(ri50):.2f}x [{spread(ri50)}], c{C} throughput {med(rit):.2f}x [{spread(rit)}]")
         alone = med([r[mode]["c1"]["alone"]["p50"] for r in rounds])
         commits = [r[mode]["c1"]["commits"] for r in rounds if "commits" in r[mode]["c1"]]
@@ -318,7 +355,10 @@ server / postgres / Python worker, and this client. Graph alone: foo_bar_py.ainv
              f"{med([c['per_run'] for c in commits]):.2f} a run (/metrics)" if commits else ""
         wcpu = {k: med([r[mode]["cn"]["worker"]["cpu"].get(k, 0) for r in rounds]) for k in cols}
         lcpu = med([r[mode]["cn"]["langgraph"]["cpu"].get("server", 0) for r in rounds])
-        notes.append(f"  {mode}: c1 p50 worker {med(w50):.1f} ms, in-process {med(i50):.1f} ms, langgraph dev {med(l50):.1f} ms, "
+        lgq = f" (medians a run, from its log: {med([q for q in lq if q is not None]):.0f} ms waiting in its queue, " \
+              f"{med([e for e in le if e is not None]):.1f} ms running; without the wait its p50 is {med([x for x in lnq if x]):.1f} ms)" \
+            if any(q is not None for q in lq) else ""
+        notes.append(f"  {mode}: c1 p50 worker {med(w50):.1f} ms, in-process {med(i50):.1f} ms, langgraph dev {med(l50):.1f} ms{lgq}, "
                      f"the graph alone {alone:.2f} ms{cm}. At c{C}, CPU a run: worker path server {wcpu['server']:.1f} + postgres "
                      f"{wcpu['postgres']:.1f} + Python worker {wcpu['worker']:.1f} ms; langgraph dev {lcpu:.1f} ms.")
     print("\nWhere the time goes (medians):")
@@ -328,8 +368,9 @@ server / postgres / Python worker, and this client. Graph alone: foo_bar_py.ainv
           "its transaction; langgraph dev's p50 minus the graph alone is its API and in-memory queue.")
     print("  langgraph dev's latency is its queue's: langgraph-runtime-inmem's Runs.next, when its last poll found no run,\n"
           "  sleeps 0.5 s and then takes only runs created before the poll began, so a run waits 0.5-1 s for a worker\n"
-          "  whatever the graph, and its throughput is about the clients in flight per second. The worker/langgraph\n"
-          "  ratios measure that poll, not LangGraph's engine (the graph alone); worker/in-process is Weft's own cost.")
+          "  whatever the graph, and its throughput is about the clients in flight per second. The plain worker/langgraph\n"
+          "  ratios measure that poll; the ratio without its queue wait compares the two servers' work on a run (HTTP,\n"
+          "  run bookkeeping, the graph, persisting: in memory there, every step in PostgreSQL here).")
 
 
 ALONE = None

@@ -181,12 +181,16 @@ async def test_postgres_saver_reads_every_checkpoint_of_the_long_chat(dev, chat)
           f"prefix of the conversation; the latest's {len(got)} messages equal get_state's")
 
 
-# Measured 2026-11-28 (issue 29): 54x the messages JSON, the second half 2.5x the first. The Python
+# Measured 2026-11-28 (issue 29): 54x the messages JSON, the second half 2.6x the first. The Python
 # worker's run results are stored whole in runs.result (48 KB a turn in the second 100 turns, growing
-# with the conversation): the reference to the run's last checkpoint (result_ref, docs/long-threads.md)
-# is not taken for Python runs. Without runs the thread holds ~10.9x, second half ~0.96x the first.
+# with the conversation); without runs the thread holds ~10.9x, its second half ~0.96x the first.
+# Why: the commit coordinator stores a result as a reference to a checkpoint (runs.result_ref,
+# docs/long-threads.md) only when that checkpoint is in the run's ending commit (coordinator endDocs
+# looks at that commit's puts), and the worker's end commit usually carries none: its 5 ms linger (or
+# durability "sync") has already flushed the run's last checkpoint. Probed on 6 turns: durability
+# "exit" referenced every result past 1 KB, "async" some, "sync" none.
 # strict: when storage is fixed this XPASSes and fails, and the marker goes.
-@pytest.mark.xfail(strict=True, reason="issue 29: Python worker runs store their result whole (runs.result grows with the conversation)")
+@pytest.mark.xfail(strict=True, reason="issue 29: Python worker runs store their result whole (their end commit lacks the last checkpoint)")
 async def test_a_200_turn_python_chat_stays_linear(chat):
     _, marks = chat
     ratio, second_over_first = halves(marks)

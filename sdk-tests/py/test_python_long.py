@@ -181,16 +181,16 @@ async def test_postgres_saver_reads_every_checkpoint_of_the_long_chat(dev, chat)
           f"prefix of the conversation; the latest's {len(got)} messages equal get_state's")
 
 
-# Measured 2026-11-28 (issue 29): 54x the messages JSON, the second half 2.6x the first. The Python
-# worker's run results are stored whole in runs.result (48 KB a turn in the second 100 turns, growing
-# with the conversation); without runs the thread holds ~10.9x, its second half ~0.96x the first.
-# Why: the commit coordinator stores a result as a reference to a checkpoint (runs.result_ref,
-# docs/long-threads.md) only when that checkpoint is in the run's ending commit (coordinator endDocs
-# looks at that commit's puts), and the worker's end commit usually carries none: its 5 ms linger (or
-# durability "sync") has already flushed the run's last checkpoint. Probed on 6 turns: durability
-# "exit" referenced every result past 1 KB, "async" some, "sync" none.
+# Measured 2026-11-28 (issue 29). First: 54x the messages JSON, the second half 2.6x the first, because
+# the Python worker's run results were stored whole in runs.result (48 KB a turn at 200 turns): the
+# coordinator references a result to a checkpoint only when that checkpoint is in the run's ending
+# commit, and the worker's had flushed it already. The worker now re-sends its last root checkpoint
+# complete in the end's commit, as worker-js does: 14.0x, second half 1.23x the first (runs 415 B a
+# turn). What is left: that complete re-put rewrites the checkpoint's blob rows (checkpoint_blobs 849
+# -> 3,406 B a turn in the second half, the same 800 rows holding the messages whole) and appends part
+# of the list again to the element log (thread_elements 400 -> 569 rows).
 # strict: when storage is fixed this XPASSes and fails, and the marker goes.
-@pytest.mark.xfail(strict=True, reason="issue 29: Python worker runs store their result whole (their end commit lacks the last checkpoint)")
+@pytest.mark.xfail(strict=True, reason="issue 29: the end commit's complete re-put of the last checkpoint rewrites its blobs whole (14x, 1.23x)")
 async def test_a_200_turn_python_chat_stays_linear(chat):
     _, marks = chat
     ratio, second_over_first = halves(marks)

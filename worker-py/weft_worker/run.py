@@ -33,6 +33,16 @@ class Stop(Exception):
         self.kind = kind
 
 
+class _LastRoot:
+    """The run's newest root checkpoint: where its put sits in the pending
+    list, how to render it complete, and the writes filed under it."""
+
+    def __init__(self, index: int, complete, checkpoint_id: str):
+        self.index, self.complete, self.id = index, complete, checkpoint_id
+        self.writes: list[str] = []
+        self.sent, self.sent_writes = False, 0
+
+
 class Committer:
     """Batches a run's checkpoints, pending writes and events into commits
     (POST /dispatch/{id}/commit), one at a time and in order: what piles up
@@ -61,6 +71,7 @@ class Committer:
         self.failed: BaseException | None = None
         self.ended = False
         self.thread_empty = False
+        self.last_root: _LastRoot | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task] = set()
 
@@ -70,15 +81,25 @@ class Committer:
         if self.ended:
             raise RuntimeError("run already ended")
 
-    def add_checkpoint(self, put_json: str) -> None:
+    def add_checkpoint(self, put_json: str, complete=None, checkpoint_id: str = "") -> None:
+        """Queues a checkpoint put. complete (root checkpoints) renders it
+        with every channel's value: the end's commit carries the run's last
+        root checkpoint complete, with the writes under it, in place of its
+        put when that is unsent, else once more (puts and writes are
+        idempotent), so Weft projects the thread and references the run's
+        result from the commit whatever was sent before."""
         self._check()
         self.thread_empty = False
         self.checkpoints.append(put_json)
+        if complete is not None:
+            self.last_root = _LastRoot(len(self.checkpoints) - 1, complete, checkpoint_id)
 
-    def add_writes(self, batch_json: str) -> None:
+    def add_writes(self, batch_json: str, ns: str = "", checkpoint_id: str = "") -> None:
         self._check()
         self.thread_empty = False
         self.writes.append(batch_json)
+        if ns == "" and self.last_root is not None and checkpoint_id == self.last_root.id:
+            self.last_root.writes.append(batch_json)
 
     def emit(self, event: str, data_json: str) -> None:
         if self.failed or self.ended:
@@ -130,6 +151,15 @@ class Committer:
             raise self.failed
         if end is None and not (self.checkpoints or self.writes or self.events):
             return None
+        last = self.last_root
+        if end is not None and last is not None:
+            if not last.sent:
+                self.checkpoints[last.index] = last.complete()
+            else:
+                self.checkpoints.append(last.complete())
+                self.writes.extend(last.writes[:last.sent_writes])
+        if last is not None:
+            last.sent, last.sent_writes = True, len(last.writes)
         self.seq += 1
         commit_id = f"end:{self.token}" if end is not None else f"{self.token}:{self.seq}"
         parts = [f'"claim_token":{json.dumps(self.token)}', f'"commit_id":{json.dumps(commit_id)}',

@@ -162,25 +162,33 @@ class WeftSaver(BaseCheckpointSaver[str]):
         ns = c.get("checkpoint_ns", "") or ""
         committer = self._committer(thread_id)
         values = checkpoint.get("channel_values") or {}
-        parts = []
-        for ch in new_versions:
-            if ch in values:
-                parts.append(f"{json.dumps(ch)}:{dumps(values[ch])}")
         head = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         head["channel_versions"] = {k: _text(v) for k, v in (checkpoint.get("channel_versions") or {}).items()}
         head["versions_seen"] = {n: {k: _text(v) for k, v in m.items()}
                                  for n, m in (checkpoint.get("versions_seen") or {}).items()}
         head["channel_values"] = "\x00"
-        cp = json.dumps(head, separators=(",", ":")).replace('"\\u0000"', "{" + ",".join(parts) + "}")
+        head_json = json.dumps(head, separators=(",", ":"))
         # Like PostgresSaver, the run's metadata (run_id, thread_id,
         # graph_id, assistant_id) goes with every checkpoint under
         # LangGraph's own keys: retries and rollbacks find a run's
         # checkpoints by it.
         md = dumps({**committer.metadata, **(metadata or {})}).replace("\\u0000", "")
-        put = (f'{{"parent_checkpoint_id":{json.dumps(c.get("checkpoint_id") or "")},"checkpoint_ns":{json.dumps(ns)},'
-               f'"checkpoint":{cp},"metadata":{md},'
-               f'"new_versions":{json.dumps({k: _text(v) for k, v in new_versions.items()})}}}')
-        committer.add_checkpoint(put)
+        versions = json.dumps({k: _text(v) for k, v in new_versions.items()})
+
+        def render(complete: bool) -> str:
+            """The put's JSON: the new versions' values, or (complete)
+            every channel's value, marked so."""
+            channels = values if complete else new_versions
+            parts = [f"{json.dumps(ch)}:{dumps(values[ch])}" for ch in channels if ch in values]
+            cp = head_json.replace('"\\u0000"', "{" + ",".join(parts) + "}")
+            flag = ',"complete":true' if complete else ""
+            return (f'{{"parent_checkpoint_id":{json.dumps(c.get("checkpoint_id") or "")},"checkpoint_ns":{json.dumps(ns)},'
+                    f'"checkpoint":{cp},"metadata":{md},"new_versions":{versions}{flag}}}')
+
+        # A root checkpoint can be sent complete if it turns out to be the
+        # run's last: the end's commit then carries it, so Weft projects
+        # the thread and stores the run's result as a reference to it.
+        committer.add_checkpoint(render(False), (lambda: render(True)) if ns == "" else None, checkpoint["id"])
         await committer.persist()
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
@@ -193,8 +201,10 @@ class WeftSaver(BaseCheckpointSaver[str]):
             items.append(f'{{"task_id":{json.dumps(task_id)},"channel":{json.dumps(channel)},'
                          f'"idx":{WRITES_IDX_MAP.get(channel, i)},"task_path":{json.dumps(task_path or "")},'
                          f'"value":{dumps(value)}}}')
-        committer.add_writes(f'{{"checkpoint_ns":{json.dumps(c.get("checkpoint_ns", "") or "")},'
-                             f'"checkpoint_id":{json.dumps(c.get("checkpoint_id"))},"writes":[{",".join(items)}]}}')
+        ns = c.get("checkpoint_ns", "") or ""
+        committer.add_writes(f'{{"checkpoint_ns":{json.dumps(ns)},'
+                             f'"checkpoint_id":{json.dumps(c.get("checkpoint_id"))},"writes":[{",".join(items)}]}}',
+                             ns, c.get("checkpoint_id") or "")
         await committer.persist()
 
     def put(self, config, checkpoint, metadata, new_versions):

@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -68,7 +71,10 @@ type guard struct {
 	// threadMeta reads a thread's metadata (auth.Tenant scoped), to hold it
 	// against a decision's filters.
 	threadMeta func(ctx context.Context, id uuid.UUID) (map[string]any, error)
-	log        *slog.Logger
+	// assistantMeta reads an assistant's metadata (by id or graph name);
+	// nil: assistant routes refuse filters.
+	assistantMeta func(ctx context.Context, ref string) (map[string]any, error)
+	log           *slog.Logger
 }
 
 // scopeOf is the scope each resource needs ("" for none beyond a valid
@@ -124,7 +130,17 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 				next.ServeHTTP(w, r)
 				return
 			}
-			req := auth.Request{Principal: p, Resource: resource, Action: action, ID: pathID(r), Method: r.Method, Path: r.URL.Path}
+			req := auth.Request{Principal: p, Resource: resource, Action: action, ID: pathID(r), Method: r.Method, Path: r.URL.Path,
+				Query: r.URL.RawQuery}
+			if r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet {
+				b, err := io.ReadAll(r.Body)
+				if err != nil {
+					httpx.WriteError(w, r, g.log, err)
+					return
+				}
+				req.Body = b
+				r.Body = io.NopCloser(bytes.NewReader(b))
+			}
 			d, err := g.authorize(ctx, req)
 			if err != nil {
 				writeAuthError(w, r, g.log, err)
@@ -137,6 +153,39 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 				}
 				httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: reason})
 				return
+			}
+			if d.Metadata != nil {
+				r = withBodyField(r, req.Body, "metadata", d.Metadata)
+			}
+			if len(d.Filters) > 0 && resource == "assistants" && g.assistantMeta != nil {
+				if ref := chi.URLParam(r, "assistant_id"); ref != "" {
+					md, err := g.assistantMeta(ctx, ref)
+					if err != nil {
+						httpx.WriteError(w, r, g.log, err)
+						return
+					}
+					if !auth.Contains(md, d.Filters) {
+						httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Assistant " + ref + " not found"})
+						return
+					}
+					d.Filters = nil
+				} else if action == "search" {
+					// A search's metadata filter is jsonb containment too: the
+					// decision's filters join it.
+					md := map[string]any{}
+					var body struct {
+						Metadata map[string]any `json:"metadata"`
+					}
+					if json.Unmarshal(req.Body, &body) == nil && body.Metadata != nil {
+						md = body.Metadata
+					}
+					merged, ok := auth.MergeFilters(md, d.Filters)
+					if !ok {
+						merged = map[string]any{"\x00weft-none": true} // contradictory: matches nothing
+					}
+					r = withBodyField(r, req.Body, "metadata", merged)
+					d.Filters = nil
+				}
 			}
 			if len(d.Filters) > 0 {
 				switch mode {
@@ -164,6 +213,26 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
+}
+
+// withBodyField is r with its JSON body's field set to v (body: the body
+// already read; none or not an object: {field: v}).
+func withBodyField(r *http.Request, body []byte, field string, v any) *http.Request {
+	obj := map[string]any{}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+			return r // the handler answers the bad body
+		}
+	}
+	obj[field] = v
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return r
+	}
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(b))
+	r2.ContentLength = int64(len(b))
+	return r2
 }
 
 // pathID is the id the route's path names, "" when none.

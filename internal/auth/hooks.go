@@ -62,9 +62,9 @@ type Decision struct {
 	// created thread gets them merged into its metadata. Routes that cannot
 	// apply filters refuse the request (403) instead of ignoring them.
 	Filters map[string]any
-	// Metadata, when not nil, replaces the "metadata" of the request's JSON
-	// body (a hook stamping an owner on what is created or updated).
-	Metadata map[string]any
+	// Body sets fields of the request's JSON body (a hook stamping an
+	// owner into what is created or updated: {"metadata": ...}).
+	Body map[string]any
 }
 
 // Allow is the Decision that lets the request through.

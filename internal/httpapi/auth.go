@@ -154,8 +154,8 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 				httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: reason})
 				return
 			}
-			if d.Metadata != nil {
-				r = withBodyField(r, req.Body, "metadata", d.Metadata)
+			if len(d.Body) > 0 {
+				r, req.Body = withBodyFields(r, req.Body, d.Body)
 			}
 			if len(d.Filters) > 0 && resource == "assistants" && g.assistantMeta != nil {
 				if ref := chi.URLParam(r, "assistant_id"); ref != "" {
@@ -183,7 +183,7 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 					if !ok {
 						merged = map[string]any{"\x00weft-none": true} // contradictory: matches nothing
 					}
-					r = withBodyField(r, req.Body, "metadata", merged)
+					r, req.Body = withBodyFields(r, req.Body, map[string]any{"metadata": merged})
 					d.Filters = nil
 				}
 			}
@@ -215,24 +215,26 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 	}
 }
 
-// withBodyField is r with its JSON body's field set to v (body: the body
-// already read; none or not an object: {field: v}).
-func withBodyField(r *http.Request, body []byte, field string, v any) *http.Request {
+// withBodyFields is r with fields set in its JSON body (body: the body
+// already read; none: fields alone), and that new body.
+func withBodyFields(r *http.Request, body []byte, fields map[string]any) (*http.Request, []byte) {
 	obj := map[string]any{}
 	if len(bytes.TrimSpace(body)) > 0 {
 		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-			return r // the handler answers the bad body
+			return r, body // the handler answers the bad body
 		}
 	}
-	obj[field] = v
+	for k, v := range fields {
+		obj[k] = v
+	}
 	b, err := json.Marshal(obj)
 	if err != nil {
-		return r
+		return r, body
 	}
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(b))
 	r2.ContentLength = int64(len(b))
-	return r2
+	return r2, b
 }
 
 // pathID is the id the route's path names, "" when none.

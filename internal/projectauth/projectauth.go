@@ -121,9 +121,25 @@ func (c *Client) Authorize(ctx context.Context, req auth.Request) (auth.Decision
 	if err != nil {
 		return auth.Decision{}, err
 	}
-	d := auth.Decision{Filters: out.Filters}
+	d := auth.Decision{Filters: out.Filters, Body: map[string]any{}}
 	if md, ok := out.Value["metadata"].(map[string]any); ok && mutates(req.Action) {
-		d.Metadata = md
+		d.Body["metadata"] = md
+	}
+	if req.Action == "create_run" {
+		// The run's graph sees its user as on LangGraph's server.
+		cfg, _ := out.Value["config"].(map[string]any)
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		conf, _ := cfg["configurable"].(map[string]any)
+		if conf == nil {
+			conf = map[string]any{}
+		}
+		conf["langgraph_auth_user"] = u.User
+		conf["langgraph_auth_user_id"] = u.User["identity"]
+		conf["langgraph_auth_permissions"] = u.Scopes
+		cfg["configurable"] = conf
+		d.Body["config"] = cfg
 	}
 	switch {
 	case req.Resource == "store":

@@ -187,6 +187,15 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 					d.Filters = nil
 				}
 			}
+			if len(d.Filters) > 0 && resource == "store" && action == "search" {
+				// Store searches and namespace listings: the answer keeps the
+				// items and namespaces whose namespace the filters contain
+				// ({"namespace": [...]}), after the page was cut.
+				rec := &bufferedWriter{header: http.Header{}, status: http.StatusOK}
+				next.ServeHTTP(rec, r.WithContext(ctx))
+				writeStoreFiltered(w, rec, d.Filters)
+				return
+			}
 			if len(d.Filters) > 0 {
 				switch mode {
 				case noFilters:
@@ -264,4 +273,61 @@ func routeOf(r *http.Request) string {
 // the worker scope is enough.
 func runStore(resource string, p auth.Principal, r *http.Request) bool {
 	return resource == "store" && p.Has(auth.ScopeWorker) && r.Header.Get(store.HeaderDispatchID) != ""
+}
+
+// bufferedWriter holds a response to filter it.
+type bufferedWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedWriter) Header() http.Header         { return b.header }
+func (b *bufferedWriter) WriteHeader(status int)      { b.status = status }
+func (b *bufferedWriter) Write(p []byte) (int, error) { return b.body.Write(p) }
+
+// writeStoreFiltered writes rec's answer keeping, of its "items" and
+// "namespaces", those whose namespace filters contain.
+func writeStoreFiltered(w http.ResponseWriter, rec *bufferedWriter, filters map[string]any) {
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	var out map[string]json.RawMessage
+	if rec.status != http.StatusOK || json.Unmarshal(rec.body.Bytes(), &out) != nil {
+		w.WriteHeader(rec.status)
+		_, _ = w.Write(rec.body.Bytes())
+		return
+	}
+	match := func(ns any) bool { return auth.Contains(map[string]any{"namespace": ns}, filters) }
+	if raw, ok := out["items"]; ok {
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) == nil {
+			kept := []json.RawMessage{}
+			for _, it := range items {
+				var item struct {
+					Namespace []any `json:"namespace"`
+				}
+				if json.Unmarshal(it, &item) == nil && match(item.Namespace) {
+					kept = append(kept, it)
+				}
+			}
+			out["items"], _ = json.Marshal(kept)
+		}
+	}
+	if raw, ok := out["namespaces"]; ok {
+		var nss [][]any
+		if json.Unmarshal(raw, &nss) == nil {
+			kept := [][]any{}
+			for _, ns := range nss {
+				if match(ns) {
+					kept = append(kept, ns)
+				}
+			}
+			out["namespaces"], _ = json.Marshal(kept)
+		}
+	}
+	b, _ := json.Marshal(out)
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(b)
 }

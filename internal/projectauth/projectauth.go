@@ -116,6 +116,20 @@ func (c *Client) Authorize(ctx context.Context, req auth.Request) (auth.Decision
 		return auth.Allow(), nil // the worker's own key, or a route the Agent Server does not authorize
 	}
 	value := valueOf(req)
+	if req.Resource == "threads" && req.Action == "copy" {
+		// A copy reads the thread and creates one: both handlers are asked,
+		// as on LangGraph's server; the read's filters hold the source.
+		read, err := c.call(ctx, "/authorize", map[string]any{"user": u.User, "scopes": u.Scopes, "resource": "threads",
+			"action": "read", "value": map[string]any{"thread_id": req.ID}})
+		if err != nil {
+			return auth.Decision{}, err
+		}
+		if _, err := c.call(ctx, "/authorize", map[string]any{"user": u.User, "scopes": u.Scopes, "resource": "threads",
+			"action": "create", "value": map[string]any{"metadata": map[string]any{}}}); err != nil {
+			return auth.Decision{}, err
+		}
+		return auth.Decision{Filters: read.Filters}, nil
+	}
 	out, err := c.call(ctx, "/authorize", map[string]any{"user": u.User, "scopes": u.Scopes, "resource": req.Resource,
 		"action": action(req), "value": value})
 	if err != nil {

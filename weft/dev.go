@@ -82,7 +82,12 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			defer close(done)
 			p.superviseWorker(ctx, srv.URL(), log)
 		}()
-		return func() { <-done }
+		return func() {
+			<-done
+			if p.authSocket != "" {
+				_ = os.RemoveAll(filepath.Dir(p.authSocket))
+			}
+		}
 	})
 }
 

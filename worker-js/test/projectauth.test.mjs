@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { request } from "node:http";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,7 +33,8 @@ test("containment: $eq and $contains as jsonb containment", () => {
 
 test("auth.path over a unix socket: 401, owner stamp and filters, denial, store guard", async () => {
   const auth = await loadAuth("./auth.mjs:auth", join(here, "fixtures", "auth"));
-  const socket = join(mkdtempSync(join(tmpdir(), "weft-auth-test-")), "auth.sock");
+  const dir = mkdtempSync(join(tmpdir(), "weft-auth-test-"));
+  const socket = join(dir, "auth.sock");
   const server = await serveAuth(new AuthHandlers(auth), socket);
   try {
     const url = "http://127.0.0.1/threads";
@@ -68,5 +69,6 @@ test("auth.path over a unix socket: 401, owner stamp and filters, denial, store 
     assert.equal(r.filters, null);
   } finally {
     server.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

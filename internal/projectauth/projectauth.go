@@ -77,60 +77,60 @@ func (c *Client) call(ctx context.Context, path string, in any) (*reply, error) 
 	return &out, nil
 }
 
-// user is what a principal carries for the authorize calls.
+// user is what a principal carries for the authorize call: the request to
+// authenticate there.
 type user struct {
-	User   map[string]any
-	Scopes []string
+	Request map[string]any
 }
 
-// Authenticate asks the Auth's authenticate handler about r: its user
-// becomes the principal (identity, the default tenant, tenant scope); a
+// Authenticate takes r's method, URL and headers for the Auth's authenticate
+// handler, which the authorize hook calls together with the route's on()
+// handler (one call to the worker per request; every API route is
+// authorized). The principal has the tenant scope of the default tenant; a
 // handler's HTTPException is answered with its status.
 func (c *Client) Authenticate(r *http.Request) (auth.Principal, error) {
 	if r.URL.Path == "/info" { // served without credentials, as LangGraph's server does
 		return auth.Principal{Scopes: []string{auth.ScopeTenant}}, nil
 	}
-	u := "http://" + r.Host + r.URL.RequestURI()
 	headers := map[string]string{}
 	for k, v := range r.Header {
 		headers[strings.ToLower(k)] = strings.Join(v, ", ")
 	}
-	out, err := c.call(r.Context(), "/authenticate", map[string]any{"method": r.Method, "url": u, "headers": headers})
-	if err != nil {
-		return auth.Principal{}, err
-	}
-	if out.User == nil { // no authenticate handler: anonymous, as LangGraph's server
-		return auth.Principal{Scopes: []string{auth.ScopeTenant}}, nil
-	}
-	id, _ := out.User["identity"].(string)
-	return auth.Principal{Identity: id, Scopes: []string{auth.ScopeTenant}, User: user{out.User, out.Scopes}}, nil
+	pending := map[string]any{"method": r.Method, "url": "http://" + r.Host + r.URL.RequestURI(), "headers": headers}
+	return auth.Principal{Scopes: []string{auth.ScopeTenant}, User: user{Request: pending}}, nil
 }
 
-// Authorize asks the on() handler of req's resource and action, with the
-// value LangGraph's server passes it. Its filters (jsonb containment) go
-// back as the decision's; metadata it stamped on the value replaces the
-// body's. A refusal is answered with the handler's status.
+// Authorize authenticates the request and asks the on() handler of req's
+// resource and action, with the value LangGraph's server passes it. Its
+// filters (jsonb containment) go back as the decision's; metadata it
+// stamped on the value replaces the body's. A refusal is answered with the
+// handler's status.
 func (c *Client) Authorize(ctx context.Context, req auth.Request) (auth.Decision, error) {
 	u, ok := req.Principal.User.(user)
-	if !ok || req.Resource == "worker" || req.Resource == "admin" || req.Resource == "system" {
-		return auth.Allow(), nil // the worker's own key, or a route the Agent Server does not authorize
+	if !ok {
+		return auth.Allow(), nil // the worker's own key, or /info
+	}
+	if req.Resource == "worker" || req.Resource == "admin" || req.Resource == "system" {
+		// Routes the Agent Server does not authorize: authenticated only.
+		_, err := c.call(ctx, "/authenticate", u.Request)
+		return auth.Allow(), err
 	}
 	value := valueOf(req)
 	if req.Resource == "threads" && req.Action == "copy" {
 		// A copy reads the thread and creates one: both handlers are asked,
 		// as on LangGraph's server; the read's filters hold the source.
-		read, err := c.call(ctx, "/authorize", map[string]any{"user": u.User, "scopes": u.Scopes, "resource": "threads",
+		read, err := c.call(ctx, "/check", map[string]any{"request": u.Request, "resource": "threads",
 			"action": "read", "value": map[string]any{"thread_id": req.ID}})
 		if err != nil {
 			return auth.Decision{}, err
 		}
-		if _, err := c.call(ctx, "/authorize", map[string]any{"user": u.User, "scopes": u.Scopes, "resource": "threads",
+		if _, err := c.call(ctx, "/authorize", map[string]any{"user": read.User, "scopes": read.Scopes, "resource": "threads",
 			"action": "create", "value": map[string]any{"metadata": map[string]any{}}}); err != nil {
 			return auth.Decision{}, err
 		}
 		return auth.Decision{Filters: read.Filters}, nil
 	}
-	out, err := c.call(ctx, "/authorize", map[string]any{"user": u.User, "scopes": u.Scopes, "resource": req.Resource,
+	out, err := c.call(ctx, "/check", map[string]any{"request": u.Request, "resource": req.Resource,
 		"action": action(req), "value": value})
 	if err != nil {
 		return auth.Decision{}, err
@@ -139,7 +139,7 @@ func (c *Client) Authorize(ctx context.Context, req auth.Request) (auth.Decision
 	if md, ok := out.Value["metadata"].(map[string]any); ok && mutates(req.Action) {
 		d.Body["metadata"] = md
 	}
-	if req.Action == "create_run" {
+	if req.Action == "create_run" && out.User != nil {
 		// The run's graph sees its user as on LangGraph's server.
 		cfg, _ := out.Value["config"].(map[string]any)
 		if cfg == nil {
@@ -149,9 +149,9 @@ func (c *Client) Authorize(ctx context.Context, req auth.Request) (auth.Decision
 		if conf == nil {
 			conf = map[string]any{}
 		}
-		conf["langgraph_auth_user"] = u.User
-		conf["langgraph_auth_user_id"] = u.User["identity"]
-		conf["langgraph_auth_permissions"] = u.Scopes
+		conf["langgraph_auth_user"] = out.User
+		conf["langgraph_auth_user_id"] = out.User["identity"]
+		conf["langgraph_auth_permissions"] = out.Scopes
 		cfg["configurable"] = conf
 		d.Body["config"] = cfg
 	}

@@ -97,6 +97,18 @@ export class AuthHandlers {
     }
   }
 
+  /**
+   * authenticate, then authorize as that user: one call per API request.
+   * {user, scopes, filters, value} or {status, detail}.
+   */
+  async check({ request, resource, action, value }) {
+    const who = await this.authenticate(request);
+    if (who.status) return who;
+    const out = await this.authorize({ user: who.user, scopes: who.scopes, resource, action, value });
+    if (out.status) return out;
+    return { ...out, user: who.user, scopes: who.scopes };
+  }
+
   /** {filters, value} (filters null: none; value as the handler left it) or {status, detail}. */
   async authorize({ user, scopes = [], resource, action, value = {} }) {
     const callbacks = this.cache.callbacks ?? {};
@@ -115,7 +127,7 @@ export class AuthHandlers {
 }
 
 /**
- * Serves handlers on a unix socket: POST /authenticate and POST /authorize,
+ * Serves handlers on a unix socket: POST /authenticate, /authorize and /check (both),
  * JSON in and out (always 200; a refusal is {status, detail}). Resolves to
  * the http.Server once listening.
  */
@@ -130,6 +142,7 @@ export function serveAuth(handlers, socket, log = () => {}) {
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
         if (req.url === "/authenticate") out = await handlers.authenticate(body);
         else if (req.url === "/authorize") out = await handlers.authorize(body);
+        else if (req.url === "/check") out = await handlers.check(body);
         else out = { status: 404, detail: `no ${req.url}` };
       } catch (err) {
         log("error", "auth request failed", { error: err?.stack ?? String(err) });

@@ -64,6 +64,14 @@ test("auth.path over a unix socket: 401, owner stamp and filters, denial, store 
     assert.equal(r.status, 403);
     r = await post(socket, "/authorize", { user, scopes, resource: "store", action: "put", value: { namespace: ["alice"], key: "k" } });
     assert.deepEqual(r.filters, { namespace: ["alice"] });
+    // /check: both in one call (what the server sends per request).
+    r = await post(socket, "/check", { request: { method: "GET", url, headers: {} }, resource: "threads", action: "read", value: {} });
+    assert.equal(r.status, 401);
+    r = await post(socket, "/check", {
+      request: { method: "GET", url, headers: { authorization: "Bearer token-bob" } }, resource: "threads", action: "read", value: {},
+    });
+    assert.equal(r.user.identity, "bob");
+    assert.deepEqual(r.filters, { owner: "bob" });
     // A resource without a handler: allowed, no filters.
     r = await post(socket, "/authorize", { user, scopes, resource: "crons", action: "read", value: {} });
     assert.equal(r.filters, null);

@@ -50,12 +50,14 @@ func Allow() AuthDecision { return auth.Allow() }
 // Deny refuses a request with 403 {"detail": reason}.
 func Deny(reason string) AuthDecision { return auth.Deny(reason) }
 
-// Filter lets a request through restricted to the threads whose metadata
-// contains filters (jsonb @>): reads, updates and deletes of another thread
-// answer 404, searches and counts leave them out, and threads it creates get
-// filters merged into their metadata. Routes that cannot apply filters
-// (assistants, crons, the store, stateless runs) refuse such a request
-// with 403 rather than ignore them.
+// Filter lets a request through restricted to the threads and assistants
+// whose metadata contains filters (jsonb @>): reads, updates and deletes of
+// another one answer 404, searches and counts leave them out, and threads it
+// creates get filters merged into their metadata. Store searches and
+// namespace listings keep what lies in a namespace the filters contain
+// ({"namespace": [...]}). Routes that cannot apply filters (crons, other
+// store requests, stateless runs) refuse such a request with 403 rather
+// than ignore them.
 func Filter(filters map[string]any) AuthDecision { return auth.Filter(filters) }
 
 // Unauthorized is the error an Authenticate hook returns for a missing or

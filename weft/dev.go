@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/weftdev/weft/internal/projectauth"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/store"
 	workerjs "github.com/weftdev/weft/worker-js"
@@ -48,6 +49,16 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			return err
 		}
 		p.out = stderr
+		if projectauth.Path(p.raw) != "" {
+			// auth.path: the worker serves its handlers on a socket of this process.
+			dir, err := os.MkdirTemp("", "weft-auth-")
+			if err != nil {
+				return err
+			}
+			p.authSocket = filepath.Join(dir, "auth.sock")
+			c := projectauth.New(p.authSocket)
+			cfg.Authenticate, cfg.Authorize = c.Authenticate, c.Authorize
+		}
 		if cfg.AuthOn() {
 			// The worker this command runs authenticates with a key of its
 			// own, valid for this server process only.
@@ -84,6 +95,9 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 		return func() {
 			for _, d := range done {
 				<-d
+			}
+			if p.authSocket != "" {
+				_ = os.RemoveAll(filepath.Dir(p.authSocket))
 			}
 		}
 	})
@@ -124,6 +138,7 @@ type project struct {
 	apiKey      string     // the worker's key when the server authenticates ("" none)
 	jsGraphs    []string   // the graph ids the JS worker serves
 	py          *pyProject // the Python graphs' worker (dev_python.go), nil without any
+	authSocket  string     // where the worker serves auth.path ("" none)
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -275,6 +290,9 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 		"--worker-id", fmt.Sprintf("weft-dev-%d", os.Getpid()))
 	if p.py != nil { // the Python graphs are the Python worker's
 		cmd.Args = append(cmd.Args, "--graphs", strings.Join(p.jsGraphs, ","))
+	}
+	if p.authSocket != "" {
+		cmd.Args = append(cmd.Args, "--auth-socket", p.authSocket)
 	}
 	cmd.Dir = filepath.Dir(p.config)
 	if p.apiKey != "" {

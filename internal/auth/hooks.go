@@ -45,6 +45,10 @@ type Request struct {
 	ID string
 	// Method and Path are the HTTP request's.
 	Method, Path string
+	// Query is the request's raw query and Body its JSON body (nil when
+	// none), for hooks that decide on the request's value.
+	Query string
+	Body  []byte
 }
 
 // Decision is an authorize hook's answer. The zero value allows.
@@ -58,6 +62,9 @@ type Decision struct {
 	// created thread gets them merged into its metadata. Routes that cannot
 	// apply filters refuse the request (403) instead of ignoring them.
 	Filters map[string]any
+	// Body sets fields of the request's JSON body (a hook stamping an
+	// owner into what is created or updated: {"metadata": ...}).
+	Body map[string]any
 }
 
 // Allow is the Decision that lets the request through.

@@ -16,6 +16,9 @@ type Principal struct {
 	Tenant string
 	// Scopes are what the caller may do ("worker", "admin", tenant data).
 	Scopes []string
+	// User is what the authenticator said of the caller beyond these (a JS
+	// project's auth.path user object), handed back to its authorize hook.
+	User any
 }
 
 type principalKey struct{}

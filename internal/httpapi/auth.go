@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -68,7 +71,10 @@ type guard struct {
 	// threadMeta reads a thread's metadata (auth.Tenant scoped), to hold it
 	// against a decision's filters.
 	threadMeta func(ctx context.Context, id uuid.UUID) (map[string]any, error)
-	log        *slog.Logger
+	// assistantMeta reads an assistant's metadata (by id or graph name);
+	// nil: assistant routes refuse filters.
+	assistantMeta func(ctx context.Context, ref string) (map[string]any, error)
+	log           *slog.Logger
 }
 
 // scopeOf is the scope each resource needs ("" for none beyond a valid
@@ -124,7 +130,17 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 				next.ServeHTTP(w, r)
 				return
 			}
-			req := auth.Request{Principal: p, Resource: resource, Action: action, ID: pathID(r), Method: r.Method, Path: r.URL.Path}
+			req := auth.Request{Principal: p, Resource: resource, Action: action, ID: pathID(r), Method: r.Method, Path: r.URL.Path,
+				Query: r.URL.RawQuery}
+			if r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet {
+				b, err := io.ReadAll(r.Body)
+				if err != nil {
+					httpx.WriteError(w, r, g.log, err)
+					return
+				}
+				req.Body = b
+				r.Body = io.NopCloser(bytes.NewReader(b))
+			}
 			d, err := g.authorize(ctx, req)
 			if err != nil {
 				writeAuthError(w, r, g.log, err)
@@ -136,6 +152,48 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 					reason = "Forbidden"
 				}
 				httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: reason})
+				return
+			}
+			if len(d.Body) > 0 {
+				r, req.Body = withBodyFields(r, req.Body, d.Body)
+			}
+			if len(d.Filters) > 0 && resource == "assistants" && g.assistantMeta != nil {
+				if ref := chi.URLParam(r, "assistant_id"); ref != "" {
+					md, err := g.assistantMeta(ctx, ref)
+					if err != nil {
+						httpx.WriteError(w, r, g.log, err)
+						return
+					}
+					if !auth.Contains(md, d.Filters) {
+						httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Assistant " + ref + " not found"})
+						return
+					}
+					d.Filters = nil
+				} else if action == "search" {
+					// A search's metadata filter is jsonb containment too: the
+					// decision's filters join it.
+					md := map[string]any{}
+					var body struct {
+						Metadata map[string]any `json:"metadata"`
+					}
+					if json.Unmarshal(req.Body, &body) == nil && body.Metadata != nil {
+						md = body.Metadata
+					}
+					merged, ok := auth.MergeFilters(md, d.Filters)
+					if !ok {
+						merged = map[string]any{"\x00weft-none": true} // contradictory: matches nothing
+					}
+					r, req.Body = withBodyFields(r, req.Body, map[string]any{"metadata": merged})
+					d.Filters = nil
+				}
+			}
+			if len(d.Filters) > 0 && resource == "store" && action == "search" {
+				// Store searches and namespace listings: the answer keeps the
+				// items and namespaces whose namespace the filters contain
+				// ({"namespace": [...]}), after the page was cut.
+				rec := &bufferedWriter{header: http.Header{}, status: http.StatusOK}
+				next.ServeHTTP(rec, r.WithContext(ctx))
+				writeStoreFiltered(w, rec, d.Filters)
 				return
 			}
 			if len(d.Filters) > 0 {
@@ -166,6 +224,28 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 	}
 }
 
+// withBodyFields is r with fields set in its JSON body (body: the body
+// already read; none: fields alone), and that new body.
+func withBodyFields(r *http.Request, body []byte, fields map[string]any) (*http.Request, []byte) {
+	obj := map[string]any{}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+			return r, body // the handler answers the bad body
+		}
+	}
+	for k, v := range fields {
+		obj[k] = v
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return r, body
+	}
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(b))
+	r2.ContentLength = int64(len(b))
+	return r2, b
+}
+
 // pathID is the id the route's path names, "" when none.
 func pathID(r *http.Request) string {
 	for _, k := range []string{"thread_id", "assistant_id", "cron_id", "run_id", "dispatch_id"} {
@@ -193,4 +273,61 @@ func routeOf(r *http.Request) string {
 // the worker scope is enough.
 func runStore(resource string, p auth.Principal, r *http.Request) bool {
 	return resource == "store" && p.Has(auth.ScopeWorker) && r.Header.Get(store.HeaderDispatchID) != ""
+}
+
+// bufferedWriter holds a response to filter it.
+type bufferedWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedWriter) Header() http.Header         { return b.header }
+func (b *bufferedWriter) WriteHeader(status int)      { b.status = status }
+func (b *bufferedWriter) Write(p []byte) (int, error) { return b.body.Write(p) }
+
+// writeStoreFiltered writes rec's answer keeping, of its "items" and
+// "namespaces", those whose namespace filters contain.
+func writeStoreFiltered(w http.ResponseWriter, rec *bufferedWriter, filters map[string]any) {
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	var out map[string]json.RawMessage
+	if rec.status != http.StatusOK || json.Unmarshal(rec.body.Bytes(), &out) != nil {
+		w.WriteHeader(rec.status)
+		_, _ = w.Write(rec.body.Bytes())
+		return
+	}
+	match := func(ns any) bool { return auth.Contains(map[string]any{"namespace": ns}, filters) }
+	if raw, ok := out["items"]; ok {
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) == nil {
+			kept := []json.RawMessage{}
+			for _, it := range items {
+				var item struct {
+					Namespace []any `json:"namespace"`
+				}
+				if json.Unmarshal(it, &item) == nil && match(item.Namespace) {
+					kept = append(kept, it)
+				}
+			}
+			out["items"], _ = json.Marshal(kept)
+		}
+	}
+	if raw, ok := out["namespaces"]; ok {
+		var nss [][]any
+		if json.Unmarshal(raw, &nss) == nil {
+			kept := [][]any{}
+			for _, ns := range nss {
+				if match(ns) {
+					kept = append(kept, ns)
+				}
+			}
+			out["namespaces"], _ = json.Marshal(kept)
+		}
+	}
+	b, _ := json.Marshal(out)
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(b)
 }

@@ -77,6 +77,10 @@ type Deps struct {
 	// ThreadMetadata reads a thread's metadata (tenant scoped, 404 when it
 	// is not there), to hold it against an authorize decision's filters.
 	ThreadMetadata func(ctx context.Context, id uuid.UUID) (map[string]any, error)
+	// AssistantMetadata reads an assistant's metadata (by id or graph
+	// name, tenant scoped), to hold it against an authorize decision's
+	// filters (nil: assistant routes refuse filters).
+	AssistantMetadata func(ctx context.Context, ref string) (map[string]any, error)
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
@@ -108,7 +112,7 @@ func NewRouter(d Deps) http.Handler {
 	// both. g.thread routes hold the thread in their path against the
 	// hook's filters; g.threads routes apply them in their handler; g.need
 	// routes refuse a decision with filters.
-	g := &guard{on: d.Auth != nil, authorize: d.Authorize, threadMeta: d.ThreadMetadata, log: d.Log}
+	g := &guard{on: d.Auth != nil, authorize: d.Authorize, threadMeta: d.ThreadMetadata, assistantMeta: d.AssistantMetadata, log: d.Log}
 	th, ths := g.thread, g.threads
 	need := g.need
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

@@ -98,9 +98,18 @@ func TestAuthHooks(t *testing.T) {
 	mustStatus(t, call(t, srv, "GET", "/threads/"+carol.ThreadID, nil, as("carol")...), 200, "carol's thread is still there")
 	mustStatus(t, call(t, srv, "DELETE", "/threads/"+bob.ThreadID+"?strategy=cascade", nil, as("bob")...), 204, "bob deletes his")
 
-	// Filters on a route that cannot apply them: refused, not ignored.
+	// Assistants hold filters too: a search lists only those whose
+	// metadata contains them (none of the system assistants), a read of
+	// another is a 404.
 	r = call(t, srv, "POST", "/assistants/search", nil, as("bob")...)
-	mustStatus(t, r, 403, "assistants search under filters")
+	mustStatus(t, r, 200, "assistants search under filters")
+	if b := strings.TrimSpace(string(r.body)); b != "[]" {
+		t.Fatalf("assistants search under filters: %s", b)
+	}
+	mustStatus(t, call(t, srv, "GET", "/assistants/foo_bar", nil, as("bob")...), 404, "assistant outside the filters")
+	// Filters on a route that cannot apply them: refused, not ignored.
+	r = call(t, srv, "GET", "/store/items?namespace=a&key=b", nil, as("bob")...)
+	mustStatus(t, r, 403, "store under filters")
 	if d := r.detail(t); !strings.Contains(d, "filters") {
 		t.Fatalf("detail %q", d)
 	}

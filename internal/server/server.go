@@ -265,6 +265,13 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		},
 		MCP: mcp.New(mcp.Config{Assistants: assistantStore, Runs: runSvc, Log: log, Version: Version,
 			AuthOn: authn != nil, Authorize: cfg.Authorize}),
+		AssistantMetadata: func(ctx context.Context, ref string) (map[string]any, error) {
+			a, err := assistantStore.Resolve(ctx, s.pool, ref)
+			if err != nil {
+				return nil, err
+			}
+			return assistantMetadata(a)
+		},
 	})
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return crypt.WithKeyring(context.Background(), cfg.Keyring) }}
@@ -455,4 +462,15 @@ func (s *Server) closeDB() {
 			s.log.Error("stop local PostgreSQL", "error", err)
 		}
 	}
+}
+
+// assistantMetadata is a's metadata as a map (for authorize filters).
+func assistantMetadata(a *assistants.Assistant) (map[string]any, error) {
+	var md map[string]any
+	if len(a.Metadata) > 0 {
+		if err := json.Unmarshal(a.Metadata, &md); err != nil {
+			return nil, fmt.Errorf("assistant %s metadata: %w", a.AssistantID, err)
+		}
+	}
+	return md, nil
 }

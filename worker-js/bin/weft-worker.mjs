@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../src/load.mjs";
 import { Worker, jsonLogger } from "../src/worker.mjs";
 import { registerRuntime } from "../src/runtime.mjs";
+import { startProjectAuth } from "../src/auth.mjs";
 
 const USAGE = `Usage: weft-worker [options]
 
@@ -26,6 +27,8 @@ Options:
   --grace-ms <ms>        on SIGTERM/SIGINT, how long running runs may finish before
                          they are stopped and given back (default 10000)
   --log-level <level>    debug, info (default), warn
+  --auth-socket <path>   serve the config's auth.path (authenticate and on() handlers)
+                         to the server on this unix socket (weft dev passes it)
   -h, --help`;
 
 let args;
@@ -42,6 +45,7 @@ try {
       "grace-ms": { type: "string", default: "10000" },
       "linger-ms": { type: "string", default: "5" },
       "log-level": { type: "string", default: "info" },
+      "auth-socket": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   }).values;
@@ -74,6 +78,7 @@ try {
   registerRuntime({ log, url: args.url });
   const onFailure = ({ graph_id, error }) => log("error", "graph failed to load; serving the others", { graph_id, error });
   const { graphs, failures } = await loadConfig(args.config, { only, onFailure });
+  if (args["auth-socket"]) await startProjectAuth(args.config, args["auth-socket"], log);
   if (graphs.size === 0) {
     // Nothing to serve: stay up (a restart would fail the same way) until stopped.
     log("error", "no graph of the config loaded; fix the modules and restart", { failed: failures.map((f) => f.graph_id) });

@@ -6,3 +6,4 @@ export { Worker, jsonLogger } from "./worker.mjs";
 export { loadConfig, parseDotenv } from "./load.mjs";
 export { describeGraph, graphSchemas } from "./describe.mjs";
 export { executeRun, Committer, commandOf } from "./run.mjs";
+export { AuthHandlers, loadAuth, serveAuth, containment } from "./auth.mjs";

@@ -1,0 +1,143 @@
+package weft_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/weftdev/weft/internal/postgres/pgtest"
+	"github.com/weftdev/weft/internal/server/servertest"
+)
+
+// `weft dev` on a project with auth.path (testdata/devauth): its
+// authenticate handler decides who calls (401 without a token), its
+// threads handler stamps the owner and filters by it (another user's
+// thread is invisible: 404, left out of searches), returns false for
+// deletes (403), and its store handler guards namespaces.
+func TestDevAuthPath(t *testing.T) {
+	t.Parallel()
+	modules, err := filepath.Abs("../worker-js/node_modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@langchain", "langgraph-sdk")); err != nil {
+		t.Fatalf("worker-js's packages are missing (cd worker-js && npm ci): %v", err)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"langgraph.json", "auth.mjs", "foo_bar.mjs"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "devauth", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	addr := servertest.FreeAddr(t)
+	cmd := exec.Command(servertest.Binary(t), "dev", "--config", filepath.Join(dir, "langgraph.json"))
+	cmd.Env = append(os.Environ(), "WEFT_ADDR="+addr, "DATABASE_URL="+pgtest.DSN(t), "WEFT_LOG_FORMAT=json")
+	logs := &logLines{}
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go logs.read(out)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+	base := "http://" + addr
+	call := func(method, path, token string, body any) (int, map[string]any, []byte) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, nil, nil
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		return res.StatusCode, m, raw
+	}
+	// Ready when alice can create a thread (the worker serves auth.path).
+	var thread map[string]any
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		st, m, _ := call("POST", "/threads", "token-alice", map[string]any{"metadata": map[string]any{"topic": "x"}})
+		if st == 200 {
+			thread = m
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("weft dev never served auth.path (last status %d)", st)
+		}
+	}
+	id := thread["thread_id"].(string)
+	if md := thread["metadata"].(map[string]any); md["owner"] != "alice" || md["topic"] != "x" {
+		t.Fatalf("created thread's metadata %v: want the owner stamped next to the client's", md)
+	}
+	want := func(what string, got, status int) {
+		t.Helper()
+		if got != status {
+			t.Fatalf("%s: status %d, want %d", what, got, status)
+		}
+	}
+	st, m, _ := call("GET", "/threads/"+id, "", nil)
+	want("no token", st, 401)
+	if m["detail"] != "Invalid token" {
+		t.Fatalf("401 detail %v: want the handler's message", m["detail"])
+	}
+	st, _, _ = call("GET", "/threads/"+id, "token-alice", nil)
+	want("owner reads", st, 200)
+	st, _, _ = call("GET", "/threads/"+id, "token-bob", nil)
+	want("another user reads", st, 404)
+	_, _, raw := call("POST", "/threads/search", "token-bob", map[string]any{})
+	if string(bytes.TrimSpace(raw)) != "[]" {
+		t.Fatalf("bob's search: %s, want none of alice's threads", raw)
+	}
+	st, _, _ = call("DELETE", "/threads/"+id, "token-alice", nil)
+	want("delete (handler returns false)", st, 403)
+	// The store: one's own namespace, not another's.
+	st, _, _ = call("PUT", "/store/items", "token-alice", map[string]any{"namespace": []string{"alice"}, "key": "k", "value": map[string]any{"v": 1}})
+	want("put in one's namespace", st, 204)
+	st, _, _ = call("PUT", "/store/items", "token-alice", map[string]any{"namespace": []string{"bob"}, "key": "k", "value": map[string]any{"v": 1}})
+	want("put in another's namespace", st, 403)
+	st, _, _ = call("GET", "/store/items?namespace=bob&key=k", "token-alice", nil)
+	want("get in another's namespace", st, 403)
+	_, m, _ = call("POST", "/store/namespaces", "token-bob", map[string]any{})
+	if ns, _ := m["namespaces"].([]any); len(ns) != 0 {
+		t.Fatalf("bob lists namespaces %v: want none of alice's", ns)
+	}
+	// A run's config carries the user, as on LangGraph's server.
+	st, run, _ := call("POST", "/threads/"+id+"/runs", "token-alice", map[string]any{"assistant_id": "foo_bar_js"})
+	want("run", st, 200)
+	st, _, raw = call("GET", "/threads/"+id+"/runs/"+run["run_id"].(string), "token-alice", nil)
+	want("run read", st, 200)
+	if !bytes.Contains(raw, []byte(`"langgraph_auth_user_id":"alice"`)) {
+		t.Fatalf("run %s: no langgraph_auth_user_id in its config", raw)
+	}
+}

@@ -229,7 +229,11 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 func withBodyFields(r *http.Request, body []byte, fields map[string]any) (*http.Request, []byte) {
 	obj := map[string]any{}
 	if len(bytes.TrimSpace(body)) > 0 {
-		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		// Numbers stay as sent; a body a map would lose a repeated key of
+		// is left as it is, for the handler to refuse (httpx.DecodeJSON).
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if err := dec.Decode(&obj); err != nil || obj == nil || httpx.DuplicateKey(body) {
 			return r, body // the handler answers the bad body
 		}
 	}

@@ -49,6 +49,17 @@ func UnmarshalStrict(b []byte, v any) error {
 type fieldScanner struct {
 	b []byte
 	i int
+	// anyObject checks every object for repeated keys, maps and free-form
+	// values included (DuplicateKey).
+	anyObject bool
+}
+
+// DuplicateKey reports whether any object in body, at any depth, has a key
+// twice. A handler that rewrites a body through a map (which keeps one of
+// the two) leaves such a body as it came, for DecodeJSON to refuse.
+func DuplicateKey(body []byte) bool {
+	s := fieldScanner{b: body, anyObject: true}
+	return s.value(nil, "") != nil
 }
 
 // peek is the byte at the cursor, 0 at the end.
@@ -129,11 +140,13 @@ func (s *fieldScanner) object(t reflect.Type, path string) error {
 		}
 		s.i++
 		vt, name := elem, path+key
-		if fields != nil {
+		if fields != nil || s.anyObject {
 			if slices.Contains(seen, key) {
 				return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q appears twice", name)
 			}
 			seen = append(seen, key)
+		}
+		if fields != nil {
 			vt = nil
 			for _, f := range fields {
 				if f.name == key {

@@ -54,3 +54,17 @@ func TestCheckFieldNamesMalformed(t *testing.T) {
 		}
 	}
 }
+
+func TestDuplicateKey(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"a":1,"b":{"c":[{"d":1,"d":2}]}}`: true,
+		`{"a":1,"a":2}`:                     true,
+		`{"a":{"x":1},"b":{"x":1}}`:         false,
+		`{"A":1,"a":1}`:                     false,
+		`[{"k":1},{"k":2}]`:                 false,
+	} {
+		if got := DuplicateKey([]byte(body)); got != want {
+			t.Errorf("DuplicateKey(%s) = %v, want %v", body, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -154,4 +155,61 @@ func decode(t *testing.T, r authResp, v any) {
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)
 	}
+}
+
+// A hook that sets body fields (Decision.Body) rewrites the body through a
+// map: the client's other fields, numbers included, must come through as
+// sent, and a body with a repeated key
+// must still be refused (a map would keep one of the two silently).
+func TestAuthHookBodyRewrite(t *testing.T) {
+	t.Parallel()
+	s := servertest.StartWith(t, pgtest.DSN(t), func(c *server.Config) {
+		c.Authenticate = func(r *http.Request) (auth.Principal, error) {
+			return auth.Principal{Identity: "ann", Tenant: "t1", Scopes: []string{auth.ScopeTenant}}, nil
+		}
+		c.Authorize = func(ctx context.Context, req auth.Request) (auth.Decision, error) {
+			if req.Resource == "threads" && req.Action == "create" {
+				return auth.Decision{Body: map[string]any{"if_exists": "raise"}}, nil
+			}
+			return auth.Allow(), nil
+		}
+	})
+	for _, body := range []string{
+		`{"thread_id":"` + uuidA + `","thread_id":"` + uuidF + `"}`,
+		`{"metadata":{"k":1},"if_exists":"raise","if_exists":"do_nothing"}`,
+		`{"thread_id":"` + uuidA + `","Thread_ID":"` + uuidF + `"}`,
+	} {
+		r := rawCall(t, s.URL, "POST", "/threads", body)
+		if r.status != http.StatusUnprocessableEntity {
+			t.Fatalf("POST /threads %s through a body-setting hook: %d %s, want 422", body, r.status, r.body)
+		}
+	}
+	for _, id := range []string{uuidA, uuidF} {
+		mustStatus(t, call(t, s.URL, "GET", "/threads/"+id, nil), 404, "a thread of a refused body")
+	}
+	r := mustOK(t, rawCall(t, s.URL, "POST", "/threads", `{"metadata":{"big":12345678901234567890}}`))
+	if !strings.Contains(string(r.body), `"big":12345678901234567890`) {
+		t.Fatalf("thread created through the rewritten body %s: the number was not kept as sent", r.body)
+	}
+}
+
+const (
+	uuidA = "aaaaaaaa-0000-4000-8000-000000000001"
+	uuidF = "ffffffff-0000-4000-8000-000000000001"
+)
+
+func rawCall(t *testing.T, base, method, path, body string) authResp {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return authResp{status: resp.StatusCode, body: b}
 }

@@ -226,7 +226,7 @@ describe("runs.stream on a thread", () => {
     const tid = await newThread(client);
     await streamRejects(client.runs.stream(randomUUID(), "foo_bar", { input: { foo: "" } }), 404);
     await streamRejects(client.runs.stream(tid, "no_such_graph", { input: {} }), 422);
-    await streamRejects(client.runs.stream(tid, "foo_bar", { input: { nope: 1 } }), 422);
+    await streamRejects(client.runs.stream(tid, "foo_bar", { input: { bar: "not a list" } }), 422);
     const busy = await client.runs.create(tid, "slow", { input: { ms: 5000 } });
     await streamRejects(client.runs.stream(tid, "slow", { input: { ms: 0 }, multitaskStrategy: "reject" }), 409);
     await client.runs.cancel(tid, busy.run_id, true);

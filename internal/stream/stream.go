@@ -109,7 +109,8 @@ func parseModes(list []string) modes {
 // wire returns the SSE event name a stored event goes out under for these
 // modes ("" to skip it): metadata and error always; values, updates,
 // custom, checkpoints, tasks and debug when asked for; message tuples under "messages" for
-// messages-tuple; an interrupt update as a values event when only values
+// messages-tuple; messages/partial, /complete and /metadata for messages;
+// LangChain's callback events under "events" for events; an interrupt update as a values event when only values
 // were asked for (as the Agent Server does); end never (the stream closes).
 func (m modes) wire(e StoredEvent) string {
 	if base, ns, sub := strings.Cut(e.Event, "|"); sub {
@@ -137,6 +138,14 @@ func (m modes) wire(e StoredEvent) string {
 	case "messages":
 		if m["messages-tuple"] {
 			return "messages"
+		}
+	case "messages/partial", "messages/complete", "messages/metadata":
+		if m["messages"] {
+			return e.Event
+		}
+	case "events":
+		if m["events"] {
+			return "events"
 		}
 	}
 	return ""

@@ -326,8 +326,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     try {
       // A graph factory's graph is made anew for the run, from its config.
       const runGraph = await graphForRun(graph, { ...configIn, configurable }, dispatch.graph_id);
-      const stream = await runGraph.stream(input, options);
-      for await (const chunk of stream) {
+      const onChunk = async (chunk) => {
         let ns = [];
         let mode;
         let data;
@@ -339,13 +338,35 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
         if (root && mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
           interrupts = data.__interrupt__;
         }
-        if (!modes.has(mode)) continue;
+        if (!modes.has(mode)) return;
         const json = await dataJSON(serverShape(mode, data));
         committer.emit(root ? mode : `${mode}|${ns.join("|")}`, json);
         if (root && mode === "values" && !isInterruptOnly(data)) {
           lastValues = data;
           lastValuesJSON = json; // the result's text: a long chat is not serialized again
         }
+        if (root && mode === "values" && messageEvents) await messageEvents.values(data);
+      };
+      // The events mode and the messages mode (messages/partial, /complete,
+      // /metadata from the chat models' callbacks) need LangGraph's
+      // streamEvents, whose root on_chain_stream events carry the chunks
+      // stream() would give.
+      const rawModes = new Set(kwargs.stream_mode ?? []);
+      const messageEvents = rawModes.has("messages") ? new MessageEvents((event, data) => committer.emit(event, data), dataJSON) : null;
+      if (rawModes.has("events") || messageEvents) {
+        const events = runGraph.streamEvents(input, { ...options, version: "v2", runId: run.run_id });
+        for await (const ev of events) {
+          if (ev.tags?.includes("langsmith:hidden")) continue;
+          if (ev.event === "on_chain_stream" && ev.run_id === run.run_id) {
+            await onChunk(ev.data.chunk);
+            continue;
+          }
+          if (rawModes.has("events")) committer.emit("events", await dataJSON(ev));
+          if (ev.event === "on_chat_model_stream" && !ev.tags?.includes("nostream")) await messageEvents?.token(ev);
+        }
+      } else {
+        const stream = await runGraph.stream(input, options);
+        for await (const chunk of stream) await onChunk(chunk);
       }
     } catch (err) {
       failure = err;
@@ -387,6 +408,47 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     unwatch?.();
     saver.detach(run.thread_id, committer);
     void beatDone;
+  }
+}
+
+/**
+ * MessageEvents makes the events of the Agent Server's "messages" stream
+ * mode: messages/metadata when a chat model starts a message (with the
+ * callback's metadata), messages/partial with the message so far at each
+ * token, and messages/complete for each message (by id) that first
+ * appears in the graph's state.
+ */
+export class MessageEvents {
+  constructor(emit, toJSON) {
+    this.emit = emit;
+    this.toJSON = toJSON;
+    this.partial = new Map(); // message id → the chunks so far, concatenated
+    this.complete = new Set(); // message ids sent as complete
+  }
+
+  async token(ev) {
+    const chunk = ev.data?.chunk;
+    if (!chunk?.id) return;
+    const sofar = this.partial.get(chunk.id);
+    if (!sofar) {
+      this.partial.set(chunk.id, chunk);
+      this.emit("messages/metadata", await this.toJSON({ [chunk.id]: { metadata: ev.metadata ?? {} } }));
+    } else {
+      this.partial.set(chunk.id, sofar.concat(chunk));
+    }
+    this.emit("messages/partial", await this.toJSON([this.partial.get(chunk.id)]));
+  }
+
+  async values(state) {
+    let list = state && typeof state === "object" && !Array.isArray(state) && "messages" in state ? state.messages : [];
+    if (!Array.isArray(list)) list = [list];
+    const fresh = [];
+    for (const m of list) {
+      if (!m?.id || this.complete.has(m.id)) continue;
+      this.complete.add(m.id);
+      fresh.push(m);
+    }
+    if (fresh.length) this.emit("messages/complete", await this.toJSON(fresh));
   }
 }
 

@@ -522,7 +522,8 @@ function isInterruptOnly(v) {
 export const UPDATE_STATE_KEY = "__weft_update_state__";
 
 /**
- * Applies an update_state ({values, as_node, checkpoint_id}) with
+ * Applies an update_state ({values, as_node, checkpoint_id}, or
+ * {supersteps} for LangGraph's bulkUpdateState) with
  * LangGraph's own updateState (its reducers, as_node's writers and edges;
  * an older checkpoint_id forks) and ends the run with the new checkpoint's
  * config as {"__update_state__": …}, or LangGraph's refusal as
@@ -535,8 +536,16 @@ async function applyUpdate({ update, run, graph, committer, controller }) {
   let result;
   try {
     const runGraph = await graphForRun(graph, { ...(run.kwargs?.config ?? {}), configurable: { ...(run.kwargs?.config?.configurable ?? {}), thread_id: run.thread_id } }, run.graph_id);
-    const list = Array.isArray(update.values) ? update.values : [update.values];
-    for (const values of list) config = await runGraph.updateState(config, values, update.as_node || undefined);
+    if (Array.isArray(update.supersteps)) {
+      // POST /threads with supersteps: LangGraph's bulk update, each superstep one step.
+      const steps = update.supersteps.map((st) => ({
+        updates: (st.updates ?? []).map((u) => ({ values: u.values, asNode: u.as_node || undefined })),
+      }));
+      config = await runGraph.bulkUpdateState(config, steps);
+    } else {
+      const list = Array.isArray(update.values) ? update.values : [update.values];
+      for (const values of list) config = await runGraph.updateState(config, values, update.as_node || undefined);
+    }
     result = { __update_state__: config.configurable };
   } catch (err) {
     if (controller.signal.aborted) throw err;

@@ -488,3 +488,27 @@ test("a worker run's input is stored by reference to its input checkpoint's __st
 after(async () => {
   await Promise.all([...references.values()].map((r) => r.pool.end()));
 });
+
+test("threads.create with supersteps on a worker graph: a worker applies them with LangGraph's bulkUpdateState; its refusal undoes the creation", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  const stream = [];
+  for await (const ch of c.runs.stream(t.thread_id, "foo_bar_js", { input: { foo: "x" }, streamMode: ["updates"] })) stream.push(ch);
+  const history = await c.threads.getHistory(t.thread_id);
+  const clone = await c.threads.create({
+    graphId: "foo_bar_js",
+    supersteps: [
+      { updates: [{ asNode: "__input__", values: history.at(-1).values }] },
+      { updates: [{ asNode: "__start__", values: history.at(-1).values }] },
+      ...stream.filter((ch) => ch.event === "updates").map(({ data }) => ({ updates: Object.entries(data).map(([asNode, values]) => ({ asNode, values })) })),
+    ],
+  });
+  const copied = await c.threads.getHistory(clone.thread_id);
+  // One checkpoint per superstep, each waiting on the node the original did
+  // (the values differ where foo_bar's bar reducer appends the replayed lists).
+  assert.deepEqual(copied.map(({ next }) => next), history.map(({ next }) => next));
+  assert.equal(copied[0].values.foo, "b");
+  const before = (await c.threads.search({ limit: 1000 })).length;
+  await assert.rejects(c.threads.create({ graphId: "foo_bar_js", supersteps: [{ updates: [{ asNode: "nope", values: {} }] }] }), /400/);
+  assert.equal((await c.threads.search({ limit: 1000 })).length, before, "the refused creation left no thread");
+});

@@ -176,6 +176,7 @@ describe("runs.stream on a thread", () => {
     const events = body(chunks);
     ids(chunks);
     assert.ok(events.every(([e]) => e === "values"), JSON.stringify(events));
+    assert.equal(events.filter(([, d]) => "__interrupt__" in d).length, 1, `the interrupt is sent once: ${JSON.stringify(events)}`);
     const [, last] = events.at(-1);
     assert.equal(last.input, "x");
     assert.equal(last.__interrupt__.length, 1, JSON.stringify(last));

@@ -110,8 +110,9 @@ func parseModes(list []string) modes {
 // modes ("" to skip it): metadata and error always; values, updates,
 // custom, checkpoints, tasks and debug when asked for; message tuples under "messages" for
 // messages-tuple; messages/partial, /complete and /metadata for messages;
-// LangChain's callback events under "events" for events; an interrupt update as a values event when only values
-// were asked for (as the Agent Server does); end never (the stream closes).
+// LangChain's callback events under "events" for events; end never (the
+// stream closes). An interrupt reaches a values stream once, in the values
+// event that carries it (the run's last), never also as its updates event.
 func (m modes) wire(e StoredEvent) string {
 	if base, ns, sub := strings.Cut(e.Event, "|"); sub {
 		// A subgraph's event ("values|<namespace>", from stream_subgraphs):
@@ -131,9 +132,6 @@ func (m modes) wire(e StoredEvent) string {
 	case "updates":
 		if m["updates"] {
 			return "updates"
-		}
-		if m["values"] && bytes.Contains(e.Data, []byte(`"__interrupt__"`)) {
-			return "values"
 		}
 	case "messages":
 		if m["messages-tuple"] {

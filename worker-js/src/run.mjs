@@ -222,7 +222,9 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     // Checkpoints of an update carry LangGraph's metadata only: the run is
     // plumbing, deleted once Weft has read its result.
     metadata: update ? {} : runMetadata,
-    sync: kwargs.durability === "sync",
+    // An update reads back what it just wrote (bulkUpdateState chains its
+    // supersteps): each of its puts is committed before it resolves.
+    sync: kwargs.durability === "sync" || !!update,
     lingerMs,
     client,
     dispatchId: dispatch.dispatch_id,

@@ -125,7 +125,7 @@ func (m modes) wire(e StoredEvent) string {
 	switch e.Event {
 	case "metadata", "error":
 		return e.Event
-	case "values", "custom", "checkpoints", "tasks", "debug":
+	case "values", "custom", "checkpoints", "tasks", "debug", "tools":
 		if m[e.Event] {
 			return e.Event
 		}

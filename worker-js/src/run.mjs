@@ -178,6 +178,7 @@ const MODE_MAP = {
   debug: "debug",
   checkpoints: "checkpoints",
   tasks: "tasks",
+  tools: "tools",
   "messages-tuple": "messages",
   messages: "messages",
 };

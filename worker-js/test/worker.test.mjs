@@ -511,3 +511,17 @@ test("threads.create with supersteps on a worker graph: a worker applies them wi
   await assert.rejects(c.threads.create({ graphId: "foo_bar_js", supersteps: [{ updates: [{ asNode: "nope", values: {} }] }] }), /400/);
   assert.equal((await c.threads.search({ limit: 1000 })).length, before, "the refused creation left no thread");
 });
+
+test("the tools mode streams LangGraph's tool lifecycle (on_tool_start / on_tool_end) of a worker graph", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  await c.runs.wait(t.thread_id, "agent", { input: human("weather in Rome") });
+  const tools = [];
+  for await (const ch of c.runs.stream(t.thread_id, "agent", { command: { resume: "yes" }, streamMode: ["tools"] })) {
+    if (ch.event === "tools") tools.push(ch.data);
+  }
+  assert.deepEqual(tools.map((d) => [d.event, d.name, d.toolCallId]), [
+    ["on_tool_start", "get_weather", "call_weather"],
+    ["on_tool_end", "get_weather", "call_weather"],
+  ]);
+});

@@ -146,7 +146,7 @@ describe("create / createForThread", () => {
     await rejectsWith(client.crons.create("foo_bar", {}), 422);
     await rejectsWith(client.crons.create(randomUUID(), { schedule: "* * * * *" }), 404);
     await rejectsWith(client.crons.create("no_such_graph", { schedule: "* * * * *" }), 422);
-    await rejectsWith(client.crons.create("foo_bar", { schedule: "* * * * *", interruptBefore: ["nope"] }), 422);
+    await rejectsWith(client.crons.create("foo_bar", { schedule: "* * * * *", input: { bar: "not a list" } }), 422);
     await rejectsWith(client.crons.createForThread(randomUUID(), "foo_bar", { schedule: "* * * * *" }), 404);
     await rejectsWith(client.crons.createForThread("nope", "foo_bar", { schedule: "* * * * *" }), 422);
     await rejectsWith(client.crons.update("nope", { enabled: false }), 422);

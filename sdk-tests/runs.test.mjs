@@ -171,7 +171,7 @@ describe("runs on a thread", () => {
     await rejectsWith(client.runs.join(tid, randomUUID()), 404);
     await rejectsWith(client.runs.create(tid, "00000000-0000-0000-0000-000000000001", { input: {} }), 404);
     await rejectsWith(client.runs.create(tid, "no_such_graph", { input: {} }), 422);
-    await rejectsWith(client.runs.create(tid, "foo_bar", { input: { nope: 1 } }), 422);
+    await rejectsWith(client.runs.create(tid, "foo_bar", { input: { bar: "not a list" } }), 422);
     assert.deepEqual(await client.runs.list(tid), []);
     assert.equal((await client.threads.get(tid)).status, "idle");
   });

@@ -176,6 +176,7 @@ describe("runs.stream on a thread", () => {
     const events = body(chunks);
     ids(chunks);
     assert.ok(events.every(([e]) => e === "values"), JSON.stringify(events));
+    assert.equal(events.filter(([, d]) => "__interrupt__" in d).length, 1, `the interrupt is sent once: ${JSON.stringify(events)}`);
     const [, last] = events.at(-1);
     assert.equal(last.input, "x");
     assert.equal(last.__interrupt__.length, 1, JSON.stringify(last));
@@ -226,7 +227,7 @@ describe("runs.stream on a thread", () => {
     const tid = await newThread(client);
     await streamRejects(client.runs.stream(randomUUID(), "foo_bar", { input: { foo: "" } }), 404);
     await streamRejects(client.runs.stream(tid, "no_such_graph", { input: {} }), 422);
-    await streamRejects(client.runs.stream(tid, "foo_bar", { input: { nope: 1 } }), 422);
+    await streamRejects(client.runs.stream(tid, "foo_bar", { input: { bar: "not a list" } }), 422);
     const busy = await client.runs.create(tid, "slow", { input: { ms: 5000 } });
     await streamRejects(client.runs.stream(tid, "slow", { input: { ms: 0 }, multitaskStrategy: "reject" }), 409);
     await client.runs.cancel(tid, busy.run_id, true);

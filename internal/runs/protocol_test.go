@@ -255,6 +255,28 @@ func TestProtocolResumeWithoutLossOrRepeat(t *testing.T) {
 	}
 }
 
+// A thread stream opened before the run.start that creates the thread (as
+// the SDK opens it) waits for the thread and sends its events from the
+// first, as LangGraph's server does.
+func TestProtocolStreamBeforeTheThreadExists(t *testing.T) {
+	s := start(t)
+	tid := uuid.NewString()
+	st := openStream(t, s, "POST", "/threads/"+tid+"/stream/events",
+		map[string]any{"channels": []string{"values", "lifecycle"}}, nil)
+	res := command(t, s, tid, 1, "run.start", map[string]any{"assistant_id": "echo_chat",
+		"input": map[string]any{"messages": []any{map[string]any{"type": "human", "content": "early"}}}})
+	if res["type"] != "success" {
+		t.Fatalf("run.start = %v", res)
+	}
+	evs := readUntil(t, st, terminal)
+	if first := evs[0]; first.Method != "lifecycle" || first.Params.Data["event"] != "running" {
+		t.Fatalf("first event %+v", first)
+	}
+	if last := evs[len(evs)-1]; last.Params.Data["event"] != "completed" {
+		t.Fatalf("last event %+v", last)
+	}
+}
+
 func TestProtocolBadInput(t *testing.T) {
 	s := start(t)
 	tid := uuid.NewString()
@@ -268,7 +290,6 @@ func TestProtocolBadInput(t *testing.T) {
 		{"/threads/" + tid + "/commands", map[string]any{"id": -1, "method": "x"}, http.StatusUnprocessableEntity},
 		{"/threads/" + tid + "/commands", []any{1}, http.StatusUnprocessableEntity},
 		{"/threads/nope/commands", map[string]any{"id": 1, "method": "state.get"}, http.StatusUnprocessableEntity},
-		{"/threads/" + tid + "/stream/events", map[string]any{"channels": []string{"values"}}, http.StatusNotFound},
 		{"/threads/" + tid + "/stream/events", map[string]any{}, http.StatusUnprocessableEntity},
 		{"/threads/" + tid + "/stream/events", map[string]any{"channels": []string{"nope"}}, http.StatusUnprocessableEntity},
 		{"/threads/" + tid + "/stream/events", map[string]any{"channels": []string{"values"}, "depth": -1}, http.StatusUnprocessableEntity},

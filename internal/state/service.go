@@ -262,6 +262,9 @@ type UpdateParams struct {
 	Values       json.RawMessage
 	AsNode       string
 	CheckpointID string // base; "" = latest
+	// Supersteps, for a worker's graph only, replace the above: LangGraph's
+	// bulk update (each superstep's updates as one step) on a new thread.
+	Supersteps []Superstep
 }
 
 // Update writes a new checkpoint on top of the base (an older base forks
@@ -373,6 +376,15 @@ func (s *Service) ApplySupersteps(ctx context.Context, tx pgx.Tx, threadID uuid.
 			updates, err := pregel.ParseUpdates(u.Values)
 			if err == nil {
 				_, err = s.updateTx(ctx, tx, threadID, updates, UpdateParams{AsNode: u.AsNode})
+			}
+			if d := (*delegated)(nil); i == 0 && j == 0 && errors.As(err, &d) && s.external != nil {
+				// A worker's graph: once the thread exists, a worker applies
+				// them all with LangGraph's own bulk update.
+				graphID := d.graphID
+				return &threads.InitAfterCommit{Run: func(ctx context.Context, id uuid.UUID) error {
+					_, err := s.external.UpdateState(ctx, id, graphID, UpdateParams{Supersteps: steps})
+					return err
+				}}
 			}
 			if err != nil {
 				var ae *apperr.Error

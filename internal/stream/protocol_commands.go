@@ -90,7 +90,7 @@ type protocolRespond struct {
 
 // protocolRunModes are the modes a protocol run records (every run records
 // all its events; the list is what its REST readers default to).
-var protocolRunModes = []string{"values", "updates", "messages-tuple", "custom", "tasks"}
+var protocolRunModes = []string{"values", "updates", "messages-tuple", "custom", "tasks", "tools"}
 
 // ProtocolCommands godoc
 //

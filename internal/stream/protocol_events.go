@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -205,6 +206,9 @@ func (m *emitter) add(method string, ns []string, node string, data any) {
 //	            chunk, content-block-delta per chunk with text; a whole
 //	            (non-chunk) message also finishes at once
 //	custom    → custom {payload}; tasks, checkpoints as they are
+//	tools     → tools: tool-started {tool_call_id, tool_name, input},
+//	            tool-output-delta {delta}, tool-finished {output},
+//	            tool-error {message}, from LangGraph's tools mode
 //	error     → lifecycle failed (root)
 //	end       → open messages finish; lifecycle completed, interrupted
 //	            (stopped on an interrupt, or cancelled) or failed (root)
@@ -255,6 +259,8 @@ func (v *runView) translate(e logEvent) []protocolEvent {
 		v.message(m, ns, data)
 	case "custom":
 		m.add("custom", ns, "", map[string]any{"payload": data})
+	case "tools":
+		m.add("tools", ns, "", toolEvent(data))
 	case "tasks", "checkpoints":
 		m.add(base, ns, "", data)
 	case "error":
@@ -506,4 +512,46 @@ func namespaceHasPrefix(ns, prefix []string) bool {
 		}
 	}
 	return true
+}
+
+// toolEvent is a tools-mode payload of LangGraph (on_tool_start,
+// on_tool_event, on_tool_end, on_tool_error, with toolCallId and name) as
+// the protocol's tools channel carries it.
+func toolEvent(data any) map[string]any {
+	p, _ := data.(map[string]any)
+	if p == nil {
+		return map[string]any{"event": "tool-error", "tool_call_id": "", "message": "tools event is not an object"}
+	}
+	id := ""
+	if v, ok := p["toolCallId"].(string); ok {
+		id = v
+	} else if v, ok := p["tool_call_id"].(string); ok {
+		id = v
+	}
+	switch p["event"] {
+	case "on_tool_start":
+		name, _ := p["name"].(string)
+		if name == "" {
+			name = "unknown"
+		}
+		return map[string]any{"event": "tool-started", "tool_call_id": id, "tool_name": name, "input": p["input"]}
+	case "on_tool_event":
+		delta, ok := p["data"].(string)
+		if !ok {
+			b, _ := json.Marshal(p["data"])
+			delta = string(b)
+		}
+		return map[string]any{"event": "tool-output-delta", "tool_call_id": id, "delta": delta}
+	case "on_tool_end":
+		return map[string]any{"event": "tool-finished", "tool_call_id": id, "output": p["output"]}
+	case "on_tool_error":
+		msg := fmt.Sprint(p["error"])
+		if e, ok := p["error"].(map[string]any); ok {
+			if m, ok := e["message"].(string); ok {
+				msg = m
+			}
+		}
+		return map[string]any{"event": "tool-error", "tool_call_id": id, "message": msg}
+	}
+	return map[string]any{"event": "tool-error", "tool_call_id": id, "message": fmt.Sprintf("unknown tools event %v", p["event"])}
 }

@@ -68,7 +68,7 @@ func (req *ProtocolStreamRequest) filter() (*protocolFilter, error) {
 // events after when the client names none: just before the first event of
 // the thread's latest run (so a client that starts a run and then opens
 // its stream sees all of it), or after the thread's last event when that
-// run has written none yet. A missing thread is a 404.
+// run has written none yet. A missing thread is an apperr.NotFound.
 func (s *Service) protocolStart(r *http.Request, threadID uuid.UUID) (int64, error) {
 	var after *int64
 	err := s.db.QueryRow(r.Context(), `SELECT coalesce(
@@ -87,7 +87,7 @@ func (s *Service) protocolStart(r *http.Request, threadID uuid.UUID) (int64, err
 // ProtocolEvents godoc
 //
 //	@Summary		Stream a thread's events (protocol v2)
-//	@Description	The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A comment line is sent every 5 s while idle.
+//	@Description	The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A thread that does not exist yet (a stream opened before the run.start that creates it) is waited for: its events are sent from the first. A comment line is sent every 5 s while idle.
 //	@Tags			threads
 //	@Accept			json
 //	@Produce		text/event-stream
@@ -95,7 +95,6 @@ func (s *Service) protocolStart(r *http.Request, threadID uuid.UUID) (int64, err
 //	@Param			Last-Event-ID	header		string					false	"Resume after this seq"
 //	@Param			body			body		ProtocolStreamRequest	true	"Filter"
 //	@Success		200				{string}	string					"text/event-stream"
-//	@Failure		404				{object}	httpx.ErrorBody
 //	@Failure		422				{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/stream/events [post]
 func (h *Handlers) ProtocolEvents(w http.ResponseWriter, r *http.Request) error {
@@ -119,8 +118,15 @@ func (h *Handlers) ProtocolEvents(w http.ResponseWriter, r *http.Request) error 
 	} else if req.Since != nil {
 		since = *req.Since
 	}
-	start, err := h.svc.protocolStart(r, tid) // also the thread's 404
-	if err != nil {
+	start, err := h.svc.protocolStart(r, tid)
+	switch {
+	case apperr.CodeOf(err) == apperr.NotFound:
+		// A stream opened before the run.start that creates the thread
+		// (the SDK opens it first): it waits, and sends the thread's
+		// events from its first, as LangGraph's server does. The log is
+		// read for the caller's tenant only.
+		start = -1
+	case err != nil:
 		return err
 	}
 	if since < 0 {

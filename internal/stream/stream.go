@@ -109,8 +109,10 @@ func parseModes(list []string) modes {
 // wire returns the SSE event name a stored event goes out under for these
 // modes ("" to skip it): metadata and error always; values, updates,
 // custom, checkpoints, tasks and debug when asked for; message tuples under "messages" for
-// messages-tuple; an interrupt update as a values event when only values
-// were asked for (as the Agent Server does); end never (the stream closes).
+// messages-tuple; messages/partial, /complete and /metadata for messages;
+// LangChain's callback events under "events" for events; end never (the
+// stream closes). An interrupt reaches a values stream once, in the values
+// event that carries it (the run's last), never also as its updates event.
 func (m modes) wire(e StoredEvent) string {
 	if base, ns, sub := strings.Cut(e.Event, "|"); sub {
 		// A subgraph's event ("values|<namespace>", from stream_subgraphs):
@@ -123,7 +125,7 @@ func (m modes) wire(e StoredEvent) string {
 	switch e.Event {
 	case "metadata", "error":
 		return e.Event
-	case "values", "custom", "checkpoints", "tasks", "debug":
+	case "values", "custom", "checkpoints", "tasks", "debug", "tools":
 		if m[e.Event] {
 			return e.Event
 		}
@@ -131,12 +133,17 @@ func (m modes) wire(e StoredEvent) string {
 		if m["updates"] {
 			return "updates"
 		}
-		if m["values"] && bytes.Contains(e.Data, []byte(`"__interrupt__"`)) {
-			return "values"
-		}
 	case "messages":
 		if m["messages-tuple"] {
 			return "messages"
+		}
+	case "messages/partial", "messages/complete", "messages/metadata":
+		if m["messages"] {
+			return e.Event
+		}
+	case "events":
+		if m["events"] {
+			return "events"
 		}
 	}
 	return ""

@@ -146,6 +146,7 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 		return t, err
 	}
 	var out *Thread
+	var later *InitAfterCommit
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		if p.ParentThreadID != nil {
 			if err := lockParent(ctx, tx, p.ThreadID, *p.ParentThreadID); err != nil {
@@ -158,13 +159,37 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 			return err
 		}
 		if err := p.Init(ctx, tx, t.ThreadID); err != nil {
+			if errors.As(err, &later) {
+				out = t // created; Init continues once this commits
+				return nil
+			}
 			return err
 		}
 		out, err = get(ctx, tx, t.ThreadID)
 		return err
 	})
-	return out, err
+	if err != nil || later == nil {
+		return out, err
+	}
+	if err := later.Run(ctx, out.ThreadID); err != nil {
+		// Undo the creation: the thread was made for the work that failed.
+		if _, derr := s.Delete(context.WithoutCancel(ctx), out.ThreadID, DeleteDetach); derr != nil && apperr.CodeOf(derr) != apperr.NotFound {
+			return nil, errors.Join(err, fmt.Errorf("delete thread %s after its init failed: %w", out.ThreadID, derr))
+		}
+		return nil, err
+	}
+	return s.Get(ctx, out.ThreadID)
 }
+
+// InitAfterCommit is what a CreateParams.Init returns for work that
+// cannot run inside the creating transaction (a worker applies it through
+// the thread's own API): Create commits the thread, then calls Run; Run's
+// error deletes the thread again and is Create's error.
+type InitAfterCommit struct {
+	Run func(ctx context.Context, id uuid.UUID) error
+}
+
+func (*InitAfterCommit) Error() string { return "thread init continues after its creation commits" }
 
 // create runs threadInsert for p (normalised by Create). An existing
 // thread of the same id is returned unchanged with existed set for IfExists

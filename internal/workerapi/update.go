@@ -51,7 +51,11 @@ func (h *Handlers) UpdateState(ctx context.Context, threadID uuid.UUID, graphID 
 	if len(values) == 0 {
 		values = json.RawMessage("null")
 	}
-	md := map[string]any{UpdateStateKey: map[string]any{"values": values, "as_node": p.AsNode, "checkpoint_id": p.CheckpointID}}
+	upd := map[string]any{"values": values, "as_node": p.AsNode, "checkpoint_id": p.CheckpointID}
+	if p.Supersteps != nil {
+		upd = map[string]any{"supersteps": p.Supersteps}
+	}
+	md := map[string]any{UpdateStateKey: upd}
 	run, err := h.runs.Create(ctx, threadID, &runs.CreateRequest{AssistantID: h.threadAssistant(ctx, threadID, graphID), Metadata: md, MultitaskStrategy: runs.StrategyReject})
 	if err != nil {
 		return checkpoints.Config{}, err

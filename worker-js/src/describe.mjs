@@ -7,6 +7,7 @@ import {
   getInputTypeSchema,
   getOutputTypeSchema,
   getStateTypeSchema,
+  getUpdateTypeSchema,
 } from "@langchain/langgraph/zod/schema";
 
 /** A schema from the graph's channels, for states without a zod/StateSchema definition. */
@@ -28,15 +29,61 @@ function safe(fn) {
   }
 }
 
+/** LangGraph's marker of an input definition that is the state's, every key optional. */
+const PARTIAL_STATE = Symbol.for("langgraph.state.partial");
+
+/** A LangGraph StateSchema (it renders its own JSON Schemas, jsonSchemaExtra included). */
+function isStateSchema(v) {
+  return v != null && typeof v === "object" && typeof v.getJsonSchema === "function" && typeof v.getInputJsonSchema === "function";
+}
+
+/**
+ * The schemas of a graph whose state, input or output is a StateSchema,
+ * as the StateSchema renders them; null when none is.
+ */
+function stateSchemaSchemas(graph) {
+  const b = graph.builder;
+  if (!b) return null;
+  const [state, input, output] = [b._schemaRuntimeDefinition, b._inputRuntimeDefinition, b._outputRuntimeDefinition];
+  if (!isStateSchema(state) && !isStateSchema(input) && !isStateSchema(output)) return null;
+  const s = isStateSchema(state) ? safe(() => state.getJsonSchema()) : null;
+  let i = null;
+  if (isStateSchema(input)) i = safe(() => input.getInputJsonSchema());
+  else if (input === PARTIAL_STATE && isStateSchema(state)) i = safe(() => state.getInputJsonSchema());
+  const o = isStateSchema(output) ? safe(() => output.getJsonSchema()) : null;
+  if (!s && !i && !o) return null;
+  return { state: s, input: i, output: o, config: null };
+}
+
+/**
+ * The schemas of a zod-defined graph through LangGraph's zod registry
+ * (withLangGraph's jsonSchemaExtra, e.g. langgraph_type, included): the
+ * state as its update type, every key optional, as LangGraph's server
+ * reports it; null when the graph has none.
+ */
+function zodSchemas(graph) {
+  const out = {
+    state: safe(() => getUpdateTypeSchema(graph)) ?? safe(() => getStateTypeSchema(graph)),
+    input: safe(() => getInputTypeSchema(graph)),
+    output: safe(() => getOutputTypeSchema(graph)),
+    config: safe(() => getConfigTypeSchema(graph)),
+  };
+  return Object.values(out).some((v) => v != null) ? out : null;
+}
+
 /** The JSON Schemas of a compiled graph (null where it has none). */
 export function graphSchemas(graph, id) {
-  const state = safe(() => getStateTypeSchema(graph)) ?? channelSchema(graph, id);
+  const found = stateSchemaSchemas(graph) ?? zodSchemas(graph) ?? {};
+  const state = found.state ?? channelSchema(graph, id);
+  const config = found.config ?? null;
   return {
-    input_schema: safe(() => getInputTypeSchema(graph)) ?? state,
-    output_schema: safe(() => getOutputTypeSchema(graph)) ?? state,
+    input_schema: found.input ?? state,
+    output_schema: found.output ?? state,
     state_schema: state,
-    config_schema: safe(() => getConfigTypeSchema(graph)),
-    context_schema: null,
+    config_schema: config,
+    // LangGraph.js does not tell a context schema from a config schema:
+    // LangGraph's server reports the one as both.
+    context_schema: config,
   };
 }
 

@@ -32,11 +32,20 @@ function applyEnv(env, dir) {
   for (const [k, v] of Object.entries(vars)) if (process.env[k] === undefined) process.env[k] = String(v);
 }
 
+let tsRegistered = null;
+
+/**
+ * Imports a graph module. TypeScript goes through tsx's loader, registered
+ * once for the whole process (as LangGraph's server does), so graph
+ * modules share their packages' instances with the worker: LangGraph's
+ * zod schema registry the worker reads schemas from is the one the
+ * graph's withLangGraph() wrote to.
+ */
 async function importFile(file) {
   const url = pathToFileURL(file).href;
   if (TS_EXTENSIONS.has(extname(file))) {
-    const { tsImport } = await import("tsx/esm/api");
-    return tsImport(url, import.meta.url);
+    tsRegistered ??= import("tsx/esm/api").then(({ register }) => register());
+    await tsRegistered;
   }
   return import(url);
 }

@@ -178,6 +178,7 @@ const MODE_MAP = {
   debug: "debug",
   checkpoints: "checkpoints",
   tasks: "tasks",
+  tools: "tools",
   "messages-tuple": "messages",
   messages: "messages",
 };
@@ -222,7 +223,9 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     // Checkpoints of an update carry LangGraph's metadata only: the run is
     // plumbing, deleted once Weft has read its result.
     metadata: update ? {} : runMetadata,
-    sync: kwargs.durability === "sync",
+    // An update reads back what it just wrote (bulkUpdateState chains its
+    // supersteps): each of its puts is committed before it resolves.
+    sync: kwargs.durability === "sync" || !!update,
     lingerMs,
     client,
     dispatchId: dispatch.dispatch_id,
@@ -326,8 +329,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     try {
       // A graph factory's graph is made anew for the run, from its config.
       const runGraph = await graphForRun(graph, { ...configIn, configurable }, dispatch.graph_id);
-      const stream = await runGraph.stream(input, options);
-      for await (const chunk of stream) {
+      const onChunk = async (chunk) => {
         let ns = [];
         let mode;
         let data;
@@ -339,13 +341,35 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
         if (root && mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
           interrupts = data.__interrupt__;
         }
-        if (!modes.has(mode)) continue;
+        if (!modes.has(mode)) return;
         const json = await dataJSON(serverShape(mode, data));
         committer.emit(root ? mode : `${mode}|${ns.join("|")}`, json);
         if (root && mode === "values" && !isInterruptOnly(data)) {
           lastValues = data;
           lastValuesJSON = json; // the result's text: a long chat is not serialized again
         }
+        if (root && mode === "values" && messageEvents) await messageEvents.values(data);
+      };
+      // The events mode and the messages mode (messages/partial, /complete,
+      // /metadata from the chat models' callbacks) need LangGraph's
+      // streamEvents, whose root on_chain_stream events carry the chunks
+      // stream() would give.
+      const rawModes = new Set(kwargs.stream_mode ?? []);
+      const messageEvents = rawModes.has("messages") ? new MessageEvents((event, data) => committer.emit(event, data), dataJSON) : null;
+      if (rawModes.has("events") || messageEvents) {
+        const events = runGraph.streamEvents(input, { ...options, version: "v2", runId: run.run_id });
+        for await (const ev of events) {
+          if (ev.tags?.includes("langsmith:hidden")) continue;
+          if (ev.event === "on_chain_stream" && ev.run_id === run.run_id) {
+            await onChunk(ev.data.chunk);
+            continue;
+          }
+          if (rawModes.has("events")) committer.emit("events", await dataJSON(ev));
+          if (ev.event === "on_chat_model_stream" && !ev.tags?.includes("nostream")) await messageEvents?.token(ev);
+        }
+      } else {
+        const stream = await runGraph.stream(input, options);
+        for await (const chunk of stream) await onChunk(chunk);
       }
     } catch (err) {
       failure = err;
@@ -387,6 +411,47 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     unwatch?.();
     saver.detach(run.thread_id, committer);
     void beatDone;
+  }
+}
+
+/**
+ * MessageEvents makes the events of the Agent Server's "messages" stream
+ * mode: messages/metadata when a chat model starts a message (with the
+ * callback's metadata), messages/partial with the message so far at each
+ * token, and messages/complete for each message (by id) that first
+ * appears in the graph's state.
+ */
+export class MessageEvents {
+  constructor(emit, toJSON) {
+    this.emit = emit;
+    this.toJSON = toJSON;
+    this.partial = new Map(); // message id → the chunks so far, concatenated
+    this.complete = new Set(); // message ids sent as complete
+  }
+
+  async token(ev) {
+    const chunk = ev.data?.chunk;
+    if (!chunk?.id) return;
+    const sofar = this.partial.get(chunk.id);
+    if (!sofar) {
+      this.partial.set(chunk.id, chunk);
+      this.emit("messages/metadata", await this.toJSON({ [chunk.id]: { metadata: ev.metadata ?? {} } }));
+    } else {
+      this.partial.set(chunk.id, sofar.concat(chunk));
+    }
+    this.emit("messages/partial", await this.toJSON([this.partial.get(chunk.id)]));
+  }
+
+  async values(state) {
+    let list = state && typeof state === "object" && !Array.isArray(state) && "messages" in state ? state.messages : [];
+    if (!Array.isArray(list)) list = [list];
+    const fresh = [];
+    for (const m of list) {
+      if (!m?.id || this.complete.has(m.id)) continue;
+      this.complete.add(m.id);
+      fresh.push(m);
+    }
+    if (fresh.length) this.emit("messages/complete", await this.toJSON(fresh));
   }
 }
 
@@ -460,7 +525,8 @@ function isInterruptOnly(v) {
 export const UPDATE_STATE_KEY = "__weft_update_state__";
 
 /**
- * Applies an update_state ({values, as_node, checkpoint_id}) with
+ * Applies an update_state ({values, as_node, checkpoint_id}, or
+ * {supersteps} for LangGraph's bulkUpdateState) with
  * LangGraph's own updateState (its reducers, as_node's writers and edges;
  * an older checkpoint_id forks) and ends the run with the new checkpoint's
  * config as {"__update_state__": …}, or LangGraph's refusal as
@@ -473,8 +539,16 @@ async function applyUpdate({ update, run, graph, committer, controller }) {
   let result;
   try {
     const runGraph = await graphForRun(graph, { ...(run.kwargs?.config ?? {}), configurable: { ...(run.kwargs?.config?.configurable ?? {}), thread_id: run.thread_id } }, run.graph_id);
-    const list = Array.isArray(update.values) ? update.values : [update.values];
-    for (const values of list) config = await runGraph.updateState(config, values, update.as_node || undefined);
+    if (Array.isArray(update.supersteps)) {
+      // POST /threads with supersteps: LangGraph's bulk update, each superstep one step.
+      const steps = update.supersteps.map((st) => ({
+        updates: (st.updates ?? []).map((u) => ({ values: u.values, asNode: u.as_node || undefined })),
+      }));
+      config = await runGraph.bulkUpdateState(config, steps);
+    } else {
+      const list = Array.isArray(update.values) ? update.values : [update.values];
+      for (const values of list) config = await runGraph.updateState(config, values, update.as_node || undefined);
+    }
     result = { __update_state__: config.configurable };
   } catch (err) {
     if (controller.signal.aborted) throw err;

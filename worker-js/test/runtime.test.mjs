@@ -55,7 +55,7 @@ test("a module that throws at import is reported and the other graphs are served
   assert.equal(failed.graph_id, "broken_js");
   assert.match(failed.error, /broken on purpose/);
   const graphs = (await client().assistants.search({ metadata: { created_by: "system" }, limit: 100 })).map((a) => a.graph_id).filter((g) => g.endsWith("_js")).sort();
-  assert.deepEqual(graphs, ["context_js", "factory_js", "logger_js"]);
+  assert.deepEqual(graphs, ["context_js", "factory_js", "logger_js", "zod_registry_js"]);
 });
 
 test("a graph factory is called per run with the run's config", async () => {
@@ -104,4 +104,11 @@ test("update_state on a factory graph's thread makes the graph from the config o
   await c.threads.updateState(thread.thread_id, { values: { messages: "update" }, asNode: "assistant" });
   const state = await c.threads.getState(thread.thread_id);
   assert.deepEqual(state.values.messages, ["input", "assistant", "update"]);
+});
+
+test("a TypeScript zod graph's schemas carry withLangGraph's jsonSchemaExtra (the graph shares LangGraph's registry with the worker)", async () => {
+  const schemas = await client().assistants.getSchemas("zod_registry_js");
+  assert.equal(schemas.state_schema.properties.messages.langgraph_type, "messages");
+  assert.ok(schemas.state_schema.properties.count);
+  assert.deepEqual(await client().runs.wait(null, "zod_registry_js", { input: { count: 1 } }), { messages: ["m2"], count: 2 });
 });

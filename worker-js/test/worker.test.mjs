@@ -90,7 +90,7 @@ test("registered graphs have system assistants, schemas and a drawing", async ()
   assert.equal(bad.status, 422);
 });
 
-test("foo_bar_js runs/wait; unknown input keys and nodes are refused at creation", async () => {
+test("foo_bar_js runs/wait; unknown input keys and interrupt nodes are ignored, as LangGraph ignores them", async () => {
   const c = client();
   const t = await c.threads.create();
   assert.deepEqual(await c.runs.wait(t.thread_id, "foo_bar_js", { input: {} }), { foo: "b", bar: ["a", "b"] });
@@ -104,8 +104,9 @@ test("foo_bar_js runs/wait; unknown input keys and nodes are refused at creation
     assert.equal(h.length, durability === "exit" ? 1 : 4, `${durability}: ${h.length} checkpoints`);
     assert.deepEqual(h[0].values, { foo: "b", bar: ["a", "b"] });
   }
-  await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: { nope: 1 } }), /422/);
-  await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: {}, interruptBefore: ["nope"] }), /4\d\d/);
+  const t3 = await c.threads.create();
+  assert.deepEqual(await c.runs.wait(t3.thread_id, "foo_bar_js", { input: { foo: "x", nope: 1 }, interruptBefore: ["nope"] }), { foo: "b", bar: ["a", "b"] });
+  await assert.rejects(c.runs.create(t.thread_id, "foo_bar_js", { input: "text" }), /422/);
 });
 
 test("a worker run's values and updates events that repeat its checkpoints and writes are stored as references; a replay sends what the run sent", async () => {
@@ -197,6 +198,28 @@ test("getStore() in a worker node reads and writes Weft's store (get, put, delet
   assert.deepEqual(rows, [{ ttl: true }], "the put's ttl (5 minutes) reached the store");
   assert.deepEqual((await store.search(["memories"], { filter: { text: "likes coffee" } })).map((i) => i.key), ["fact"]);
   store.client.close();
+});
+
+test("the messages mode sends messages/metadata, /partial and /complete as LangGraph's server does; events sends callback events", async () => {
+  const c = client();
+  let t = await c.threads.create();
+  const chunks = [];
+  for await (const ch of c.runs.stream(t.thread_id, "agent", { input: human("hi there"), streamMode: ["messages", "values"] })) chunks.push(ch);
+  assert.deepEqual(new Set(chunks.map((ch) => ch.event)), new Set(["metadata", "messages/metadata", "messages/partial", "messages/complete", "values"]));
+  assert.equal(chunks.at(-1).event, "messages/complete", "the last message completes after the last values");
+  const partial = chunks.filter((ch) => ch.event === "messages/partial").map((ch) => ch.data[0]);
+  assert.ok(partial.length > 5, "token by token");
+  assert.equal(partial.at(-1).content, "echo: hi there", "a partial message is the message so far");
+  const complete = chunks.filter((ch) => ch.event === "messages/complete").flatMap((ch) => ch.data);
+  assert.deepEqual(complete.map((m) => m.content), ["hi there", "echo: hi there"], "each message completes once");
+  assert.equal(complete[1].id, partial[0].id);
+
+  t = await c.threads.create();
+  const events = [];
+  for await (const ch of c.runs.stream(t.thread_id, "agent", { input: human("hi there"), streamMode: "events" })) events.push(ch);
+  assert.deepEqual(new Set(events.map((ch) => ch.event)), new Set(["metadata", "events"]));
+  const kinds = new Set(events.filter((ch) => ch.event === "events").map((ch) => ch.data.event));
+  for (const k of ["on_chain_start", "on_chain_end", "on_chat_model_start", "on_chat_model_stream", "on_chat_model_end"]) assert.ok(kinds.has(k), `${k} in ${[...kinds]}`);
 });
 
 test("messages-tuple streams the model's tokens; values and state follow", async () => {
@@ -464,4 +487,41 @@ test("a worker run's input is stored by reference to its input checkpoint's __st
 
 after(async () => {
   await Promise.all([...references.values()].map((r) => r.pool.end()));
+});
+
+test("threads.create with supersteps on a worker graph: a worker applies them with LangGraph's bulkUpdateState; its refusal undoes the creation", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  const stream = [];
+  for await (const ch of c.runs.stream(t.thread_id, "foo_bar_js", { input: { foo: "x" }, streamMode: ["updates"] })) stream.push(ch);
+  const history = await c.threads.getHistory(t.thread_id);
+  const clone = await c.threads.create({
+    graphId: "foo_bar_js",
+    supersteps: [
+      { updates: [{ asNode: "__input__", values: history.at(-2).values }] },
+      { updates: [{ asNode: "__start__", values: history.at(-2).values }] },
+      ...stream.filter((ch) => ch.event === "updates").map(({ data }) => ({ updates: Object.entries(data).map(([asNode, values]) => ({ asNode, values })) })),
+    ],
+  });
+  const copied = await c.threads.getHistory(clone.thread_id);
+  // One checkpoint per superstep, each on the one before: the history reads as the original's.
+  assert.deepEqual(copied.map(({ next }) => next), history.map(({ next }) => next));
+  assert.deepEqual(copied.map(({ values }) => values), history.map(({ values }) => values), "each superstep builds on the one before");
+  const before = (await c.threads.search({ limit: 1000 })).length;
+  await assert.rejects(c.threads.create({ graphId: "foo_bar_js", supersteps: [{ updates: [{ asNode: "nope", values: {} }] }] }), /400/);
+  assert.equal((await c.threads.search({ limit: 1000 })).length, before, "the refused creation left no thread");
+});
+
+test("the tools mode streams LangGraph's tool lifecycle (on_tool_start / on_tool_end) of a worker graph", async () => {
+  const c = client();
+  const t = await c.threads.create();
+  await c.runs.wait(t.thread_id, "agent", { input: human("weather in Rome") });
+  const tools = [];
+  for await (const ch of c.runs.stream(t.thread_id, "agent", { command: { resume: "yes" }, streamMode: ["tools"] })) {
+    if (ch.event === "tools") tools.push(ch.data);
+  }
+  assert.deepEqual(tools.map((d) => [d.event, d.name, d.toolCallId]), [
+    ["on_tool_start", "get_weather", "call_weather"],
+    ["on_tool_end", "get_weather", "call_weather"],
+  ]);
 });

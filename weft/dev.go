@@ -259,28 +259,61 @@ func unpackWorker(nodeModules string) (string, error) {
 	return bin, nil
 }
 
-// superviseWorker runs the worker until ctx ends, restarting it with
-// backoff (0.5 s doubling to 30 s, reset after a minute of running) when it
-// exits; at the end it is sent SIGTERM (it gives its runs back) and, after
-// 20 s, killed.
+// superviseWorker runs the JS worker until ctx ends (supervise).
 func (p *project) superviseWorker(ctx context.Context, url string, log *slog.Logger) {
+	supervise(ctx, "JS worker", func() error { return p.runWorker(ctx, url, log) }, log)
+}
+
+// supervise calls run until ctx ends, again with backoff (0.5 s doubling to
+// 30 s, reset after a minute of running) each time it returns.
+func supervise(ctx context.Context, name string, run func() error, log *slog.Logger) {
 	backoff := 500 * time.Millisecond
 	for ctx.Err() == nil {
 		began := time.Now()
-		err := p.runWorker(ctx, url, log)
+		err := run()
 		if ctx.Err() != nil {
 			return
 		}
 		if time.Since(began) > time.Minute {
 			backoff = 500 * time.Millisecond
 		}
-		log.Warn("JS worker exited; restarting", "error", err, "in", backoff)
+		log.Warn(name+" exited; restarting", "error", err, "in", backoff)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// runProcess starts a worker's cmd (its output among the server's, in a
+// process group of its own: a terminal's Ctrl-C reaches it through this
+// process, after the server stopped claiming on its behalf) and waits for
+// it to exit, or for ctx to end: then SIGTERM (a worker gives its runs
+// back) and, after 20 s, SIGKILL.
+func (p *project) runProcess(ctx context.Context, cmd *exec.Cmd, name string, log *slog.Logger, attrs ...any) error {
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	log.Info(name+" started", append([]any{"pid", cmd.Process.Pid}, attrs...)...)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return err
+	case <-ctx.Done():
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		log.Info(name+" stopped", "pid", cmd.Process.Pid)
+		return err
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		return <-exited
 	}
 }
 
@@ -298,28 +331,5 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 	if p.apiKey != "" {
 		cmd.Env = append(os.Environ(), "WEFT_API_KEY="+p.apiKey)
 	}
-	cmd.Stdout, cmd.Stderr = p.out, p.out // its JSON log lines among the server's
-	// Its own process group: a terminal's Ctrl-C reaches the worker through
-	// this process, after the server stopped claiming on its behalf.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	log.Info("JS worker started", "pid", cmd.Process.Pid, "config", p.config)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		return err
-	case <-ctx.Done():
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		log.Info("JS worker stopped", "pid", cmd.Process.Pid)
-		return err
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		return <-exited
-	}
+	return p.runProcess(ctx, cmd, "JS worker", log, "config", p.config)
 }

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	workerpy "github.com/weftdev/weft/worker-py"
@@ -209,26 +208,9 @@ func unpackPyWorker(getenv func(string) string) (string, error) {
 }
 
 // supervisePythonWorker runs the Python worker until ctx ends, restarting
-// it with backoff as superviseWorker does the JS worker.
+// it with backoff as the JS worker is (supervise).
 func (p *project) supervisePythonWorker(ctx context.Context, url string, log *slog.Logger) {
-	backoff := 500 * time.Millisecond
-	for ctx.Err() == nil {
-		began := time.Now()
-		err := p.runPythonWorker(ctx, url, log)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(began) > time.Minute {
-			backoff = 500 * time.Millisecond
-		}
-		log.Warn("Python worker exited; restarting", "error", err, "in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 30*time.Second)
-	}
+	supervise(ctx, "Python worker", func() error { return p.runPythonWorker(ctx, url, log) }, log)
 }
 
 // runPythonWorker runs one Python worker process until it exits or ctx
@@ -247,26 +229,5 @@ func (p *project) runPythonWorker(ctx context.Context, url string, log *slog.Log
 		env = append(env, "WEFT_API_KEY="+p.apiKey)
 	}
 	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	log.Info("Python worker started", "pid", cmd.Process.Pid, "python", p.py.python, "config", p.config)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		return err
-	case <-ctx.Done():
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		log.Info("Python worker stopped", "pid", cmd.Process.Pid)
-		return err
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		return <-exited
-	}
+	return p.runProcess(ctx, cmd, "Python worker", log, "python", p.py.python, "config", p.config)
 }

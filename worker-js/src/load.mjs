@@ -43,11 +43,20 @@ let tsRegistered = null;
  */
 async function importFile(file) {
   const url = pathToFileURL(file).href;
-  if (TS_EXTENSIONS.has(extname(file))) {
-    tsRegistered ??= import("tsx/esm/api").then(({ register }) => register());
-    await tsRegistered;
+  if (!TS_EXTENSIONS.has(extname(file))) return import(url);
+  tsRegistered ??= import("tsx/esm/api").then(({ register }) => register());
+  await tsRegistered;
+  try {
+    return await import(url);
+  } catch (err) {
+    // A .ts file of a package without "type": "module" is CommonJS to
+    // Node: its ESM imports of the graph's packages form a require(esm)
+    // cycle under the process-wide loader. tsx's scoped import loads it
+    // (the module then has its own instances of the packages).
+    if (err?.code !== "ERR_REQUIRE_CYCLE_MODULE") throw err;
+    const { tsImport } = await import("tsx/esm/api");
+    return tsImport(url, import.meta.url);
   }
-  return import(url);
 }
 
 function isCompiled(g) {

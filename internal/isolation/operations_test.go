@@ -128,8 +128,13 @@ func operations() []op {
 		{"GET /threads/{thread_id}/children", idOnly("GET", func(x ids) string { return th(x) + "/children" })},
 		{"POST /threads/{thread_id}/copy", idOnly("POST", func(x ids) string { return th(x) + "/copy" })},
 		{"GET /threads/{thread_id}/stream", idOnly("GET", func(x ids) string { return th(x) + "/stream" })},
-		{"POST /threads/{thread_id}/stream/events", idBody("POST", func(x ids) string { return th(x) + "/stream/events" },
-			body(map[string]any{"channels": []string{"values", "messages", "lifecycle"}}))},
+		// A thread stream opened before its thread exists waits for it (as
+		// LangGraph's server does), so A's thread, to B, is a stream that
+		// waits and sends nothing, exactly as a forged id's.
+		{"POST /threads/{thread_id}/stream/events", func(w *walker) {
+			w.sameWaiting(func(x ids) string { return th(x) + "/stream/events" },
+				map[string]any{"channels": []string{"values", "messages", "lifecycle"}})
+		}},
 		{"POST /threads/{thread_id}/commands", func(w *walker) {
 			cmd := func(x ids) string { return th(x) + "/commands" }
 			for _, c := range []map[string]any{

@@ -2,12 +2,15 @@ package isolation_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -114,6 +117,43 @@ func (w *walker) same(want int, method string, path func(ids) string, body func(
 	}
 	if s := w.secretsIn(ra.Body, req); len(s) > 0 {
 		w.rep.leak("%s returned A's %v: %.400s", req, s, ra.Body)
+	}
+}
+
+// sameWaiting opens a stream as B with A's ids and with forged ones, reads
+// each for a while and stops: both must answer 200 and send no event (a
+// waiting stream sends at most comments), and nothing of A's.
+func (w *walker) sameWaiting(path func(ids) string, body any) {
+	w.rep.t.Helper()
+	read := func(x ids) (int, string) {
+		b, _ := json.Marshal(body)
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "POST", w.b.srv.URL+path(x), bytes.NewReader(b))
+		req.Header.Set(servertest.TenantHeader, w.b.name)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			w.rep.t.Errorf("POST %s: %v", path(x), err)
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		got, _ := io.ReadAll(resp.Body) // ends with the context
+		return resp.StatusCode, string(got)
+	}
+	sa, ba := read(w.a)
+	sf, bf := read(w.f)
+	req := describe("POST", path(w.a), body)
+	if sa != http.StatusOK || sf != sa {
+		w.rep.leak("%s: A's ids answer %d, forged ids %d; want 200 (a waiting stream) for both", req, sa, sf)
+	}
+	for _, got := range []string{ba, bf} {
+		if strings.Contains(got, "event:") || strings.Contains(got, "data:") {
+			w.rep.leak("%s: a stream B opened sent events: %.400s", req, got)
+		}
+	}
+	if s := w.secretsIn([]byte(ba), req); len(s) > 0 {
+		w.rep.leak("%s returned A's %v: %.400s", req, s, ba)
 	}
 }
 

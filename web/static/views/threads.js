@@ -3,7 +3,7 @@
 // every thread's page. One page of threads at a time.
 import { html, useEffect, useState } from "../vendor/preact-htm.js";
 import { get, post, request } from "../lib/api.js";
-import { href, navigate } from "../lib/router.js";
+import { current, href, navigate } from "../lib/router.js";
 import { ago, bytes, short, time } from "../lib/format.js";
 import { Empty, ErrorBox, Loading, Pager, Status, useAsync } from "../ui/common.js";
 
@@ -82,8 +82,11 @@ export function ThreadsView({ route }) {
   const [goto, setGoto] = useState("");
   useEffect(() => setMetaText(q.get("metadata") || ""), [q.get("metadata")]);
 
+  // From the URL as it is now, not as this render saw it: a second change
+  // made before the first re-rendered (clear the metadata filter, then pick
+  // a graph) keeps the first.
   const set = (changes) => {
-    const next = Object.fromEntries(q.entries());
+    const next = Object.fromEntries(current().query.entries());
     Object.assign(next, changes);
     if (!("offset" in changes)) delete next.offset;
     navigate(href(["threads"], next));

@@ -208,17 +208,28 @@ func loadProject(configPath string, getenv func(string) string) (*project, error
 }
 
 // unpackWorker writes the embedded worker into nodeModules/.weft-worker-<hash>
-// (once per version: a directory that exists is complete, since it is
-// renamed into place) and returns its bin/weft-worker.mjs. Inside the
-// project's node_modules, its imports resolve to the project's packages.
+// and returns its bin/weft-worker.mjs. Inside the project's node_modules,
+// its imports resolve to the project's packages.
 func unpackWorker(nodeModules string) (string, error) {
+	dir, err := unpackEmbedded(workerjs.Files, nodeModules, ".weft-worker-")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "bin", "weft-worker.mjs"), nil
+}
+
+// unpackEmbedded writes the files of fsys into parent/<prefix><hash of
+// them> once per version (a directory that exists is complete: it is
+// written under a temporary name and renamed into place, and a concurrent
+// weft dev that renamed first wins) and returns that directory.
+func unpackEmbedded(fsys fs.FS, parent, prefix string) (string, error) {
 	h := sha256.New()
 	var files []string
-	err := fs.WalkDir(workerjs.Files, ".", func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(workerjs.Files, path)
+		b, err := fs.ReadFile(fsys, path)
 		if err != nil {
 			return err
 		}
@@ -230,18 +241,20 @@ func unpackWorker(nodeModules string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(nodeModules, ".weft-worker-"+hex.EncodeToString(h.Sum(nil))[:16])
-	bin := filepath.Join(dir, "bin", "weft-worker.mjs")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
+	dir := filepath.Join(parent, prefix+hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
 	}
-	tmp, err := os.MkdirTemp(nodeModules, ".weft-worker-tmp-")
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(parent, prefix+"tmp-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
 	for _, f := range files {
-		b, _ := fs.ReadFile(workerjs.Files, f)
+		b, _ := fs.ReadFile(fsys, f)
 		out := filepath.Join(tmp, filepath.FromSlash(f))
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return "", err
@@ -250,13 +263,16 @@ func unpackWorker(nodeModules string) (string, error) {
 			return "", err
 		}
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
 	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(bin); statErr == nil {
-			return bin, nil // another weft dev unpacked it meanwhile
+		if _, statErr := os.Stat(dir); statErr == nil {
+			return dir, nil // another weft dev unpacked it meanwhile
 		}
 		return "", err
 	}
-	return bin, nil
+	return dir, nil
 }
 
 // superviseWorker runs the JS worker until ctx ends (supervise).

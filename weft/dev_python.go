@@ -2,12 +2,9 @@ package weft
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -144,67 +141,19 @@ func loadPythonProject(config string, ids []string, getenv func(string) string) 
 }
 
 // unpackPyWorker writes the embedded weft_worker package into
-// <user cache>/weft/worker-py-<hash>/weft_worker (once per version: a
-// directory that exists is complete, since it is renamed into place) and
-// returns the directory to put on PYTHONPATH.
+// <user cache>/weft/worker-py-<hash>/weft_worker (WEFT_CACHE_DIR instead of
+// <user cache>/weft; once per version, unpackEmbedded) and returns the
+// directory to put on PYTHONPATH.
 func unpackPyWorker(getenv func(string) string) (string, error) {
-	h := sha256.New()
-	var files []string
-	err := fs.WalkDir(workerpy.Files, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(workerpy.Files, path)
-		if err != nil {
-			return err
-		}
-		files = append(files, path)
-		fmt.Fprintf(h, "%s\x00%d\x00", path, len(b))
-		h.Write(b)
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
 	base := getenv("WEFT_CACHE_DIR")
 	if base == "" {
+		var err error
 		if base, err = os.UserCacheDir(); err != nil {
 			base = os.TempDir()
 		}
 		base = filepath.Join(base, "weft")
 	}
-	dir := filepath.Join(base, "worker-py-"+hex.EncodeToString(h.Sum(nil))[:16])
-	if fileExists(filepath.Join(dir, "weft_worker", "__main__.py")) {
-		return dir, nil
-	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(base, ".worker-py-tmp-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	for _, f := range files {
-		b, _ := fs.ReadFile(workerpy.Files, f)
-		out := filepath.Join(tmp, filepath.FromSlash(f))
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(out, b, 0o644); err != nil {
-			return "", err
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if fileExists(filepath.Join(dir, "weft_worker", "__main__.py")) {
-			return dir, nil // another weft dev unpacked it meanwhile
-		}
-		return "", err
-	}
-	return dir, nil
+	return unpackEmbedded(workerpy.Files, base, "worker-py-")
 }
 
 // supervisePythonWorker runs the Python worker until ctx ends, restarting

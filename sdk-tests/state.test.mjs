@@ -328,7 +328,7 @@ describe("errors", () => {
     await rejectsWith(client.threads.updateState(thread_id, { values: { foo: "x" }, asNode: "no_such_node" }), 400);
   });
 
-  test("unknown thread → 404 for getState, getState at a checkpoint, updateState, getHistory, patchState, copy", async () => {
+  test("unknown thread → 404 for getState, getState at a checkpoint, updateState, getHistory, patchState; 409 for copy", async () => {
     const { client } = sdk();
     const id = randomUUID();
     await rejectsWith(client.threads.getState(id), 404);
@@ -336,7 +336,7 @@ describe("errors", () => {
     await rejectsWith(client.threads.updateState(id, { values: { foo: "x" } }), 404);
     await rejectsWith(client.threads.getHistory(id), 404);
     await rejectsWith(client.threads.patchState(id, { a: 1 }), 404);
-    await rejectsWith(client.threads.copy(id), 404);
+    await rejectsWith(client.threads.copy(id), 409); // as both official servers answer
   });
 });
 

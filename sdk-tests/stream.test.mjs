@@ -500,10 +500,16 @@ describe("runs.joinStream", () => {
     assert.equal((await client.runs.get(tid, run.run_id)).status, "success");
   });
 
-  test("unknown run → 404", async () => {
+  test("unknown run or thread → one error event with a 404 message, as the official servers send it", async () => {
     const { client } = sdk();
     const tid = await newThread(client);
-    await streamRejects(client.runs.joinStream(tid, randomUUID(), { lastEventId: "-1" }), 404);
+    for (const [thread, run] of [[tid, randomUUID()], [randomUUID(), randomUUID()]]) {
+      const got = [];
+      for await (const c of client.runs.joinStream(thread, run, { lastEventId: "-1" })) got.push(c);
+      assert.equal(got.length, 1, JSON.stringify(got));
+      assert.equal(got[0].event, "error");
+      assert.match(got[0].data.message, /^404: (Run|Thread) /);
+    }
   });
 });
 

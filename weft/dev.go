@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,6 +50,10 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			return err
 		}
 		p.out = stderr
+		if cfg.ErrorBody == "" && p.py == nil {
+			// Errors as LangGraph.js's server writes them, for JS projects.
+			cfg.ErrorBody = "text"
+		}
 		if projectauth.Path(p.raw) != "" {
 			// auth.path: the worker serves its handlers on a socket of this process.
 			dir, err := os.MkdirTemp("", "weft-auth-")
@@ -311,6 +316,12 @@ func supervise(ctx context.Context, name string, run func() error, log *slog.Log
 func (p *project) runProcess(ctx context.Context, cmd *exec.Cmd, name string, log *slog.Logger, attrs ...any) error {
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	// The worker stops by itself (as on SIGTERM) once this process is gone,
+	// even when it was killed with no chance to stop the worker.
+	cmd.Env = append(cmd.Env, "WEFT_PARENT_PID="+strconv.Itoa(os.Getpid()))
 	if err := cmd.Start(); err != nil {
 		return err
 	}

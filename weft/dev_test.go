@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/internal/postgres/pgtest"
 	"github.com/weftdev/weft/internal/server/servertest"
@@ -168,6 +172,30 @@ func TestDevServesAProject(t *testing.T) {
 		t.Fatalf("echo_chat replied %v: the config's env was not read", reply)
 	}
 
+	// Errors are plain text, as LangGraph.js's server writes them, unless the
+	// client asks for JSON.
+	missing := uuid.NewString()
+	for _, accept := range []string{"", "application/json"} {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/threads/"+missing, nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want, wantType := "Thread with ID "+missing+" not found", "text/plain; charset=utf-8"
+		if accept != "" {
+			want, wantType = `{"detail":"`+want+`"}`+"\n", "application/json"
+		}
+		if resp.StatusCode != 404 || string(body) != want || resp.Header.Get("Content-Type") != wantType {
+			t.Fatalf("GET a missing thread (Accept %q): %d %s %q, want 404 %s %q", accept, resp.StatusCode,
+				resp.Header.Get("Content-Type"), body, wantType, want)
+		}
+	}
+
 	// The store is indexed with the config's store.index: a query ranks with a score.
 	srv.Must(204, "PUT", "/store/items", map[string]any{"namespace": []string{"notes"}, "key": "tea", "value": map[string]any{"text": "likes tea"}})
 	ready("the item embedded", func() bool { return embed.Calls() > 0 })
@@ -211,5 +239,57 @@ func TestDevServesAProject(t *testing.T) {
 	pids := logs.pids()
 	if err := syscall.Kill(pids[len(pids)-1], 0); err == nil {
 		t.Fatalf("the worker (pid %d) outlived weft dev", pids[len(pids)-1])
+	}
+}
+
+// A weft dev killed with no chance to stop its worker does not leave the
+// worker running: the worker sees its parent gone and stops by itself.
+func TestDevWorkerStopsWhenDevIsKilled(t *testing.T) {
+	t.Parallel()
+	config := devProject(t)
+	addr := servertest.FreeAddr(t)
+	cmd := exec.Command(servertest.Binary(t), "dev", "--config", config, "-workers", "0")
+	cmd.Env = append(os.Environ(), "WEFT_ADDR="+addr, "DATABASE_URL="+pgtest.DSN(t), "WEFT_LOG_FORMAT=json", "WEFT_STORE_INDEX=",
+		"OPENAI_BASE_URL=http://127.0.0.1:1", "OPENAI_API_KEY=unused")
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logLines{}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go logs.read(out)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		for _, pid := range logs.pids() { // only if the test failed: the worker we started
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+	srv := servertest.Client(t, "http://"+addr, nil)
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := srv.Try("GET", "/assistants/foo_bar", nil); err == nil && resp.Status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the project's graphs were never registered")
+		}
+	}
+	worker := logs.pids()[0]
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	running := func() bool { // a zombie nobody reaped yet has stopped
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", worker))
+		return err == nil && !strings.Contains(string(stat), ") Z ")
+	}
+	for deadline := time.Now().Add(30 * time.Second); running(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the JS worker (pid %d) still runs 30 s after weft dev was killed", worker)
+		}
 	}
 }

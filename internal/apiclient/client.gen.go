@@ -4942,7 +4942,7 @@ type ClientInterface interface {
 
 	// GetThreadsThreadIdRunsRunIdStream Join a run's stream
 	//
-	// Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own).
+	// Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own). A thread or run that is not there (or not the caller's) is no 404: the stream opens and sends one error event whose message starts "404: ", as the official servers do.
 	//
 	// Corresponds with GET /threads/{thread_id}/runs/{run_id}/stream (the `GetThreadsThreadIdRunsRunIdStream` operationId).
 	GetThreadsThreadIdRunsRunIdStream(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, params *GetThreadsThreadIdRunsRunIdStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7271,7 +7271,7 @@ func (c *Client) GetThreadsThreadIdRunsRunIdJoin(ctx context.Context, threadId o
 
 // GetThreadsThreadIdRunsRunIdStream Join a run's stream
 //
-// Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own).
+// Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own). A thread or run that is not there (or not the caller's) is no 404: the stream opens and sends one error event whose message starts "404: ", as the official servers do.
 //
 // Corresponds with GET /threads/{thread_id}/runs/{run_id}/stream (the `GetThreadsThreadIdRunsRunIdStream` operationId).
 func (c *Client) GetThreadsThreadIdRunsRunIdStream(ctx context.Context, threadId openapi_types.UUID, runId openapi_types.UUID, params *GetThreadsThreadIdRunsRunIdStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13365,7 +13365,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetThreadsThreadIdRunsRunIdStreamWithResponse Join a run's stream
 	//
-	// Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own).
+	// Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own). A thread or run that is not there (or not the caller's) is no 404: the stream opens and sends one error event whose message starts "404: ", as the official servers do.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17051,8 +17051,8 @@ type PostThreadsThreadIdCopyResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ThreadsThread
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *HttpxErrorBody
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *HttpxErrorBody
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *HttpxErrorBody
 }
@@ -17062,9 +17062,9 @@ func (r PostThreadsThreadIdCopyResponse) GetJSON200() *ThreadsThread {
 	return r.JSON200
 }
 
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostThreadsThreadIdCopyResponse) GetJSON404() *HttpxErrorBody {
-	return r.JSON404
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostThreadsThreadIdCopyResponse) GetJSON409() *HttpxErrorBody {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -20205,7 +20205,7 @@ func (c *ClientWithResponses) GetThreadsThreadIdRunsRunIdJoinWithResponse(ctx co
 
 // GetThreadsThreadIdRunsRunIdStreamWithResponse Join a run's stream
 //
-// Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own).
+// Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own). A thread or run that is not there (or not the caller's) is no 404: the stream opens and sends one error event whose message starts "404: ", as the official servers do.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23111,12 +23111,12 @@ func ParsePostThreadsThreadIdCopyResponse(rsp *http.Response) (*PostThreadsThrea
 		}
 		response.JSON200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest HttpxErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON404 = &dest
+		response.JSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody

@@ -326,7 +326,7 @@ func resolve(ctx context.Context, db postgres.DBTX, ref, lock string) (*Assistan
 	a, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Assistant])
 	if errors.Is(err, pgx.ErrNoRows) {
 		if isUUID {
-			return nil, apperr.Errorf(apperr.NotFound, "Assistant %s not found", ref)
+			return nil, apperr.Errorf(apperr.NotFound, "Assistant not found: %s", ref)
 		}
 		graphs, err := GraphIDs(ctx, db)
 		if err != nil {

@@ -326,7 +326,7 @@ func (s *Store) Delete(ctx context.Context, ref string) error {
 			_, err := s.Resolve(ctx, s.db, ref) // the 422 listing the graphs
 			return err
 		}
-		return apperr.Errorf(apperr.NotFound, "Assistant %s not found", id)
+		return apperr.Errorf(apperr.NotFound, "Assistant not found: %s", id)
 	}
 	return nil
 }

@@ -163,9 +163,9 @@ func mapInsertErr(err error, threadID *uuid.UUID, assistantID uuid.UUID) error {
 		return err
 	}
 	if pgErr.ConstraintName == "crons_thread_id_fkey" && threadID != nil {
-		return apperr.Errorf(apperr.NotFound, "Thread %s not found", *threadID)
+		return apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", *threadID)
 	}
-	return apperr.Errorf(apperr.NotFound, "Assistant %s not found", assistantID)
+	return apperr.Errorf(apperr.NotFound, "Assistant not found: %s", assistantID)
 }
 
 // Get returns a cron.

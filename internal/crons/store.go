@@ -60,7 +60,7 @@ func CronInsert(ctx context.Context, db postgres.DBTX, p insertParams) (*Cron, e
 		p.Payload, jsonObject(p.Metadata), p.NextRunDate, auth.Tenant(ctx))
 	c, err := collectCron(rows, err)
 	if errors.Is(err, pgx.ErrNoRows) && p.ThreadID != nil {
-		return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", *p.ThreadID)
+		return nil, apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", *p.ThreadID)
 	}
 	return c, err
 }

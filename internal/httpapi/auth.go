@@ -165,7 +165,7 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 						return
 					}
 					if !auth.Contains(md, d.Filters) {
-						httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Assistant " + ref + " not found"})
+						httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Assistant not found: " + ref})
 						return
 					}
 					d.Filters = nil
@@ -212,7 +212,7 @@ func (g *guard) check(resource, action string, mode filterMode) func(http.Handle
 							return
 						}
 						if !auth.Contains(md, d.Filters) {
-							httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Thread " + id.String() + " not found"})
+							httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Thread with ID " + id.String() + " not found"})
 							return
 						}
 					}

@@ -81,6 +81,10 @@ type Deps struct {
 	// name, tenant scoped), to hold it against an authorize decision's
 	// filters (nil: assistant routes refuse filters).
 	AssistantMetadata func(ctx context.Context, ref string) (map[string]any, error)
+	// TextErrors answers errors with their detail as plain text, as
+	// LangGraph.js's server does (textErrors), for clients that do not ask
+	// for JSON.
+	TextErrors bool
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
@@ -104,6 +108,9 @@ func NewRouter(d Deps) http.Handler {
 	}
 	h := func(fn httpx.HandlerFunc) http.HandlerFunc { return httpx.Handle(d.Log, fn) }
 	r := chi.NewRouter()
+	if d.TextErrors {
+		r.Use(textErrors)
+	}
 	// GetHead serves HEAD from the GET route (net/http drops the body).
 	r.Use(logRequests(d.Log, d.Metrics, d.Tracer), d.Security.Handler, postOnly, authenticate(d.Auth, d.Log),
 		middleware.GetHead, limitBody(d.MaxBody))
@@ -139,7 +146,7 @@ func NewRouter(d Deps) http.Handler {
 	r.With(th("update")).Patch("/threads/{thread_id}", h(d.Threads.Patch))
 	r.With(th("delete")).Delete("/threads/{thread_id}", h(d.Threads.Delete))
 	r.With(ths("search")).Get("/threads/{thread_id}/children", h(d.Threads.Children))
-	r.With(th("copy")).Post("/threads/{thread_id}/copy", h(d.State.Copy))
+	r.With(missingAs(conflictIfMissing), th("copy")).Post("/threads/{thread_id}/copy", h(d.State.Copy))
 	r.With(th("read")).Get("/threads/{thread_id}/stream", h(d.Streams.ThreadStream))
 	r.With(th("read")).Post("/threads/{thread_id}/stream/events", h(d.Streams.ProtocolEvents))
 	r.With(th("update")).Post("/threads/{thread_id}/commands", h(d.Streams.ProtocolCommands))
@@ -176,14 +183,14 @@ func NewRouter(d Deps) http.Handler {
 	r.With(th("read")).Get("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Get))
 	r.With(th("delete")).Delete("/threads/{thread_id}/runs/{run_id}", h(d.Runs.Delete))
 	r.With(th("read")).Get("/threads/{thread_id}/runs/{run_id}/join", h(d.Runs.Join))
-	r.With(th("read")).Get("/threads/{thread_id}/runs/{run_id}/stream", h(d.Streams.JoinStream))
+	r.With(missingAs(streamErrorIfMissing), th("read")).Get("/threads/{thread_id}/runs/{run_id}/stream", h(d.Streams.JoinStream))
 	r.With(th("update")).Post("/threads/{thread_id}/runs/{run_id}/cancel", h(d.Runs.Cancel))
 	r.With(th("read")).Get("/threads/{thread_id}/runs/{run_id}/dispatches", h(d.Runs.RunDispatches))
 	r.With(need("threads", "create_run")).Post("/runs", h(d.Runs.CreateStateless))
 	r.With(need("threads", "create_run")).Post("/runs/wait", h(d.Runs.WaitStateless))
 	r.With(need("threads", "create_run")).Post("/runs/stream", h(d.Streams.StreamStateless))
 	r.With(need("threads", "read")).Get("/runs/{run_id}", h(d.Runs.GetStateless))
-	r.With(need("threads", "read")).Get("/runs/{run_id}/stream", h(d.Streams.JoinStreamStateless))
+	r.With(missingAs(streamErrorIfMissing), need("threads", "read")).Get("/runs/{run_id}/stream", h(d.Streams.JoinStreamStateless))
 	r.With(need("threads", "create_run")).Post("/runs/batch", h(d.Runs.Batch))
 	r.With(need("threads", "update")).Post("/runs/cancel", h(d.Runs.CancelMany))
 

@@ -126,7 +126,10 @@ func operations() []op {
 			w.same(http.StatusNotFound, "DELETE", func(x ids) string { return th(x) + "?strategy=cascade" }, nil)
 		}},
 		{"GET /threads/{thread_id}/children", idOnly("GET", func(x ids) string { return th(x) + "/children" })},
-		{"POST /threads/{thread_id}/copy", idOnly("POST", func(x ids) string { return th(x) + "/copy" })},
+		// A copy of a thread that is not there is a 409, as the official servers answer.
+		{"POST /threads/{thread_id}/copy", func(w *walker) {
+			w.same(http.StatusConflict, "POST", func(x ids) string { return th(x) + "/copy" }, nil)
+		}},
 		{"GET /threads/{thread_id}/stream", idOnly("GET", func(x ids) string { return th(x) + "/stream" })},
 		// A thread stream opened before its thread exists waits for it (as
 		// LangGraph's server does), so A's thread, to B, is a stream that
@@ -242,8 +245,10 @@ func operations() []op {
 		{"DELETE /threads/{thread_id}/runs/{run_id}", idOnly("DELETE", run)},
 		{"GET /threads/{thread_id}/runs/{run_id}/join", idOnly("GET", run2("/join"))},
 		{"GET /threads/{thread_id}/runs/{run_id}/stream", func(w *walker) {
-			w.same(http.StatusNotFound, "GET", run2("/stream"), nil)
-			w.same(http.StatusNotFound, "GET", func(x ids) string { return "/threads/" + x.StreamThread + "/runs/" + x.StreamRun + "/stream" }, nil)
+			// A joined stream of a run that is not there opens and sends one
+			// error event, as the official servers answer.
+			w.same(http.StatusOK, "GET", run2("/stream"), nil)
+			w.same(http.StatusOK, "GET", func(x ids) string { return "/threads/" + x.StreamThread + "/runs/" + x.StreamRun + "/stream" }, nil)
 		}},
 		{"POST /threads/{thread_id}/runs/{run_id}/cancel", func(w *walker) {
 			w.same(http.StatusNotFound, "POST", func(x ids) string { return pend(x) + "/cancel" }, nil)
@@ -266,7 +271,9 @@ func operations() []op {
 			w.same(http.StatusNotFound, "GET", func(x ids) string { return "/runs/" + x.StatelessRun }, nil)
 			w.same(http.StatusNotFound, "GET", func(x ids) string { return "/runs/" + x.Run }, nil)
 		}},
-		{"GET /runs/{run_id}/stream", idOnly("GET", func(x ids) string { return "/runs/" + x.StatelessRun + "/stream" })},
+		{"GET /runs/{run_id}/stream", func(w *walker) {
+			w.same(http.StatusOK, "GET", func(x ids) string { return "/runs/" + x.StatelessRun + "/stream" }, nil)
+		}},
 		{"POST /runs/batch", func(w *walker) {
 			w.same(0, "POST", func(ids) string { return "/runs/batch" }, func(x ids) any { return []any{withAssistant(x)} })
 		}},

@@ -300,7 +300,7 @@ func (s *Service) Create(ctx context.Context, threadID uuid.UUID, req *CreateReq
 		s.assistants.Forget(changed.id)
 		run, err = s.create(ctx, threadID, req)
 		if errors.As(err, &changed) {
-			return nil, apperr.Errorf(apperr.NotFound, "Assistant %s not found", changed.id)
+			return nil, apperr.Errorf(apperr.NotFound, "Assistant not found: %s", changed.id)
 		}
 	}
 	return run, err
@@ -373,7 +373,7 @@ func (s *Service) enqueue(ctx context.Context, threadID uuid.UUID, create bool, 
 				return err
 			}
 			if !found {
-				return apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+				return apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", threadID)
 			}
 			return nil
 		})
@@ -383,7 +383,7 @@ func (s *Service) enqueue(ctx context.Context, threadID uuid.UUID, create bool, 
 	}
 	err = p.Send(ctx, s.db)
 	if postgres.IsForeignKeyViolation(err) {
-		return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+		return nil, apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", threadID)
 	}
 	if err != nil {
 		return nil, err
@@ -481,7 +481,7 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 			FROM threads WHERE thread_id = $1 AND tenant_id = $2 FOR UPDATE`, threadID, auth.Tenant(ctx)).Scan(&epoch, &inflight)
 		if errors.Is(err, pgx.ErrNoRows) {
 			if !create {
-				return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+				return nil, apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", threadID)
 			}
 			// An id another tenant holds is a 404, like any id of theirs.
 			tag, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata, tenant_id) VALUES ($1, $2, $3)
@@ -490,7 +490,7 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 				return nil, err
 			}
 			if tag.RowsAffected() == 0 {
-				return nil, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+				return nil, apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", threadID)
 			}
 		} else if err != nil {
 			return nil, err

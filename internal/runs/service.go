@@ -120,7 +120,7 @@ func (s *Service) List(ctx context.Context, threadID uuid.UUID, status string, l
 		return err
 	}
 	if !exists {
-		return apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+		return apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", threadID)
 	}
 	rows, err := s.db.Query(ctx, `SELECT `+Columns+` FROM runs WHERE thread_id = $1 AND ($2 = '' OR status = $2)
 		AND tenant_id = $5 ORDER BY created_at DESC, run_id DESC LIMIT $3 OFFSET $4`, threadID, status, limit, offset, tenant)

@@ -88,6 +88,10 @@ type Config struct {
 	// -allowed-hosts, WEFT_ALLOWED_HOSTS (comma list, default none): Host names accepted on loopback
 	// connections besides the loopback names (DNS-rebinding protection); "*" turns the check off
 	AllowedHosts []string
+	// -error-body, WEFT_ERROR_BODY: json ({"detail": "..."}, as LangGraph's Python server answers) or text
+	// (the detail as plain text, as LangGraph.js's server answers; a client sending Accept:
+	// application/json still gets JSON). Empty: json, except under weft dev serving only JS graphs.
+	ErrorBody string
 
 	// -builtin-graphs, WEFT_BUILTIN_GRAPHS (default true): serve the built-in demo graphs (foo_bar,
 	// echo_chat, hitl, slow) when Graphs is nil. NoBuiltinGraphs leaves them out, so a worker may serve its
@@ -173,6 +177,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&builtinGraphs, "builtin-graphs", env("WEFT_BUILTIN_GRAPHS", "true"), "serve the built-in demo graphs foo_bar, echo_chat, hitl, hitl_chat and slow (WEFT_BUILTIN_GRAPHS)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("WEFT_METRICS_ADDR", ""), "also serve GET /metrics on this address, e.g. 127.0.0.1:9090 (WEFT_METRICS_ADDR)")
 	fs.StringVar(&allowedHosts, "allowed-hosts", env("WEFT_ALLOWED_HOSTS", ""), "comma list of Host names accepted on loopback besides localhost ones; * = no check (WEFT_ALLOWED_HOSTS)")
+	fs.StringVar(&c.ErrorBody, "error-body", env("WEFT_ERROR_BODY", ""), "error answers: json ({\"detail\": ...}) or text (the detail as plain text, as LangGraph.js's server); default json, text under weft dev for JS-only projects (WEFT_ERROR_BODY)")
 	fs.StringVar(&storeIndex, "store-index", env("WEFT_STORE_INDEX", ""), `store semantic index, langgraph.json's store.index as JSON: {"dims": 1536, "embed": "openai:text-embedding-3-small", "fields": ["$"]}; endpoint from OPENAI_BASE_URL, OPENAI_API_KEY (WEFT_STORE_INDEX)`)
 	fs.StringVar(&c.Auth, "auth", env("WEFT_AUTH", ""), "authentication: keys (API keys, weft keys create), jwt (bearer tokens), none; unset: none and loopback addresses only (WEFT_AUTH)")
 	fs.StringVar(&c.JWT.JWKSURL, "jwt-jwks-url", env("WEFT_JWT_JWKS_URL", ""), "auth=jwt: URL of the issuer's JSON Web Key Set (WEFT_JWT_JWKS_URL)")
@@ -200,6 +205,9 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		if h != "*" && strings.ContainsAny(h, "/: ") && !strings.HasPrefix(h, "[") {
 			return c, fmt.Errorf("allowed hosts: %q must be a host name without scheme or port", h)
 		}
+	}
+	if c.ErrorBody != "" && c.ErrorBody != "json" && c.ErrorBody != "text" {
+		return c, fmt.Errorf("error body: %q is neither json nor text", c.ErrorBody)
 	}
 	builtin, err := strconv.ParseBool(builtinGraphs)
 	if err != nil {

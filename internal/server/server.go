@@ -248,6 +248,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		Inspect:    inspect.NewHandlers(s.pool),
 		A2A:        a2a.NewHandlers(s.pool, graphs, assistantStore, threadStore, runSvc, streams, log),
 		Security:   cfg.Security(),
+		TextErrors: cfg.ErrorBody == "text",
 		Metrics:    m,
 		Tracer:     tracer,
 		Auth:       authn,

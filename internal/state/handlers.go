@@ -399,7 +399,7 @@ func (h *Handlers) PostHistory(w http.ResponseWriter, r *http.Request) error {
 //	@Produce	json
 //	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
 //	@Success	200			{object}	threads.Thread
-//	@Failure	404			{object}	httpx.ErrorBody
+//	@Failure	409			{object}	httpx.ErrorBody	"the thread is not there (or not the caller's), as the official servers answer"
 //	@Failure	422			{object}	httpx.ErrorBody
 //	@Router		/threads/{thread_id}/copy [post]
 func (h *Handlers) Copy(w http.ResponseWriter, r *http.Request) error {

@@ -76,7 +76,7 @@ func (s *Service) protocolStart(r *http.Request, threadID uuid.UUID) (int64, err
 			(SELECT max(e.thread_seq) FROM run_events e WHERE e.thread_id = t.thread_id))
 		FROM threads t WHERE t.thread_id = $1 AND t.tenant_id = $2`, threadID, auth.Tenant(r.Context())).Scan(&after)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, apperr.Errorf(apperr.NotFound, "Thread %s not found", threadID)
+		return 0, apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", threadID)
 	}
 	if err != nil || after == nil {
 		return 0, err

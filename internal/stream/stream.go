@@ -447,7 +447,7 @@ func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, 
 // JoinStream godoc
 //
 //	@Summary		Join a run's stream
-//	@Description	Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own).
+//	@Description	Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own). A thread or run that is not there (or not the caller's) is no 404: the stream opens and sends one error event whose message starts "404: ", as the official servers do.
 //	@Tags			runs
 //	@Produce		text/event-stream
 //	@Param			thread_id				path		string	true	"Thread ID"	format(uuid)
@@ -457,7 +457,6 @@ func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, 
 //	@Param			stream_mode				query		string	false	"Modes to send (repeated, comma list or JSON list)"
 //	@Param			cancel_on_disconnect	query		bool	false	"Cancel the run if this client goes away"
 //	@Success		200						{string}	string	"text/event-stream"
-//	@Failure		404						{object}	httpx.ErrorBody
 //	@Failure		422						{object}	httpx.ErrorBody
 //	@Router			/threads/{thread_id}/runs/{run_id}/stream [get]
 func (h *Handlers) JoinStream(w http.ResponseWriter, r *http.Request) error {
@@ -480,7 +479,6 @@ func (h *Handlers) JoinStream(w http.ResponseWriter, r *http.Request) error {
 //	@Param			stream_mode				query		string	false	"Modes to send"
 //	@Param			cancel_on_disconnect	query		bool	false	"Cancel the run if this client goes away"
 //	@Success		200						{string}	string	"text/event-stream"
-//	@Failure		404						{object}	httpx.ErrorBody
 //	@Failure		422						{object}	httpx.ErrorBody
 //	@Router			/runs/{run_id}/stream [get]
 func (h *Handlers) JoinStreamStateless(w http.ResponseWriter, r *http.Request) error {
@@ -604,7 +602,7 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !exists {
-		return apperr.Errorf(apperr.NotFound, "Thread %s not found", tid)
+		return apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", tid)
 	}
 	sub := h.svc.events.Subscribe(tid)
 	defer h.svc.events.Unsubscribe(tid, sub)

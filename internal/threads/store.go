@@ -65,7 +65,7 @@ type CreateParams struct {
 }
 
 func notFound(id uuid.UUID) error {
-	return apperr.Errorf(apperr.NotFound, "Thread %s not found", id)
+	return apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", id)
 }
 
 func scanThread(row pgx.CollectableRow) (Thread, error) {

@@ -525,3 +525,35 @@ async def test_sigterm_drains_then_gives_unfinished_runs_back(dev):
             if p is not None and p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 p.wait(30)
+
+
+async def test_an_orphaned_worker_stops_by_itself(dev):
+    """A worker whose weft dev (WEFT_PARENT_PID, here a shell standing in for
+    it) is killed without a chance to stop it stops by itself instead of
+    running on as an orphan."""
+    env = {**os.environ, "PYTHONPATH": str(WORKER_PY), "PYTHONDONTWRITEBYTECODE": "1"}
+    log = open(f"{dev.tmp}/orphan.log", "wb")
+    parent = subprocess.Popen(
+        ["sh", "-c", 'WEFT_PARENT_PID=$$ "$@" & echo $!; wait', "sh", sys.executable, "-m", "weft_worker",
+         "--config", str(PROJECT / "solo.json"), "--url", dev.url, "--worker-id", "orphan"],
+        cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=log)
+    worker = int(parent.stdout.readline())
+
+    def running() -> bool:  # a zombie nobody reaped yet has stopped
+        try:
+            return ") Z " not in Path(f"/proc/{worker}/stat").read_text()
+        except FileNotFoundError:
+            return False
+
+    try:
+        wait_registered(dev.url, ["solo_sleeper"])
+        parent.kill()
+        parent.wait(10)
+        deadline = time.monotonic() + 30
+        while running():
+            assert time.monotonic() < deadline, Path(f"{dev.tmp}/orphan.log").read_text()[-3000:]
+            await asyncio.sleep(0.1)
+        assert '"stopping"' in Path(f"{dev.tmp}/orphan.log").read_text()
+    finally:
+        if running():
+            os.kill(worker, signal.SIGKILL)

@@ -65,6 +65,17 @@ const int = (name, v, min) => {
   }
   return n;
 };
+// Started by weft dev: stop as on SIGTERM once it is gone (even killed, with
+// no chance to stop this process), instead of running on as an orphan.
+const parent = Number(process.env.WEFT_PARENT_PID);
+if (parent) {
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    process.kill(process.pid, "SIGTERM");
+  }, 1000);
+  watch.unref();
+}
 const levels = { debug: 0, info: 1, warn: 2, error: 3 };
 const minLevel = levels[args["log-level"]] ?? 1;
 const base = jsonLogger();

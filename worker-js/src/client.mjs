@@ -83,7 +83,7 @@ export class WeftClient {
   /** Sends one request; opts.headers are added to this request's headers (a run's traceparent). */
   async request(method, path, body, { signal, retries = this.retries, timeoutMs = this.timeoutMs, rawBody, headers: extra } = {}) {
     const payload = rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
-    const headers = { "content-type": "application/json", ...this.headers, ...extra };
+    const headers = { "content-type": "application/json", accept: "application/json", ...this.headers, ...extra };
     if (payload !== undefined) headers["content-length"] = Buffer.byteLength(payload);
     let delay = 100;
     for (let attempt = 0; ; attempt++) {

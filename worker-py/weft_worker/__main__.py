@@ -86,9 +86,23 @@ async def _serve(args, log: logging.Logger) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig)
+    watcher = asyncio.ensure_future(_watch_parent(lambda: on_signal(signal.SIGTERM)))
     await stop.wait()
+    watcher.cancel()
     await worker.stop(args.grace_ms / 1000)
     return 0
+
+
+async def _watch_parent(stop) -> None:
+    """Started by weft dev (WEFT_PARENT_PID): stop as on SIGTERM once it is
+    gone (even killed, with no chance to stop this process), instead of
+    running on as an orphan."""
+    parent = int(os.environ.get("WEFT_PARENT_PID") or 0)
+    if not parent:
+        return
+    while os.getppid() == parent:
+        await asyncio.sleep(1)
+    stop()
 
 
 if __name__ == "__main__":

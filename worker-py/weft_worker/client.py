@@ -54,7 +54,7 @@ class WeftClient:
         self.url = url.rstrip("/")
         self.retries = retries
         self.timeout = timeout
-        self.headers = {"content-type": "application/json"}
+        self.headers = {"content-type": "application/json", "accept": "application/json"}
         if api_key:
             self.headers["x-api-key"] = api_key
         self._http = httpx.AsyncClient(base_url=self.url, headers=self.headers, timeout=timeout)
@@ -93,7 +93,7 @@ class SyncWeftClient:
     checkpoint reads): its own connection pool, independent of the event loop."""
 
     def __init__(self, url: str, *, api_key: str = "", retries: int = 2, timeout: float = 30.0):
-        self.headers = {"content-type": "application/json"}
+        self.headers = {"content-type": "application/json", "accept": "application/json"}
         if api_key:
             self.headers["x-api-key"] = api_key
         self.retries = retries

@@ -83,7 +83,8 @@ export function withQuery(path, query) {
  */
 export async function request(method, path, { body, query, headers = {}, signal } = {}) {
   const url = withQuery(path, query);
-  const init = { method, headers: { ...authHeaders(), ...headers }, signal };
+  // Accept: JSON error bodies even from a server answering errors as text.
+  const init = { method, headers: { Accept: "application/json", ...authHeaders(), ...headers }, signal };
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers["Content-Type"] = "application/json";

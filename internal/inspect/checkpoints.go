@@ -394,4 +394,6 @@ func versionChanges(parent, cur map[string]string) []VersionChange {
 }
 
 // errNoThread is the 404 of a thread that does not exist.
-func errNoThread(id string) error { return apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", id) }
+func errNoThread(id string) error {
+	return apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", id)
+}

@@ -1593,9 +1593,23 @@ type HttpapiFlags struct {
 	Mcp *bool `json:"mcp,omitempty"`
 }
 
+// HttpapiGraphError defines model for httpapi.GraphError.
+type HttpapiGraphError struct {
+	// Error Error is the first line of why (the worker's log has the whole
+	// stack).
+	Error      *string `json:"error,omitempty"`
+	GraphId    *string `json:"graph_id,omitempty"`
+	ReportedAt *string `json:"reported_at,omitempty"`
+	WorkerId   *string `json:"worker_id,omitempty"`
+}
+
 // HttpapiInfo defines model for httpapi.Info.
 type HttpapiInfo struct {
 	Flags *HttpapiFlags `json:"flags,omitempty"`
+
+	// GraphErrors GraphErrors are the graphs a worker could not load (its other graphs
+	// are served), until a worker registers them; absent when none.
+	GraphErrors *[]HttpapiGraphError `json:"graph_errors,omitempty"`
 
 	// Version Example: 0.1.0
 	Version *string `json:"version,omitempty"`
@@ -2660,6 +2674,21 @@ type WorkerapiFenceRequest struct {
 	Error *string `json:"error,omitempty"`
 }
 
+// WorkerapiGraphLoadError defines model for workerapi.GraphLoadError.
+type WorkerapiGraphLoadError struct {
+	// Error Error says why: the import's exception, or what the export is
+	// instead of a graph (at most MaxGraphErrorBytes are kept).
+	//
+	// Example: Error: Cannot find module 'openai'
+	Error *string `json:"error,omitempty"`
+
+	// GraphId Example: agent
+	GraphId *string `json:"graph_id,omitempty"`
+
+	// WorkerId Example: js-worker-1
+	WorkerId *string `json:"worker_id,omitempty"`
+}
+
 // WorkerapiGraphRegistered defines model for workerapi.GraphRegistered.
 type WorkerapiGraphRegistered struct {
 	// AssistantId AssistantID is the graph's system assistant (created when missing).
@@ -3103,6 +3132,9 @@ type PostDispatchClaimJSONRequestBody = WorkerapiClaimRequest
 
 // PostDispatchGraphsJSONRequestBody defines body for PostDispatchGraphs for application/json ContentType.
 type PostDispatchGraphsJSONRequestBody = WorkerapiGraphRegistration
+
+// PostDispatchGraphsErrorsJSONRequestBody defines body for PostDispatchGraphsErrors for application/json ContentType.
+type PostDispatchGraphsErrorsJSONRequestBody = WorkerapiGraphLoadError
 
 // PostDispatchDispatchIdAckJSONRequestBody defines body for PostDispatchDispatchIdAck for application/json ContentType.
 type PostDispatchDispatchIdAckJSONRequestBody = WorkerapiAckRequest
@@ -4230,6 +4262,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
 	PostDispatchGraphs(ctx context.Context, body PostDispatchGraphsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchGraphsErrorsWithBody Report a graph a worker could not load (worker API)
+	//
+	// The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dispatch/graphs/errors (the `PostDispatchGraphsErrors` operationId).
+	PostDispatchGraphsErrorsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostDispatchGraphsErrors Report a graph a worker could not load (worker API)
+	//
+	// The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /dispatch/graphs/errors (the `PostDispatchGraphsErrors` operationId).
+	PostDispatchGraphsErrors(ctx context.Context, body PostDispatchGraphsErrorsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostDispatchDispatchIdAckWithBody End a run (worker API)
 	//
@@ -5660,6 +5710,44 @@ func (c *Client) PostDispatchGraphsWithBody(ctx context.Context, contentType str
 // Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
 func (c *Client) PostDispatchGraphs(ctx context.Context, body PostDispatchGraphsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostDispatchGraphsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchGraphsErrorsWithBody Report a graph a worker could not load (worker API)
+//
+// The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dispatch/graphs/errors (the `PostDispatchGraphsErrors` operationId).
+func (c *Client) PostDispatchGraphsErrorsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchGraphsErrorsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostDispatchGraphsErrors Report a graph a worker could not load (worker API)
+//
+// The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /dispatch/graphs/errors (the `PostDispatchGraphsErrors` operationId).
+func (c *Client) PostDispatchGraphsErrors(ctx context.Context, body PostDispatchGraphsErrorsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostDispatchGraphsErrorsRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8489,6 +8577,46 @@ func NewPostDispatchGraphsRequestWithBody(server string, contentType string, bod
 	}
 
 	operationPath := fmt.Sprintf("/dispatch/graphs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPostDispatchGraphsErrorsRequest calls the generic PostDispatchGraphsErrors builder with application/json body
+func NewPostDispatchGraphsErrorsRequest(server string, body PostDispatchGraphsErrorsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostDispatchGraphsErrorsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostDispatchGraphsErrorsRequestWithBody constructs an http.Request for the PostDispatchGraphsErrors method, with any body, and a specified content type
+func NewPostDispatchGraphsErrorsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dispatch/graphs/errors")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -12592,6 +12720,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /dispatch/graphs (the `PostDispatchGraphs` operationId).
 	PostDispatchGraphsWithResponse(ctx context.Context, body PostDispatchGraphsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchGraphsResponse, error)
 
+	// PostDispatchGraphsErrorsWithBodyWithResponse Report a graph a worker could not load (worker API)
+	//
+	// The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/graphs/errors (the `PostDispatchGraphsErrors` operationId).
+	PostDispatchGraphsErrorsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchGraphsErrorsResponse, error)
+
+	// PostDispatchGraphsErrorsWithResponse Report a graph a worker could not load (worker API)
+	//
+	// The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dispatch/graphs/errors (the `PostDispatchGraphsErrors` operationId).
+	PostDispatchGraphsErrorsWithResponse(ctx context.Context, body PostDispatchGraphsErrorsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchGraphsErrorsResponse, error)
+
 	// PostDispatchDispatchIdAckWithBodyWithResponse End a run (worker API)
 	//
 	// Acknowledges the claim with the run's outcome (status success, error with error {error, message}, or interrupted; result is what wait/join return): a commit with only an end. Idempotent; 409 once the lease is lost.
@@ -14612,6 +14758,47 @@ func (r PostDispatchGraphsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostDispatchGraphsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostDispatchGraphsErrorsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostDispatchGraphsErrorsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostDispatchGraphsErrorsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostDispatchGraphsErrorsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostDispatchGraphsErrorsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostDispatchGraphsErrorsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18898,6 +19085,36 @@ func (c *ClientWithResponses) PostDispatchGraphsWithResponse(ctx context.Context
 	return ParsePostDispatchGraphsResponse(rsp)
 }
 
+// PostDispatchGraphsErrorsWithBodyWithResponse Report a graph a worker could not load (worker API)
+//
+// The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/graphs/errors (the `PostDispatchGraphsErrors` operationId).
+func (c *ClientWithResponses) PostDispatchGraphsErrorsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostDispatchGraphsErrorsResponse, error) {
+	rsp, err := c.PostDispatchGraphsErrorsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchGraphsErrorsResponse(rsp)
+}
+
+// PostDispatchGraphsErrorsWithResponse Report a graph a worker could not load (worker API)
+//
+// The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dispatch/graphs/errors (the `PostDispatchGraphsErrors` operationId).
+func (c *ClientWithResponses) PostDispatchGraphsErrorsWithResponse(ctx context.Context, body PostDispatchGraphsErrorsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostDispatchGraphsErrorsResponse, error) {
+	rsp, err := c.PostDispatchGraphsErrors(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostDispatchGraphsErrorsResponse(rsp)
+}
+
 // PostDispatchDispatchIdAckWithBodyWithResponse End a run (worker API)
 //
 // Acknowledges the claim with the run's outcome (status success, error with error {error, message}, or interrupted; result is what wait/join return): a commit with only an end. Idempotent; 409 once the lease is lost.
@@ -21270,6 +21487,35 @@ func ParsePostDispatchGraphsResponse(rsp *http.Response) (*PostDispatchGraphsRes
 			return nil, err
 		}
 		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostDispatchGraphsErrorsResponse parses an HTTP response from a PostDispatchGraphsErrorsWithResponse call
+func ParsePostDispatchGraphsErrorsResponse(rsp *http.Response) (*PostDispatchGraphsErrorsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostDispatchGraphsErrorsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest HttpxErrorBody

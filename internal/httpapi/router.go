@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/trace"
 
@@ -211,6 +212,7 @@ func NewRouter(d Deps) http.Handler {
 	r.With(need("worker", "nack")).Post("/dispatch/{dispatch_id}/nack", h(d.Workers.Nack))
 	r.With(need("worker", "commit")).Post("/dispatch/{dispatch_id}/commit", h(d.Workers.Commit))
 	r.With(need("worker", "register")).Post("/dispatch/graphs", h(d.Workers.RegisterGraph))
+	r.With(need("worker", "register")).Post("/dispatch/graphs/errors", h(d.Workers.ReportGraphError))
 	r.With(need("worker", "read")).Post("/dispatch/checkpoints/get", h(d.Workers.GetCheckpointRaw))
 	r.With(need("worker", "read")).Post("/dispatch/checkpoints/list", h(d.Workers.ListCheckpointsRaw))
 	r.With(need("worker", "read")).Post("/dispatch/checkpoints/delta-history", h(d.Workers.GetDeltaHistory))
@@ -344,6 +346,19 @@ func (s *system) livez(w http.ResponseWriter, r *http.Request) {
 type Info struct {
 	Version string `json:"version" example:"0.1.0"`
 	Flags   Flags  `json:"flags"`
+	// GraphErrors are the graphs a worker could not load (its other graphs
+	// are served), until a worker registers them; absent when none.
+	GraphErrors []GraphError `json:"graph_errors,omitempty"`
+}
+
+// GraphError is a graph a worker could not load.
+type GraphError struct {
+	GraphID  string `json:"graph_id" db:"graph_id"`
+	WorkerID string `json:"worker_id" db:"worker_id"`
+	// Error is the first line of why (the worker's log has the whole
+	// stack).
+	Error      string     `json:"error" db:"error"`
+	ReportedAt httpx.Time `json:"reported_at" db:"reported_at"`
 }
 
 // Flags say which optional API families this server implements.
@@ -367,8 +382,17 @@ type Flags struct {
 //	@Success	200	{object}	Info
 //	@Router		/info [get]
 func (s *system) info(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteJSON(w, http.StatusOK, Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true,
-		MCP: true, A2A: true}})
+	info := Info{Version: s.version, Flags: Flags{Assistants: true, Crons: true, MCP: true, A2A: true}}
+	rows, err := s.db.Query(r.Context(), `SELECT graph_id, worker_id, split_part(error, E'\n', 1) AS error, reported_at
+		FROM graph_load_errors ORDER BY graph_id LIMIT 100`)
+	if err == nil {
+		info.GraphErrors, err = pgx.CollectRows(rows, pgx.RowToStructByName[GraphError])
+	}
+	if err != nil {
+		httpx.WriteError(w, r, s.log, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, info)
 }
 
 // openapi godoc

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"regexp"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -125,6 +126,9 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 		if err := assistants.GraphUpsert(ctx, tx, info); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM graph_load_errors WHERE graph_id = $1`, req.GraphID); err != nil {
+			return err
+		}
 		return assistants.EnsureSystem(ctx, tx, []string{req.GraphID},
 			map[string]assistants.SystemDefaults{req.GraphID: {Config: req.Config, Context: req.Context}})
 	})
@@ -134,4 +138,60 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 	h.assistants.ForgetWorkerGraph(req.GraphID)
 	h.log.Info("worker graph registered", "graph_id", req.GraphID, "worker", req.WorkerID, "nodes", len(nodes))
 	return &GraphRegistered{GraphID: req.GraphID, AssistantID: assistants.SystemID(req.GraphID), Nodes: nodes}, nil
+}
+
+// GraphLoadError is the body of POST /dispatch/graphs/errors: a graph of
+// the worker's config it could not load.
+type GraphLoadError struct {
+	GraphID  string `json:"graph_id" example:"agent"`
+	WorkerID string `json:"worker_id" example:"js-worker-1"`
+	// Error says why: the import's exception, or what the export is
+	// instead of a graph (at most MaxGraphErrorBytes are kept).
+	Error string `json:"error" example:"Error: Cannot find module 'openai'"`
+}
+
+// MaxGraphErrorBytes bounds a stored load error (a stack trace is cut).
+const MaxGraphErrorBytes = 8 << 10
+
+// ReportGraphError godoc
+//
+//	@Summary		Report a graph a worker could not load (worker API)
+//	@Description	The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
+//	@Tags			worker
+//	@Accept			json
+//	@Param			body	body	GraphLoadError	true	"The graph and why"
+//	@Success		204
+//	@Failure		422	{object}	httpx.ErrorBody
+//	@Router			/dispatch/graphs/errors [post]
+func (h *Handlers) ReportGraphError(w http.ResponseWriter, r *http.Request) error {
+	var req GraphLoadError
+	if err := httpx.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if !graphIDPattern.MatchString(req.GraphID) {
+		return apperr.Errorf(apperr.Invalid, "Invalid graph_id %q: 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", req.GraphID)
+	}
+	if strings.TrimSpace(req.Error) == "" {
+		return apperr.Errorf(apperr.Invalid, "error must say why the graph did not load")
+	}
+	msg := strings.ToValidUTF8(req.Error, "\uFFFD")
+	if len(msg) > MaxGraphErrorBytes {
+		msg = strings.ToValidUTF8(msg[:MaxGraphErrorBytes], "")
+	}
+	msg = strings.ReplaceAll(msg, "\x00", "")
+	_, err := h.db.Exec(r.Context(), `INSERT INTO graph_load_errors (graph_id, worker_id, error) VALUES ($1, $2, $3)
+		ON CONFLICT (graph_id) DO UPDATE SET worker_id = EXCLUDED.worker_id, error = EXCLUDED.error, reported_at = now()`,
+		req.GraphID, req.WorkerID, msg)
+	if err != nil {
+		return err
+	}
+	h.log.Error("worker graph failed to load", "graph_id", req.GraphID, "worker", req.WorkerID, "error", firstLine(msg))
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
 }

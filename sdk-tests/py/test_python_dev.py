@@ -12,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
@@ -84,3 +85,36 @@ def test_python_graphs_with_api_keys(servers, tmp_path):
     assert out["notes"] == ["tenant note"]
     items = client.store.search_items(["notes", "keyed"])["items"]
     assert [i["value"]["text"] for i in items] == ["tenant note"]
+
+
+def test_a_graph_that_fails_to_import_is_reported_and_the_others_served(servers, tmp_path):
+    """A module that throws at import keeps only its own graph out: the log and
+    /info say which graph and why, and errors are JSON ({"detail"}) for a
+    Python project, as on LangGraph's Python server."""
+    (tmp_path / "good.py").write_text(textwrap.dedent('''
+        from typing_extensions import TypedDict
+        from langgraph.graph import START, StateGraph
+
+        class S(TypedDict):
+            text: str
+
+        graph = StateGraph(S).add_node("ok", lambda s: {"text": "served"}).add_edge(START, "ok").compile()
+    '''))
+    (tmp_path / "broken.py").write_text('raise RuntimeError("broken on purpose")\n')
+    (tmp_path / "langgraph.json").write_text(
+        '{"graphs": {"good": "./good.py:graph", "broken": "./broken.py:graph"}}')
+    w = servers.start(["dev", "--config", str(tmp_path / "langgraph.json")],
+                      env={"WEFT_PYTHON": sys.executable, "PYTHONDONTWRITEBYTECODE": "1",
+                           "WEFT_CACHE_DIR": str(tmp_path / "cache")})
+    client = get_sync_client(url=w.url)
+    deadline = time.monotonic() + 90
+    info = {}
+    while not info.get("graph_errors"):
+        assert time.monotonic() < deadline, w.log()[-4000:]
+        time.sleep(0.2)
+        info = httpx.get(f"{w.url}/info").json()
+    assert [(e["graph_id"], e["error"]) for e in info["graph_errors"]] == [("broken", "RuntimeError: broken on purpose")]
+    assert client.runs.wait(None, "good", input={"text": ""}) == {"text": "served"}
+    assert "graph failed to load; serving the others" in w.log()
+    missing = httpx.get(f"{w.url}/assistants/broken")
+    assert missing.status_code == 422 and "broken" in missing.json()["detail"]

@@ -90,13 +90,6 @@ try {
   const onFailure = ({ graph_id, error }) => log("error", "graph failed to load; serving the others", { graph_id, error });
   const { graphs, failures } = await loadConfig(args.config, { only, onFailure });
   if (args["auth-socket"]) await startProjectAuth(args.config, args["auth-socket"], log);
-  if (graphs.size === 0) {
-    // Nothing to serve: stay up (a restart would fail the same way) until stopped.
-    log("error", "no graph of the config loaded; fix the modules and restart", { failed: failures.map((f) => f.graph_id) });
-    for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => process.exit(0));
-    setInterval(() => {}, 1 << 30);
-    await new Promise(() => {});
-  }
   const worker = new Worker({
     url: args.url,
     apiKey: args["api-key"] || undefined,
@@ -108,6 +101,15 @@ try {
     lingerMs: int("linger-ms", args["linger-ms"], 0),
     log,
   });
+  if (graphs.size === 0) {
+    // Nothing to serve: report the failures, then stay up (a restart would
+    // fail the same way) until stopped.
+    log("error", "no graph of the config loaded; fix the modules and restart", { failed: failures.map((f) => f.graph_id) });
+    await worker.register();
+    for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => process.exit(0));
+    setInterval(() => {}, 1 << 30);
+    await new Promise(() => {});
+  }
   await worker.start();
   let stopping = false;
   for (const sig of ["SIGTERM", "SIGINT"]) {

@@ -42,19 +42,21 @@ export function assistantDefaults(text, log = () => {}) {
 
 /**
  * Worker serves compiled LangGraph.js graphs on a Weft server:
- * start() registers them (POST /dispatch/graphs) and claims their runs
+ * start() registers them (POST /dispatch/graphs; the config's graphs that
+ * did not load are reported to POST /dispatch/graphs/errors) and claims their runs
  * (POST /dispatch/claim, long poll, up to `concurrency` at once), each
  * executed by executeRun with this worker's WeftSaver as checkpointer;
  * stop() stops claiming, lets running runs finish for graceMs, then stops
  * the rest and gives them back (nack), so another worker retries them.
  */
 export class Worker {
-  constructor({ url, graphs, workerId, concurrency = 8, waitMs = 10_000, lingerMs = 5, log = jsonLogger(), client, apiKey }) {
+  constructor({ url, graphs, failures = [], workerId, concurrency = 8, waitMs = 10_000, lingerMs = 5, log = jsonLogger(), client, apiKey }) {
     this.lingerMs = lingerMs;
     this.ownClient = !client;
     // apiKey: a key with the worker scope, sent as x-api-key (a server with WEFT_AUTH on).
     this.client = client ?? new WeftClient(url, { headers: apiKey ? { "x-api-key": apiKey } : {} });
     this.graphs = graphs;
+    this.failures = failures; // graphs of the config that did not load: [{graph_id, error}]
     this.workerId = workerId ?? `weft-worker-js-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.concurrency = concurrency;
     this.waitMs = waitMs;
@@ -80,6 +82,10 @@ export class Worker {
       const info = await describeGraph(id, g);
       const res = await this.client.post("/dispatch/graphs", { ...info, ...(defaults[id] ?? {}), worker_id: this.workerId });
       this.log("info", "graph registered", { graph_id: id, assistant_id: res.assistant_id, nodes: res.nodes });
+    }
+    // The server lists them in /info until a worker registers them.
+    for (const { graph_id, error } of this.failures) {
+      await this.client.post("/dispatch/graphs/errors", { graph_id, error, worker_id: this.workerId });
     }
   }
 

@@ -56,6 +56,12 @@ test("a module that throws at import is reported and the other graphs are served
   assert.match(failed.error, /broken on purpose/);
   const graphs = (await client().assistants.search({ metadata: { created_by: "system" }, limit: 100 })).map((a) => a.graph_id).filter((g) => g.endsWith("_js")).sort();
   assert.deepEqual(graphs, ["context_js", "factory_js", "logger_js", "zod_registry_js"]);
+  // /info names the graph and why (the first line; the log has the stack).
+  const info = await (await fetch(`${weft.url}/info`)).json();
+  const reported = info.graph_errors?.find((e) => e.graph_id === "broken_js");
+  assert.ok(reported, `/info lists broken_js: ${JSON.stringify(info)}`);
+  assert.equal(reported.error, "Error: broken on purpose");
+  assert.ok(!info.graph_errors.some((e) => e.graph_id === "logger_js"), "a graph that loaded is not listed");
 });
 
 test("a graph factory is called per run with the run's config", async () => {

@@ -67,8 +67,15 @@ async def _serve(args, log: logging.Logger) -> int:
         project = await load_config(args.config, only)
         worker = Worker(args.url, project.graphs, worker_id=args.worker_id, concurrency=max(1, args.concurrency),
                         wait_ms=min(max(args.wait_ms, 0), 30_000), linger_s=max(args.linger_ms, 0) / 1000,
-                        api_key=os.environ.get("WEFT_API_KEY", ""))
-        await worker.start()
+                        api_key=os.environ.get("WEFT_API_KEY", ""), failures=project.failures)
+        if project.graphs:
+            await worker.start()
+        else:
+            # Nothing to serve: report the failures, then stay up (a restart
+            # would fail the same way) until stopped.
+            log.error("no graph of the config loaded; fix the modules and restart",
+                      extra={"attrs": {"failed": [f["graph_id"] for f in project.failures]}})
+            await worker.register()
     except Exception:
         log.error("weft_worker failed to start", exc_info=True)
         return 1

@@ -16,11 +16,15 @@ import importlib
 import importlib.util
 import inspect
 import json
+import logging
 import os
 import sys
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger("weft_worker.load")
 
 PY_EXTENSIONS = (".py",)
 JS_EXTENSIONS = {".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx"}
@@ -150,6 +154,8 @@ class Project:
     config_path: Path
     config: dict
     graphs: dict[str, GraphSpec] = field(default_factory=dict)
+    # graphs that did not load, kept apart so the others are served: [{graph_id, error}]
+    failures: list[dict] = field(default_factory=list)
 
 
 async def load_config(config_path: str, only: list[str] | None = None) -> Project:
@@ -180,25 +186,34 @@ async def load_config(config_path: str, only: list[str] | None = None) -> Projec
             raise ValueError(f"graph {gid}: expected \"./path.py:attr\" or \"module:attr\", got {spec!r}")
         if not is_python_spec(ref):
             continue
-        path, _, attr = ref.rpartition(":") if ":" in ref[2:] else (ref, "", "graph")
-        if path.endswith(".py"):
-            mod = _import_file((base / path).resolve(), gid)
-        else:
-            mod = importlib.import_module(path)
-        if not hasattr(mod, attr):
-            raise AttributeError(f"graph {gid}: {path} has no attribute {attr}")
-        target = getattr(mod, attr)
-        g = GraphSpec(gid, target)
-        if callable(target) and not _is_compiled(target) and not hasattr(target, "compile"):
-            g.factory = True
-            try:
-                g.params = len(inspect.signature(target).parameters)
-            except (TypeError, ValueError):
-                g.params = 1
-            g.graph = await _describe_factory(target, g.params, gid)
-        else:
-            g.graph = await _resolve(target, gid)
-        project.graphs[gid] = g
-    if not project.graphs:
+        try:
+            project.graphs[gid] = await _load_graph(base, gid, ref)
+        except Exception as e:  # noqa: BLE001 — any import error: the other graphs are served
+            error = f"{type(e).__name__}: {e}\n{''.join(traceback.format_exception(e))}"
+            log.error("graph failed to load; serving the others", extra={"attrs": {"graph_id": gid, "error": error}})
+            project.failures.append({"graph_id": gid, "error": error})
+    if not project.graphs and not project.failures:
         raise ValueError(f"{config_path}: no Python graphs to serve")
     return project
+
+
+async def _load_graph(base: Path, gid: str, ref: str) -> GraphSpec:
+    path, _, attr = ref.rpartition(":") if ":" in ref[2:] else (ref, "", "graph")
+    if path.endswith(".py"):
+        mod = _import_file((base / path).resolve(), gid)
+    else:
+        mod = importlib.import_module(path)
+    if not hasattr(mod, attr):
+        raise AttributeError(f"graph {gid}: {path} has no attribute {attr}")
+    target = getattr(mod, attr)
+    g = GraphSpec(gid, target)
+    if callable(target) and not _is_compiled(target) and not hasattr(target, "compile"):
+        g.factory = True
+        try:
+            g.params = len(inspect.signature(target).parameters)
+        except (TypeError, ValueError):
+            g.params = 1
+        g.graph = await _describe_factory(target, g.params, gid)
+    else:
+        g.graph = await _resolve(target, gid)
+    return g

@@ -100,11 +100,12 @@ class Worker:
     the rest and gives them back (nack), so another worker retries them."""
 
     def __init__(self, url: str, graphs: dict, *, worker_id: str | None = None, concurrency: int = 8,
-                 wait_ms: int = 10_000, linger_s: float = 0.005, api_key: str = ""):
+                 wait_ms: int = 10_000, linger_s: float = 0.005, api_key: str = "", failures: list | None = None):
         self.client = WeftClient(url, api_key=api_key)
         self.sync_client = SyncWeftClient(url, api_key=api_key)
         self.hb_client = SyncWeftClient(url, api_key=api_key)
         self.graphs = graphs  # graph id → load.GraphSpec
+        self.failures = failures or []  # graphs of the config that did not load: [{graph_id, error}]
         self.worker_id = worker_id or f"weft-worker-py-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.concurrency = concurrency
         self.wait_ms = wait_ms
@@ -125,6 +126,9 @@ class Worker:
             res = await self.client.post("/dispatch/graphs", {**info, "worker_id": self.worker_id})
             log.info("graph registered", extra=_attrs(graph_id=gid, assistant_id=res.get("assistant_id"),
                                                        nodes=res.get("nodes")))
+        # The server lists them in /info until a worker registers them.
+        for f in self.failures:
+            await self.client.post("/dispatch/graphs/errors", {**f, "worker_id": self.worker_id})
 
     async def start(self) -> None:
         await self.register()

@@ -38,8 +38,8 @@ test-py: $(PY_VENV)/.installed ## The official Python SDK (and Python clients) a
 test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK
 	cd worker-js && npm test
 
-test-ui: ## The web UI in headless Chromium against a real server (web/test; screenshots in web/test/artifacts)
-	cd web/test && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
+test-ui: $(PY_VENV)/.installed ## The web UI in headless Chromium against a real server (web/test; screenshots in web/test/artifacts; a Python graph's threads through the Python worker)
+	cd web/test && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && WEFT_PYTHON=$(abspath $(PY_VENV))/bin/python npm test
 
 # SOAK_ARGS='-duration 30m -seed 42 -out /tmp/soak' for a longer one (docs/soak.md).
 soak: worker-js/node_modules ## Chaos soak, 2 minutes: 3 servers + Go and JS workers on one PostgreSQL, SIGKILLs and a PostgreSQL restart, then the invariants

@@ -6,7 +6,8 @@
 // (a thread with forks, interrupted hitl threads, a parent with a child, a
 // chat, an external graph with subgraphs whose run an external "worker" in
 // this file claims and nacks into the dead-letter queue, store items), then
-// launch the system Chromium through playwright-core.
+// launch the system Chromium through playwright-core. One step serves a
+// Python graph through the Python worker (WEFT_PYTHON, or the Python suites' virtualenv).
 //
 // The steps share one page and run in order; each drives a flow through the
 // UI, asserts on the DOM (data-testid hooks) and through the API, saves
@@ -18,13 +19,17 @@
 
 import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { findChromium, bounded } from "../../sdk-tests/browser/chromium.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = join(HERE, "..", "..");
+// The Python worker's interpreter: the Python suites' virtualenv (make test-py builds it), or WEFT_PYTHON.
+const PYTHON = process.env.WEFT_PYTHON || join(REPO, "sdk-tests", "py", ".venv", "bin", "python");
 const ARTIFACTS = join(HERE, "artifacts");
 const STEP_TIMEOUT_MS = 15_000;
 
@@ -762,6 +767,61 @@ describe("the time-travel UI", () => {
     await tid("show-earlier").click();
     await eventually(async () => assert.equal(await count("[data-testid=conversation] [data-testid=message]"), 100));
   }, 240_000);
+
+  step("a Python graph's threads (the Python worker): the conversation and its checkpoints, an interrupt inside a subgraph resumed from the UI", async (t) => {
+    assert.ok(existsSync(PYTHON), `no Python with langgraph at ${PYTHON}: make test-py builds it (or set WEFT_PYTHON)`);
+    const project = join(REPO, "sdk-tests", "py", "fixtures", "pyproject");
+    const worker = spawn(PYTHON, ["-m", "weft_worker", "--config", join(project, "langgraph.json"), "--url", server.url,
+      "--graphs", "chat,deep_ask", "--worker-id", "ui-python"], {
+      cwd: project, stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, PYTHONPATH: join(REPO, "worker-py"), PYTHONDONTWRITEBYTECODE: "1" },
+    });
+    let log = "";
+    worker.stderr.on("data", (b) => (log += b));
+    const exited = new Promise((r) => worker.once("exit", r));
+    try {
+      await eventually(async () => {
+        assert.equal(worker.exitCode, null, `the Python worker exited: ${log}`);
+        await api("GET", "/assistants/deep_ask");
+      }, 60_000);
+      const chat = (await api("POST", "/threads", { metadata: { fixture: "python" } })).thread_id;
+      for (const text of ["hi", "and again"]) {
+        await api("POST", `/threads/${chat}/runs/wait`, { assistant_id: "chat", input: { messages: [{ role: "user", content: text }] } });
+      }
+      const messages = (await api("GET", `/threads/${chat}/state`)).values.messages;
+      assert.deepEqual(messages.map((m) => m.type), ["human", "ai", "human", "ai"]);
+      await page.goto(ui(`#/threads/${chat}`));
+      await eventually(async () => {
+        assert.equal(await count("[data-testid=conversation] [data-testid=message]"), 4);
+        assert.equal(await count("[data-testid=checkpoint-node]"), (await history(chat)).length);
+      });
+      assert.match(await tid("conversation").textContent(), /Hello from env: and again/);
+      await screenshot(t, "python-chat");
+
+      // An interrupt raised inside a subgraph: the thread waits on it, and the
+      // UI resumes it as it resumes a Go or JS graph's.
+      const ask = (await api("POST", "/threads", { metadata: { fixture: "python-ask" } })).thread_id;
+      await api("POST", `/threads/${ask}/runs/wait`, { assistant_id: "deep_ask", input: { question: "ship it?" } });
+      await page.goto(ui(`#/threads/${ask}`));
+      await eventually(async () => {
+        assert.equal(await tid("thread-status").textContent(), "interrupted");
+        assert.match(await tid("interrupt").first().textContent(), /ship it\?/);
+      });
+      await screenshot(t, "python-interrupt");
+      await tid("tab-travel").click();
+      await tid("resume-value").fill('"yes"');
+      await tid("resume-submit").click();
+      await eventually(async () => assert.match(page.url(), new RegExp(`#/threads/${ask}/runs/[0-9a-f-]{36}$`)));
+      await runStatus(ask, page.url().split("/").pop(), "success");
+      const state = await api("GET", `/threads/${ask}/state`);
+      assert.deepEqual(state.values.log, ["prepared", "answered yes"]);
+      await page.goto(ui(`#/threads/${ask}`));
+      await eventually(async () => assert.equal(await tid("thread-status").textContent(), "idle"));
+    } finally {
+      worker.kill("SIGTERM");
+      await bounded(exited, 30_000, "the Python worker's exit").catch(() => worker.kill("SIGKILL"));
+    }
+  }, 120_000);
 
   step("deep links: a run and a checkpoint tab reload to the same view; an unknown thread is an error, not a crash", async () => {
     await page.goto(ui(`#/threads/${fx.fork}/runs/${fx.forkRun}`));

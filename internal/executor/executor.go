@@ -225,6 +225,12 @@ type execution struct {
 
 	mu      sync.Mutex
 	pending coordinator.CommitRequest // writes and events not committed yet
+	// sent are the writes committed already under checkpoint sentFor (the
+	// last one a commit carried writes for): a background commit may take
+	// a step's writes (an interrupt's) before the end projects the thread
+	// from a tuple read earlier, which lacks them.
+	sentFor string
+	sent    []checkpoints.Write
 
 	// Commits go out one at a time, in order (commitMu is held while one
 	// is in flight); with async durability a step's commit runs while the
@@ -327,6 +333,12 @@ func (x *execution) commit(ctx context.Context, key string, cps []coordinator.Ch
 	}
 	if len(x.dropped) > 0 {
 		req.Writes = slices.DeleteFunc(req.Writes, func(b coordinator.WriteBatch) bool { return x.dropped[b.CheckpointID] })
+	}
+	for _, b := range req.Writes {
+		if b.CheckpointID != x.sentFor {
+			x.sentFor, x.sent = b.CheckpointID, nil
+		}
+		x.sent = append(x.sent, b.Writes...)
 	}
 	x.mu.Unlock()
 	req.ClaimToken, req.CommitID, req.End = x.token, key, end
@@ -970,6 +982,23 @@ func (x *execution) project(t *checkpoints.Tuple) *coordinator.Projection {
 	tt := *t
 	x.mu.Lock()
 	tt.PendingWrites = slices.Clone(t.PendingWrites)
+	type key struct {
+		task, channel string
+		idx           int
+	}
+	seen := make(map[key]bool, len(t.PendingWrites))
+	for _, w := range t.PendingWrites {
+		seen[key{w.TaskID, w.Channel, w.Idx}] = true
+	}
+	var sent []checkpoints.Write
+	if x.sentFor == t.Config.CheckpointID {
+		sent = x.sent // committed since t was read, or already in it
+	}
+	for _, w := range sent {
+		if !seen[key{w.TaskID, w.Channel, w.Idx}] {
+			tt.PendingWrites = append(tt.PendingWrites, w)
+		}
+	}
 	for _, b := range x.pending.Writes {
 		if b.CheckpointID == t.Config.CheckpointID {
 			tt.PendingWrites = append(tt.PendingWrites, b.Writes...)

@@ -111,6 +111,31 @@ func testGraphs() *graph.Registry {
 		},
 		Edges: []graph.Edge{{From: graph.START, To: "see"}},
 	})
+	// parask: START → asker, slow (in parallel); asker interrupts at once,
+	// slow returns after 300 ms, so the asker's interrupt is committed on
+	// its own before the run ends.
+	must(&graph.Graph{
+		ID:       "parask",
+		Channels: []graph.Channel{{Name: "log", Kind: graph.Append, Default: []any{}}},
+		Nodes: []graph.Node{
+			{Name: "asker", Func: func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
+				r, err := in.Interrupt("go on?")
+				if err != nil {
+					return nil, err
+				}
+				return graph.State{"log": []any{r}}, nil
+			}},
+			{Name: "slow", Func: func(ctx context.Context, in graph.NodeInput) (graph.State, error) {
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(300 * time.Millisecond):
+				}
+				return graph.State{"log": []any{"slow"}}, nil
+			}},
+		},
+		Edges: []graph.Edge{{From: graph.START, To: "asker"}, {From: graph.START, To: "slow"}},
+	})
 	return r
 }
 

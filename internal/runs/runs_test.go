@@ -206,7 +206,7 @@ func TestAssistants(t *testing.T) {
 		t.Fatalf("search: %s", js(list))
 	}
 	s.Must(http.StatusOK, "POST", "/assistants/search", nil).JSON(t, &list)
-	if len(list) != 8 { // one system assistant per test graph
+	if len(list) != 9 { // one system assistant per test graph
 		t.Fatalf("all assistants: %d", len(list))
 	}
 }
@@ -242,6 +242,26 @@ func TestHITLInterruptThenResume(t *testing.T) {
 	// checkpoint, for the ask task and under the null task id.
 	if n := dbCount(t, s, `SELECT count(*) FROM checkpoint_writes WHERE thread_id = $1 AND channel = '__resume__'`, tid); n != 2 {
 		t.Fatalf("%d __resume__ writes, want 2", n)
+	}
+}
+
+// An interrupt committed on its own while a parallel task still runs is
+// in the thread's projection when the run ends: the thread lists it.
+func TestParallelInterruptIsProjected(t *testing.T) {
+	s := start(t)
+	tid := newThread(t, s)
+	res := wait(t, s, tid, map[string]any{"assistant_id": "parask", "input": map[string]any{}})
+	if intr, _ := res["__interrupt__"].([]any); len(intr) != 1 {
+		t.Fatalf("result: %s", js(res))
+	}
+	th := thread(t, s, tid)
+	if th["status"] != "interrupted" || len(th["interrupts"].(map[string]any)) != 1 {
+		t.Fatalf("thread: %s", js(th))
+	}
+	res = wait(t, s, tid, map[string]any{"assistant_id": "parask", "command": map[string]any{"resume": "yes"}})
+	wantJSON(t, "resumed", res, `{"log":["yes","slow"]}`)
+	if th := thread(t, s, tid); th["status"] != "idle" || js(th["interrupts"]) != "{}" {
+		t.Fatalf("thread after resume: %s", js(th))
 	}
 }
 

@@ -85,34 +85,18 @@ function recordBodyReads() {
 }
 
 /**
- * What pages did wrong, and the bodies they read to the end. Chromium
- * reports a fetch whose body a page reads as a stream as failed
- * (net::ERR_ABORTED) even when the page read it to its end: it does so for any
- * server, a plain Node SSE server too. Such a failure is explained by a body
- * read of the same method and URL and is not a problem; any other failed
- * request is.
+ * What pages did wrong, and the bodies they read to the end. Every failed
+ * request is a problem: a stream read to its end is not reported failed
+ * (Chromium reports net::ERR_ABORTED for a fetch body read as a stream when
+ * the response says Cache-Control: no-store, which Weft's streams no longer
+ * send), so only a stream the page aborted itself is expected.
  */
 const watched = { problems: [], failures: [], bodiesRead: [] };
 
-/**
- * The unexplained problems seen since the last call (each failure is
- * explained by at most one body read). A body read is reported by the page and
- * a failure by the browser, so an ERR_ABORTED gets a second look a little
- * later before it counts.
- */
+/** The problems seen since the last call. */
 async function takeProblems() {
-  const explain = (f) => {
-    if (f.errorText !== "net::ERR_ABORTED") return false;
-    const b = watched.bodiesRead.find((x) => !x.used && x.method === f.method && x.url === f.url);
-    if (b) b.used = true;
-    return Boolean(b);
-  };
-  let pending = watched.failures.splice(0).filter((f) => !explain(f));
-  for (let i = 0; i < 10 && pending.some((f) => f.errorText === "net::ERR_ABORTED"); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    pending = pending.filter((f) => !explain(f));
-  }
-  return [...watched.problems.splice(0), ...pending.map((f) => `request failed: ${f.method} ${f.url}: ${f.errorText}`)];
+  await new Promise((r) => setTimeout(r, 100)); // a failure is reported by the browser, a little later
+  return [...watched.problems.splice(0), ...watched.failures.splice(0).map((f) => `request failed: ${f.method} ${f.url}: ${f.errorText}`)];
 }
 
 /** The SSE text of the streams the page read to the end from this URL, oldest first. */

@@ -94,7 +94,7 @@ func (h *Handlers) streamTask(w http.ResponseWriter, r *http.Request, id json.Ra
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
-	hd.Set("Cache-Control", "no-store")
+	hd.Set("Cache-Control", "private, no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	out := &sse{w: w, rc: http.NewResponseController(w), id: id}

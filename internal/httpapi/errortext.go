@@ -80,7 +80,7 @@ func conflictIfMissing(w http.ResponseWriter, detail string) {
 func streamErrorIfMissing(w http.ResponseWriter, detail string) {
 	data, _ := json.Marshal(map[string]string{"error": "NotFoundError", "message": "404: " + detail})
 	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Cache-Control", "private, no-cache")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write([]byte("event: error\ndata: " + string(data) + "\n\n"))
 }

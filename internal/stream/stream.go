@@ -186,7 +186,7 @@ func (svc *Service) startSSE(w http.ResponseWriter) *sse {
 	svc.cfg.Metrics.StreamOpened()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
+	h.Set("Cache-Control", "private, no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &sse{w: w, rc: http.NewResponseController(w), m: svc.cfg.Metrics}

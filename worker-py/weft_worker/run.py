@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from typing import Any
 
 from langgraph.types import Command, Send
 
 from .client import WeftClient, is_fenced
+from .messages import MessageEvents
 from .serde import dumps, dumps_event
 
 log = logging.getLogger("weft_worker")
@@ -265,7 +267,13 @@ async def execute_run(claimed: dict, spec: Any, saver: Any, store: Any, client: 
 
 async def _stream(claimed, kwargs, graph, config, committer: Committer, saver, handle: RunHandle) -> dict:
     dispatch, run = claimed["dispatch"], claimed["run"]
-    requested = {MODE_MAP[m] for m in (kwargs.get("stream_mode") or ["values"]) if m in MODE_MAP}
+    raw_modes = set(kwargs.get("stream_mode") or ["values"])
+    requested = {MODE_MAP[m] for m in raw_modes if m in MODE_MAP}
+    # "messages" asks for the older messages/* events (MessageEvents),
+    # "messages-tuple" for LangGraph's pairs; "events" for LangChain's
+    # astream_events, whose root on_chain_stream events carry the chunks.
+    legacy_messages = MessageEvents(committer.emit) if "messages" in raw_modes else None
+    tuple_messages = "messages-tuple" in raw_modes
     # values and updates are always recorded (the result, interrupts, the
     # thread stream need them); custom too, as the in-process pool does.
     modes = ["values", "updates", "custom", *sorted(requested - {"values", "updates", "custom"})]
@@ -297,21 +305,39 @@ async def _stream(claimed, kwargs, graph, config, committer: Committer, saver, h
     # step that interrupted need not carry them).
     interrupts: list = []
 
+    def on_chunk(chunk):
+        if opts["subgraphs"]:
+            ns, mode, data = chunk
+        else:
+            ns, (mode, data) = (), chunk
+        if mode == "messages":
+            if legacy_messages is not None:
+                legacy_messages.add(data)
+            if not tuple_messages:
+                return
+        data_json = dumps_event(data)
+        committer.emit(mode if not ns else f"{mode}|{'|'.join(ns)}", data_json)
+        if ns:
+            return
+        if mode == "values":
+            state["last_json"] = data_json
+            state["latest"] = data
+        elif mode == "updates" and isinstance(data, dict) and data.get("__interrupt__") is not None:
+            interrupts.extend(data["__interrupt__"])
+
     async def consume():
-        async for chunk in graph.astream(inp, config, **opts):
-            if opts["subgraphs"]:
-                ns, mode, data = chunk
-            else:
-                ns, (mode, data) = (), chunk
-            data_json = dumps_event(data)
-            committer.emit(mode if not ns else f"{mode}|{'|'.join(ns)}", data_json)
-            if ns:
+        if "events" not in raw_modes:
+            async for chunk in graph.astream(inp, config, **opts):
+                on_chunk(chunk)
+            return
+        root = uuid.UUID(run["run_id"])
+        async for ev in graph.astream_events(inp, {**config, "run_id": root}, version="v2", **opts):
+            if "langsmith:hidden" in (ev.get("tags") or []):
                 continue
-            if mode == "values":
-                state["last_json"] = data_json
-                state["latest"] = data
-            elif mode == "updates" and isinstance(data, dict) and data.get("__interrupt__") is not None:
-                interrupts.extend(data["__interrupt__"])
+            if ev["event"] == "on_chain_stream" and ev["run_id"] == str(root):
+                on_chunk(ev["data"]["chunk"])
+            else:
+                committer.emit("events", dumps_event(ev))
 
     failure: BaseException | None = None
     handle.task = asyncio.get_running_loop().create_task(consume())

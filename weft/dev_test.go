@@ -100,33 +100,56 @@ func devProject(t *testing.T) string {
 // like (with the config's env), indexes the store as the config's
 // store.index says, restarts a worker that dies, and stops everything on
 // SIGINT.
-func TestDevServesAProject(t *testing.T) {
-	t.Parallel()
-	config := devProject(t)
-	addr := servertest.FreeAddr(t)
-	embed := storetest.NewEmbedServer(t, 8)
-	cmd := exec.Command(servertest.Binary(t), "dev", "--config", config, "-workers", "2")
-	cmd.Env = append(os.Environ(), "WEFT_ADDR="+addr, "DATABASE_URL="+pgtest.DSN(t), "WEFT_LOG_FORMAT=json",
-		"WEFT_STORE_INDEX=", "OPENAI_BASE_URL="+embed.URL, "OPENAI_API_KEY=test")
-	out, err := cmd.StderrPipe()
+// devProcess is a running `weft dev`.
+type devProcess struct {
+	cmd    *exec.Cmd
+	addr   string
+	logs   *logLines
+	exited chan error    // its exit, once
+	done   chan struct{} // closed at its exit
+}
+
+// startDev starts `weft dev` with args on a free loopback address, the
+// test's PostgreSQL and JSON logs, env added to this process's
+// environment. It is killed when the test ends, and its log shown if the
+// test failed.
+func startDev(t *testing.T, args []string, env ...string) *devProcess {
+	t.Helper()
+	d := &devProcess{addr: servertest.FreeAddr(t), logs: &logLines{}, exited: make(chan error, 1), done: make(chan struct{})}
+	d.cmd = exec.Command(servertest.Binary(t), append([]string{"dev"}, args...)...)
+	d.cmd.Env = append(append(os.Environ(), "WEFT_ADDR="+d.addr, "DATABASE_URL="+pgtest.DSN(t), "WEFT_LOG_FORMAT=json"), env...)
+	out, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logLines{}
-	if err := cmd.Start(); err != nil {
+	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go logs.read(out)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go d.logs.read(out)
+	go func() {
+		d.exited <- d.cmd.Wait()
+		close(d.done)
+	}()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
+		_ = d.cmd.Process.Kill() // an error once it exited
+		select {
+		case <-d.done:
+		case <-time.After(10 * time.Second):
 		}
 		if t.Failed() {
-			t.Log(logs.String())
+			t.Log(d.logs.String())
 		}
 	})
+	return d
+}
+
+func TestDevServesAProject(t *testing.T) {
+	t.Parallel()
+	config := devProject(t)
+	embed := storetest.NewEmbedServer(t, 8)
+	dev := startDev(t, []string{"--config", config, "-workers", "2"},
+		"WEFT_STORE_INDEX=", "OPENAI_BASE_URL="+embed.URL, "OPENAI_API_KEY=test")
+	cmd, addr, logs, exited := dev.cmd, dev.addr, dev.logs, dev.exited
 	srv := servertest.Client(t, "http://"+addr, nil)
 	ready := func(what string, ok func() bool) {
 		t.Helper()
@@ -246,28 +269,14 @@ func TestDevServesAProject(t *testing.T) {
 // worker running: the worker sees its parent gone and stops by itself.
 func TestDevWorkerStopsWhenDevIsKilled(t *testing.T) {
 	t.Parallel()
-	config := devProject(t)
-	addr := servertest.FreeAddr(t)
-	cmd := exec.Command(servertest.Binary(t), "dev", "--config", config, "-workers", "0")
-	cmd.Env = append(os.Environ(), "WEFT_ADDR="+addr, "DATABASE_URL="+pgtest.DSN(t), "WEFT_LOG_FORMAT=json", "WEFT_STORE_INDEX=",
-		"OPENAI_BASE_URL=http://127.0.0.1:1", "OPENAI_API_KEY=unused")
-	out, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &logLines{}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go logs.read(out)
+	dev := startDev(t, []string{"--config", devProject(t), "-workers", "0"},
+		"WEFT_STORE_INDEX=", "OPENAI_BASE_URL=http://127.0.0.1:1", "OPENAI_API_KEY=unused")
+	addr := dev.addr
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		for _, pid := range logs.pids() { // only if the test failed: the worker we started
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			t.Log(logs.String())
+		if t.Failed() { // the worker we started, still running
+			for _, pid := range dev.logs.pids() {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 	})
 	srv := servertest.Client(t, "http://"+addr, nil)
@@ -279,8 +288,8 @@ func TestDevWorkerStopsWhenDevIsKilled(t *testing.T) {
 			t.Fatal("the project's graphs were never registered")
 		}
 	}
-	worker := logs.pids()[0]
-	if err := cmd.Process.Kill(); err != nil {
+	worker := dev.logs.pids()[0]
+	if err := dev.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	running := func() bool { // a zombie nobody reaped yet has stopped

@@ -231,9 +231,9 @@ func NewRouter(d Deps) http.Handler {
 
 	// MCP (Streamable HTTP): tools/list is a search of assistants; a
 	// tools/call also needs the threads scope (checked by the handler).
-	r.With(need("assistants", "search")).Post("/mcp", d.MCP.Post)
-	r.With(need("assistants", "search")).Get("/mcp", d.MCP.Get)
-	r.With(need("assistants", "search")).Delete("/mcp", d.MCP.Delete)
+	r.With(d.Security.originGuard, need("assistants", "search")).Post("/mcp", d.MCP.Post)
+	r.With(d.Security.originGuard, need("assistants", "search")).Get("/mcp", d.MCP.Get)
+	r.With(d.Security.originGuard, need("assistants", "search")).Delete("/mcp", d.MCP.Delete)
 	r.With(need("assistants", "read")).Get("/.well-known/agent-card.json", h(d.A2A.Card))
 	r.With(need("threads", "create_run")).Post("/a2a/{assistant_id}", h(d.A2A.RPC))
 

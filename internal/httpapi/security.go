@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/weftdev/weft/internal/httpx"
@@ -106,6 +107,35 @@ func (s Security) Handler(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// originGuard refuses (403) a request whose Origin this policy does not
+// allow, where CORS alone is not enough: the MCP transport must check
+// Origin itself (a simple POST from any page reaches the server whatever
+// its CORS answer says). A request without Origin (not from a browser)
+// passes.
+func (s Security) originGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !s.allowsOrigin(origin) {
+			httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: "Forbidden: Origin " + strconv.Quote(origin) +
+				" is not allowed; allow it with -cors-origins (WEFT_CORS_ORIGINS)"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// allowsOrigin tells whether origin is a loopback one or one of CORSOrigins.
+func (s Security) allowsOrigin(origin string) bool {
+	if loopbackOrigin(origin) {
+		return true
+	}
+	for _, o := range s.CORSOrigins {
+		if o = strings.TrimSpace(o); o == "*" || (o != "" && normalizeOrigin(o) == normalizeOrigin(origin)) {
+			return true
+		}
+	}
+	return false
 }
 
 // onLoopback tells whether r arrived on a loopback address of this server

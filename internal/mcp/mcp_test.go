@@ -271,6 +271,23 @@ func TestErrors(t *testing.T) {
 			t.Fatalf("%s /mcp: %d, want 405", m, resp.StatusCode)
 		}
 	}
+	// The transport checks Origin itself (DNS rebinding): a page of another
+	// origin is refused before anything runs; a loopback page is served.
+	for origin, want := range map[string]int{"http://evil.example": 403, "http://localhost:5173": 200} {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("POST /mcp from Origin %s: %d %s, want %d", origin, resp.StatusCode, b, want)
+		}
+	}
 	var info struct {
 		Flags map[string]bool `json:"flags"`
 	}

@@ -9,6 +9,7 @@ import {
   getStateTypeSchema,
   getUpdateTypeSchema,
 } from "@langchain/langgraph/zod/schema";
+import { dirname } from "node:path";
 
 /** A schema from the graph's channels, for states without a zod/StateSchema definition. */
 function channelSchema(graph, title) {
@@ -71,9 +72,18 @@ function zodSchemas(graph) {
   return Object.values(out).some((v) => v != null) ? out : null;
 }
 
-/** The JSON Schemas of a compiled graph (null where it has none). */
-export function graphSchemas(graph, id) {
-  const found = stateSchemaSchemas(graph) ?? zodSchemas(graph) ?? {};
+/** The runtime schemas {state, input, output, config} of a graph (StateSchema or zod), or null. */
+function runtimeSchemas(graph) {
+  return stateSchemaSchemas(graph) ?? zodSchemas(graph);
+}
+
+/**
+ * The JSON Schemas of a compiled graph (null where it has none): its
+ * runtime (StateSchema, zod) schemas, else fromTypes (the schemas read
+ * from its TypeScript types), else one property per state channel.
+ */
+export function graphSchemas(graph, id, fromTypes = null) {
+  const found = runtimeSchemas(graph) ?? fromTypes ?? {};
   const state = found.state ?? channelSchema(graph, id);
   const config = found.config ?? null;
   return {
@@ -85,6 +95,57 @@ export function graphSchemas(graph, id) {
     // LangGraph's server reports the one as both.
     context_schema: config,
   };
+}
+
+/** A subgraph's entry of GET /assistants/{id}/subgraphs, in LangGraph.js's shape. */
+function subgraphEntry(sub, ns, fromTypes) {
+  const s = graphSchemas(sub, ns, fromTypes);
+  return { state: s.state_schema, input: s.input_schema, output: s.output_schema, config: s.config_schema };
+}
+
+/** Where a graph was loaded from ({file, exportName}), set by loadConfig. */
+export const GRAPH_SOURCE = Symbol.for("weft.graph_source");
+
+let typescriptMissingLogged = false;
+
+/**
+ * The schemas read from the TypeScript types of the graphs (and their
+ * subgraphs) that have no runtime schema, with one TypeScript program for
+ * all of them: Map<graph id, {schemas, subgraphs}>. Empty when none needs
+ * it or `typescript` is not installed in the project (then one log line).
+ */
+export async function typeSchemas(graphs, log = () => {}) {
+  const targets = [];
+  for (const [id, g] of graphs) {
+    const src = g?.[GRAPH_SOURCE];
+    if (!src || !/\.[cm]?tsx?$/.test(src.file)) continue;
+    let subsNeed = false;
+    try {
+      for await (const [, sub] of g.getSubgraphsAsync(undefined, true)) if (!runtimeSchemas(sub)) subsNeed = true;
+    } catch {}
+    if (runtimeSchemas(g) && !subsNeed) continue;
+    targets.push({ id, ...src });
+  }
+  if (!targets.length) return new Map();
+  const { extractSchemas, loadTypescript } = await import("./schema-ts.mjs");
+  const dir = dirname(targets[0].file);
+  const ts = await loadTypescript(dir);
+  if (!ts) {
+    if (!typescriptMissingLogged) {
+      typescriptMissingLogged = true;
+      log("warn", "schemas of graphs typed with TypeScript types (Annotation, interfaces) are null: install `typescript` in the project (npm install -D typescript) to have them", { graphs: targets.map((t) => t.id) });
+    }
+    return new Map();
+  }
+  const started = Date.now();
+  let out = new Map();
+  try {
+    out = extractSchemas(ts, targets, dir);
+  } catch (err) {
+    log("warn", "reading the graphs' TypeScript types failed; their schemas are null", { error: String(err?.message ?? err) });
+  }
+  log("info", "graph schemas read from TypeScript types", { graphs: targets.map((t) => t.id), ms: Date.now() - started });
+  return out;
 }
 
 /**
@@ -131,8 +192,11 @@ export function channelKinds(graph) {
   return out;
 }
 
-/** The registration body of POST /dispatch/graphs for graph id. */
-export async function describeGraph(id, graph) {
+/**
+ * The registration body of POST /dispatch/graphs for graph id; fromTypes
+ * is typeSchemas' entry for it ({schemas, subgraphs}), if any.
+ */
+export async function describeGraph(id, graph, fromTypes = null) {
   const drawable = (await graph.getGraphAsync()).toJSON();
   const xray = [];
   try {
@@ -141,7 +205,10 @@ export async function describeGraph(id, graph) {
   } catch {}
   const subgraphs = {};
   try {
-    for await (const [ns, sub] of graph.getSubgraphsAsync(undefined, true)) subgraphs[ns] = graphSchemas(sub, ns);
+    for await (const [ns, sub] of graph.getSubgraphsAsync(undefined, true)) {
+      // LangGraph's server falls back to the root graph's schemas for a subgraph it has no types of
+      subgraphs[ns] = subgraphEntry(sub, ns, fromTypes?.subgraphs?.[ns] ?? fromTypes?.schemas ?? null);
+    }
   } catch {}
-  return { graph_id: id, drawable, xray_drawables: xray, subgraphs, ...graphSchemas(graph, id), channel_defaults: channelDefaults(graph), channel_kinds: channelKinds(graph) };
+  return { graph_id: id, drawable, xray_drawables: xray, subgraphs, ...graphSchemas(graph, id, fromTypes?.schemas ?? null), channel_defaults: channelDefaults(graph), channel_kinds: channelKinds(graph) };
 }

@@ -3,6 +3,7 @@
 import { readFileSync, existsSync } from "node:fs";
 import { dirname, resolve, extname } from "node:path";
 import { pathToFileURL } from "node:url";
+import { GRAPH_SOURCE } from "./describe.mjs";
 
 const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx"]);
 
@@ -132,7 +133,9 @@ export async function loadConfig(configPath, { only, onFailure } = {}) {
       const [path, name] = cut > 1 ? [ref.slice(0, cut), ref.slice(cut + 1)] : [ref, "default"];
       const mod = await importFile(resolve(dir, path));
       if (!(name in mod)) throw new Error(`graph ${id}: ${path} has no export ${name}`);
-      graphs.set(id, await resolveGraph(mod[name], id));
+      const g = await resolveGraph(mod[name], id);
+      g[GRAPH_SOURCE] = { file: resolve(dir, path), exportName: name }; // the schemas read from its types
+      graphs.set(id, g);
     } catch (err) {
       const failure = { graph_id: id, error: String(err?.stack ?? err?.message ?? err) };
       failures.push(failure);

@@ -6,7 +6,7 @@ import { WeftClient, isFenced } from "./client.mjs";
 import { WeftSaver } from "./saver.mjs";
 import { WeftStore } from "./store.mjs";
 import { executeRun } from "./run.mjs";
-import { describeGraph } from "./describe.mjs";
+import { describeGraph, typeSchemas } from "./describe.mjs";
 
 /** A log function writing one JSON line per record to stderr. */
 export function jsonLogger(base = {}) {
@@ -78,8 +78,9 @@ export class Worker {
 
   async register() {
     const defaults = assistantDefaults(process.env.LANGGRAPH_CONFIG, this.log);
+    const fromTypes = await typeSchemas(this.graphs, this.log);
     for (const [id, g] of this.graphs) {
-      const info = await describeGraph(id, g);
+      const info = await describeGraph(id, g, fromTypes.get(id));
       const res = await this.client.post("/dispatch/graphs", { ...info, ...(defaults[id] ?? {}), worker_id: this.workerId });
       this.log("info", "graph registered", { graph_id: id, assistant_id: res.assistant_id, nodes: res.nodes });
     }

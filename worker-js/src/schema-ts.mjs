@@ -61,6 +61,7 @@ class SchemaWriter {
     this.checker = program.getTypeChecker();
     this.defs = {};
     this.subclassIndex = null;
+    this.open = new Set();
   }
 
   name(type) {
@@ -85,6 +86,18 @@ class SchemaWriter {
   /** The schema of an object type's data properties (methods left out), required never listed. */
   objectSchema(type, { strip = false } = {}) {
     const ts = this.ts;
+    // an anonymous type that contains itself: {} where it recurs
+    if (this.open.has(type) || this.open.size > 32) return {};
+    this.open.add(type);
+    try {
+      return this.objectSchemaOf(type, strip);
+    } finally {
+      this.open.delete(type);
+    }
+  }
+
+  objectSchemaOf(type, strip) {
+    const ts = this.ts;
     const properties = {};
     for (const prop of this.checker.getPropertiesOfType(type)) {
       const decl = prop.valueDeclaration ?? prop.declarations?.[0];
@@ -95,7 +108,7 @@ class SchemaWriter {
       let pt = decl ? this.checker.getTypeOfSymbolAtLocation(prop, decl) : this.checker.getTypeOfSymbol(prop);
       if (pt.getCallSignatures().length > 0 && !this.checker.getPropertiesOfType(pt).length) continue;
       if (strip) pt = this.stripOverwrite(pt);
-      const s = this.schema(pt, prop.flags & ts.SymbolFlags.Optional);
+      const s = this.messagesSchema(pt) ?? this.schema(pt, prop.flags & ts.SymbolFlags.Optional);
       if (s === undefined) continue;
       const d = this.description(prop);
       properties[prop.name] = d && !s.$ref ? { description: d, ...s } : s;
@@ -108,6 +121,30 @@ class SchemaWriter {
     }
     if (!Object.keys(properties).length && !index) delete out.properties;
     return out;
+  }
+
+  /** Whether t is LangChain's BaseMessage class itself (any instantiation). */
+  isBaseMessage(t) {
+    const symbol = t?.getSymbol?.();
+    if (symbol?.name !== "BaseMessage" || !(symbol.flags & this.ts.SymbolFlags.Class)) return false;
+    return (symbol.declarations ?? []).some((d) => /@langchain[\\/]core/.test(d.getSourceFile().fileName));
+  }
+
+  /**
+   * A property holding messages (LangGraph's Messages: messages, message
+   * likes, arrays of either), as LangGraph's server shows it: an array of
+   * BaseMessage, or one BaseMessage; null for any other type.
+   */
+  messagesSchema(type) {
+    const members = type.isUnion() ? type.types : [type];
+    for (const m of members) {
+      if (!this.checker.isArrayType?.(m)) continue;
+      const [item] = this.checker.getTypeArguments(m);
+      const base = (item?.isUnion() ? item.types : [item]).find((t) => this.isBaseMessage(t));
+      if (base) return { type: "array", items: this.ref(base) };
+    }
+    const base = members.find((t) => this.isBaseMessage(t));
+    return base && members.length > 1 ? this.ref(base) : null;
   }
 
   /** Classes whose base type is type (LangGraph's server shows an abstract class as their oneOf). */
@@ -130,14 +167,16 @@ class SchemaWriter {
     }
     const out = [];
     const want = this.name(type);
-    for (const { node, base } of this.subclassIndex) {
-      let bt;
-      try {
-        bt = this.checker.getTypeAtLocation(base);
-      } catch {
-        continue;
+    for (const entry of this.subclassIndex) {
+      const { node, base } = entry;
+      if (entry.baseName === undefined) {
+        try {
+          entry.baseName = this.name(this.checker.getTypeAtLocation(base));
+        } catch {
+          entry.baseName = null;
+        }
       }
-      if (node.name && (bt === type || this.name(bt) === want)) {
+      if (node.name && entry.baseName === want) {
         const sub = this.checker.getTypeAtLocation(node.name);
         if (sub) out.push(sub);
       }
@@ -201,7 +240,12 @@ class SchemaWriter {
         else if (t.flags & ts.TypeFlags.NumberLiteral) literals.number.push(t.value);
         else rest.push(t);
       }
+      // objects first, then literal enums, then the primitive type list, as LangGraph's server orders them
       const parts = [];
+      for (const t of rest) {
+        const s = this.schema(t);
+        if (s !== undefined) parts.push(s);
+      }
       for (const kind of ["string", "number"]) {
         const vals = literals[kind];
         if (!vals.length) continue;
@@ -211,10 +255,6 @@ class SchemaWriter {
       if (prim.size) {
         const types = [...prim].sort();
         parts.push({ type: types.length === 1 ? types[0] : types });
-      }
-      for (const t of rest) {
-        const s = this.schema(t);
-        if (s !== undefined) parts.push(s);
       }
       if (parts.length === 0) return optional ? undefined : {};
       if (parts.length === 1) return parts[0];

@@ -31,7 +31,7 @@ test("an Annotation graph: input and state are the input's update type, output t
   const props = {
     messages: { type: "array", items: { $ref: `#/definitions/${BASE_MESSAGE}` } },
     mood: { type: "string", enum: ["happy", "sad"] },
-    profile: { anyOf: [{ type: "null" }, { $ref: "#/definitions/Profile" }] },
+    profile: { anyOf: [{ $ref: "#/definitions/Profile" }, { type: "null" }] },
     count: { type: "number" },
   };
   assert.deepEqual(s.input_schema.properties, { question: { type: "string" }, ...props });

@@ -113,8 +113,9 @@ let typescriptMissingLogged = false;
  * subgraphs) that have no runtime schema, with one TypeScript program for
  * all of them: Map<graph id, {schemas, subgraphs}>. Empty when none needs
  * it or `typescript` is not installed in the project (then one log line).
+ * load, for tests, stands for the loader of the `typescript` module.
  */
-export async function typeSchemas(graphs, log = () => {}) {
+export async function typeSchemas(graphs, log = () => {}, { load } = {}) {
   const targets = [];
   for (const [id, g] of graphs) {
     const src = g?.[GRAPH_SOURCE];
@@ -129,7 +130,7 @@ export async function typeSchemas(graphs, log = () => {}) {
   if (!targets.length) return new Map();
   const { extractSchemas, loadTypescript } = await import("./schema-ts.mjs");
   const dir = dirname(targets[0].file);
-  const ts = await loadTypescript(dir);
+  const ts = await (load ?? loadTypescript)(dir);
   if (!ts) {
     if (!typescriptMissingLogged) {
       typescriptMissingLogged = true;

@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { useWeft } from "./helpers.mjs";
+import { loadConfig } from "../src/load.mjs";
+import { typeSchemas, graphSchemas } from "../src/describe.mjs";
 
 const CONFIG = join(import.meta.dirname, "fixtures", "schemas", "langgraph.json");
 const DRAFT7 = "http://json-schema.org/draft-07/schema#";
@@ -84,5 +86,20 @@ test("a zod graph keeps its runtime schemas (not its types)", async () => {
   const s = await client().assistants.getSchemas("zod_js");
   assert.equal(s.state_schema.properties.n.type, "number");
   assert.equal(s.state_schema.definitions, undefined);
+  assert.equal(s.config_schema, null);
+});
+
+test("without `typescript` in the project: no schemas from types, one log line saying to install it", async () => {
+  const { graphs } = await loadConfig(CONFIG, { only: ["typed_js", "zod_js"] });
+  const logs = [];
+  const log = (level, msg, attrs) => logs.push({ level, msg, ...attrs });
+  for (let i = 0; i < 2; i++) assert.equal((await typeSchemas(graphs, log, { load: async () => null })).size, 0);
+  assert.equal(logs.length, 1, JSON.stringify(logs));
+  assert.equal(logs[0].level, "warn");
+  assert.match(logs[0].msg, /install `typescript`/);
+  assert.deepEqual(logs[0].graphs, ["typed_js"]);
+  // the graph still has its channels as its state schema, untyped
+  const s = graphSchemas(graphs.get("typed_js"), "typed_js");
+  assert.deepEqual(Object.keys(s.state_schema.properties).sort(), ["count", "messages", "mood", "profile", "question"]);
   assert.equal(s.config_schema, null);
 });

@@ -1908,9 +1908,13 @@ type RunsCreateRequest struct {
 		CheckpointId *string `json:"checkpoint_id,omitempty"`
 		CheckpointNs *string `json:"checkpoint_ns,omitempty"`
 	} `json:"checkpoint,omitempty"`
-	CheckpointDuring  *bool                               `json:"checkpoint_during,omitempty"`
-	CheckpointId      *openapi_types.UUID                 `json:"checkpoint_id,omitempty"`
-	Command           *RunsCommand                        `json:"command,omitempty"`
+	CheckpointDuring *bool               `json:"checkpoint_during,omitempty"`
+	CheckpointId     *openapi_types.UUID `json:"checkpoint_id,omitempty"`
+	Command          *RunsCommand        `json:"command,omitempty"`
+
+	// Config Config is the run's config; its configurable also gets the request's
+	// x-* headers (but x-api-key, x-tenant-id, x-service-key and x-weft-*)
+	// and user-agent, as LangGraph's servers put them there.
 	Config            *map[string]interface{}             `json:"config,omitempty"`
 	Context           *map[string]interface{}             `json:"context,omitempty"`
 	Durability        *RunsCreateRequestDurability        `json:"durability,omitempty"`

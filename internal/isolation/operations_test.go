@@ -423,6 +423,7 @@ func operations() []op {
 		{"POST /dispatch/{dispatch_id}/nack", worker("POST", "/dispatch/{dispatch_id}/nack")},
 		{"POST /dispatch/{dispatch_id}/commit", worker("POST", "/dispatch/{dispatch_id}/commit")},
 		{"POST /dispatch/graphs", worker("POST", "/dispatch/graphs")},
+		{"POST /dispatch/graphs/errors", worker("POST", "/dispatch/graphs/errors")},
 		{"POST /dispatch/checkpoints/get", worker("POST", "/dispatch/checkpoints/get")},
 		{"POST /dispatch/checkpoints/list", worker("POST", "/dispatch/checkpoints/list")},
 		{"POST /dispatch/checkpoints/delta-history", worker("POST", "/dispatch/checkpoints/delta-history")},

@@ -29,6 +29,9 @@ type CreateRequest struct {
 	Input        json.RawMessage `json:"input" swaggertype:"object"`
 	Command      *Command        `json:"command"`
 	Metadata     map[string]any  `json:"metadata"`
+	// Config is the run's config; its configurable also gets the request's
+	// x-* headers (but x-api-key, x-tenant-id, x-service-key and x-weft-*)
+	// and user-agent, as LangGraph's servers put them there.
 	Config       map[string]any  `json:"config"`
 	Context      map[string]any  `json:"context"`
 	CheckpointID string          `json:"checkpoint_id" format:"uuid"`

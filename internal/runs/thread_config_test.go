@@ -22,7 +22,7 @@ func TestRunSetsThreadConfigAndRestartsTTL(t *testing.T) {
 			"multitask_strategy": strategy, "input": map[string]any{"foo": ""},
 			"config": map[string]any{"configurable": map[string]any{"model": "run-" + strategy}}})
 		th := thread(t, s, tid)
-		wantJSON(t, "thread config", th["config"], `{"tags":["from-assistant"],"configurable":{"model":"run-`+strategy+`","temp":1}}`)
+		wantJSON(t, "thread config", th["config"], `{"tags":["from-assistant"],"configurable":{"model":"run-`+strategy+`","temp":1,"user-agent":"Go-http-client/1.1"}}`)
 		var left time.Duration
 		if err := s.DB.QueryRow(context.Background(), `SELECT expires_at - now() FROM threads WHERE thread_id = $1`, tid).Scan(&left); err != nil {
 			t.Fatal(err)

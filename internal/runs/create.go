@@ -25,16 +25,16 @@ import (
 // CreateRequest is the body of every run-creating route (RunCreateStateful
 // and RunCreateStateless, reference §6.2). Unknown fields are ignored.
 type CreateRequest struct {
-	AssistantID  string          `json:"assistant_id" example:"foo_bar"`
-	Input        json.RawMessage `json:"input" swaggertype:"object"`
-	Command      *Command        `json:"command"`
-	Metadata     map[string]any  `json:"metadata"`
+	AssistantID string          `json:"assistant_id" example:"foo_bar"`
+	Input       json.RawMessage `json:"input" swaggertype:"object"`
+	Command     *Command        `json:"command"`
+	Metadata    map[string]any  `json:"metadata"`
 	// Config is the run's config; its configurable also gets the request's
 	// x-* headers (but x-api-key, x-tenant-id, x-service-key and x-weft-*)
 	// and user-agent, as LangGraph's servers put them there.
-	Config       map[string]any  `json:"config"`
-	Context      map[string]any  `json:"context"`
-	CheckpointID string          `json:"checkpoint_id" format:"uuid"`
+	Config       map[string]any `json:"config"`
+	Context      map[string]any `json:"context"`
+	CheckpointID string         `json:"checkpoint_id" format:"uuid"`
 	Checkpoint   *struct {
 		CheckpointID string `json:"checkpoint_id"`
 		NS           string `json:"checkpoint_ns"`

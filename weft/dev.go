@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -49,13 +50,20 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			return err
 		}
 		p.out = stderr
-		if projectauth.Path(p.raw) != "" {
-			// auth.path: the worker serves its handlers on a socket of this process.
+		if ap := projectauth.Path(p.raw); ap != "" {
+			// auth.path: the worker of its language serves its handlers on a
+			// socket of this process.
 			dir, err := os.MkdirTemp("", "weft-auth-")
 			if err != nil {
 				return err
 			}
 			p.authSocket = filepath.Join(dir, "auth.sock")
+			if isPythonGraph(graphPath(json.RawMessage(strconv.Quote(ap)))) {
+				if p.py == nil {
+					return fmt.Errorf("auth.path %s is Python: the Python worker serves it, and the project has no Python graph to start one for", ap)
+				}
+				p.pyAuth, p.pySocket = true, p.authSocket
+			}
 			c := projectauth.New(p.authSocket)
 			cfg.Authenticate, cfg.Authorize = c.Authenticate, c.Authorize
 		}
@@ -71,8 +79,15 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		if cfg.StoreIndex == nil { // WEFT_STORE_INDEX wins over the project's store.index
 			if cfg.StoreIndex, err = store.IndexConfigFromLangGraphJSON(p.raw); err == nil && cfg.StoreIndex != nil {
-				err = cfg.StoreIndex.WithOpenAIEnv(getenv)
+				if cfg.StoreIndex.IsFunction() {
+					err = p.embedFunction(cfg.StoreIndex) // dev_python.go
+				} else {
+					err = cfg.StoreIndex.WithOpenAIEnv(getenv)
+				}
 			}
+		}
+		if err == nil {
+			err = projectTTLs(p.raw, cfg) // dev_ttl.go
 		}
 		return err
 	}
@@ -98,6 +113,9 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			}
 			if p.authSocket != "" {
 				_ = os.RemoveAll(filepath.Dir(p.authSocket))
+			}
+			if p.pySocket != "" {
+				_ = os.RemoveAll(filepath.Dir(p.pySocket))
 			}
 		}
 	})
@@ -139,6 +157,8 @@ type project struct {
 	jsGraphs    []string   // the graph ids the JS worker serves
 	py          *pyProject // the Python graphs' worker (dev_python.go), nil without any
 	authSocket  string     // where the worker serves auth.path ("" none)
+	pyAuth      bool       // auth.path is Python: the Python worker serves it on authSocket
+	pySocket    string     // where the Python worker serves store.index.embed ("" none; dev_python.go)
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -340,7 +360,7 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 	if p.py != nil { // the Python graphs are the Python worker's
 		cmd.Args = append(cmd.Args, "--graphs", strings.Join(p.jsGraphs, ","))
 	}
-	if p.authSocket != "" {
+	if p.authSocket != "" && !p.pyAuth {
 		cmd.Args = append(cmd.Args, "--auth-socket", p.authSocket)
 	}
 	cmd.Dir = filepath.Dir(p.config)

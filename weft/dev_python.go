@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weftdev/weft/internal/store"
 	workerpy "github.com/weftdev/weft/worker-py"
 )
 
@@ -177,6 +178,33 @@ func (p *project) runPythonWorker(ctx context.Context, url string, log *slog.Log
 	if p.apiKey != "" {
 		env = append(env, "WEFT_API_KEY="+p.apiKey)
 	}
+	if p.pySocket != "" { // auth.path and/or store.index.embed in Python
+		cmd.Args = append(cmd.Args, "--socket", p.pySocket)
+	}
 	cmd.Env = env
 	return p.runProcess(ctx, cmd, "Python worker", log, "python", p.py.python, "config", p.config)
+}
+
+// embedFunction serves store.index.embed when it names a Python function
+// or Embeddings object ("./embed.py:aembed_texts"): the Python worker
+// embeds on its socket (with auth.path when that is Python too), and the
+// store's embedder asks it there.
+func (p *project) embedFunction(c *store.IndexConfig) error {
+	if !isPythonGraph(c.Embed[:strings.LastIndex(c.Embed, ":")]) {
+		return fmt.Errorf("store.index.embed %s: only a Python embed function is served (a JS one is not yet); use \"openai:MODEL\" or ./embed.py:fn", c.Embed)
+	}
+	if p.py == nil {
+		return fmt.Errorf("store.index.embed %s is Python: the Python worker serves it, and the project has no Python graph to start one for", c.Embed)
+	}
+	if p.pyAuth {
+		p.pySocket = p.authSocket
+	} else {
+		dir, err := os.MkdirTemp("", "weft-py-")
+		if err != nil {
+			return err
+		}
+		p.pySocket = filepath.Join(dir, "py.sock")
+	}
+	c.Embedder = store.NewSocketEmbedder(p.pySocket, c.Dims)
+	return nil
 }

@@ -130,7 +130,7 @@ async def test_assistants_and_runs_are_the_owners(server):
     assert a["assistant_id"] in {x["assistant_id"] for x in await alice.assistants.search(limit=100)}
 
     t = await alice.threads.create()
-    out = await alice.runs.wait(t["thread_id"], a["assistant_id"], input={"text": "hi"})
+    out = await alice.runs.wait(t["thread_id"], a["assistant_id"], input={"text": "hi"}, metadata={"purpose": "test"})
     assert out == {"text": "echo: hi", "by": "alice"}  # the graph saw the run's user
     runs = await alice.runs.list(t["thread_id"])
     assert len(runs) == 1 and runs[0]["metadata"]["owner"] == "alice"

@@ -312,6 +312,9 @@ class AuthHandlers:
 
         resource, action = body.get("resource"), body.get("action")
         value = body.get("value") or {}
+        if action in ("create", "update", "create_run") and resource in ("threads", "assistants", "crons") \
+                and not isinstance(value.get("metadata"), dict):
+            value["metadata"] = {}  # as LangGraph's server passes it: a dict to stamp in place
         user = body.get("user")
         fn = self._handler(resource, action)
         if fn is None or user is None:

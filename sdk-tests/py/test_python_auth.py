@@ -195,3 +195,23 @@ async def test_ttls_of_langgraph_json(weft):
     own = await alice.threads.create(ttl={"ttl": 5, "strategy": "keep_latest"})
     got = _get(f"{weft.url}/threads/{own['thread_id']}?include=ttl", ALICE)
     assert got["ttl"]["strategy"] == "keep_latest" and got["ttl"]["ttl_minutes"] == 5
+
+
+async def test_concurrent_requests_keep_their_users(server):
+    """Many requests in flight at once, of two users: each is answered as its own."""
+    alice, bob = get_client(url=server, headers=ALICE), get_client(url=server, headers=BOB)
+    ta, tb = await alice.threads.create(), await bob.threads.create()
+
+    async def read(client, tid, ok: bool):
+        try:
+            got = await client.threads.get(tid)
+            return ok and got["thread_id"] == tid
+        except httpx.HTTPStatusError as e:
+            return not ok and e.response.status_code == 404
+
+    calls = []
+    for i in range(40):
+        calls += [read(alice, ta["thread_id"], True), read(bob, ta["thread_id"], False),
+                  read(bob, tb["thread_id"], True), read(alice, tb["thread_id"], False)]
+    results = await asyncio.gather(*calls)
+    assert all(results), f"{results.count(False)} of {len(results)} answered for the wrong user"

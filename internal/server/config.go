@@ -18,9 +18,9 @@ import (
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/crypt"
-	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/store"
+	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/internal/tracing"
 )
 

@@ -63,6 +63,8 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 					return fmt.Errorf("auth.path %s is Python: the Python worker serves it, and the project has no Python graph to start one for", ap)
 				}
 				p.pyAuth, p.pySocket = true, p.authSocket
+			} else {
+				p.jsSocket = p.authSocket
 			}
 			c := projectauth.New(p.authSocket)
 			cfg.Authenticate, cfg.Authorize = c.Authenticate, c.Authorize
@@ -117,6 +119,9 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			if p.pySocket != "" {
 				_ = os.RemoveAll(filepath.Dir(p.pySocket))
 			}
+			if p.jsSocket != "" {
+				_ = os.RemoveAll(filepath.Dir(p.jsSocket))
+			}
 		}
 	})
 }
@@ -159,6 +164,7 @@ type project struct {
 	authSocket  string     // where the worker serves auth.path ("" none)
 	pyAuth      bool       // auth.path is Python: the Python worker serves it on authSocket
 	pySocket    string     // where the Python worker serves store.index.embed ("" none; dev_python.go)
+	jsSocket    string     // where the JS worker serves auth.path and/or store.index.embed ("" none)
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -360,8 +366,8 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 	if p.py != nil { // the Python graphs are the Python worker's
 		cmd.Args = append(cmd.Args, "--graphs", strings.Join(p.jsGraphs, ","))
 	}
-	if p.authSocket != "" && !p.pyAuth {
-		cmd.Args = append(cmd.Args, "--auth-socket", p.authSocket)
+	if p.jsSocket != "" { // auth.path and/or store.index.embed in JS
+		cmd.Args = append(cmd.Args, "--auth-socket", p.jsSocket)
 	}
 	cmd.Dir = filepath.Dir(p.config)
 	if p.apiKey != "" {

@@ -186,12 +186,24 @@ func (p *project) runPythonWorker(ctx context.Context, url string, log *slog.Log
 }
 
 // embedFunction serves store.index.embed when it names a Python function
-// or Embeddings object ("./embed.py:aembed_texts"): the Python worker
-// embeds on its socket (with auth.path when that is Python too), and the
-// store's embedder asks it there.
+// or Embeddings object ("./embed.py:aembed_texts") or a JS one
+// ("./embed.mjs:embed"): the worker of its language embeds on its socket
+// (with auth.path when that is of the same language), and the store's
+// embedder asks it there.
 func (p *project) embedFunction(c *store.IndexConfig) error {
 	if !isPythonGraph(c.Embed[:strings.LastIndex(c.Embed, ":")]) {
-		return fmt.Errorf("store.index.embed %s: only a Python embed function is served (a JS one is not yet); use \"openai:MODEL\" or ./embed.py:fn", c.Embed)
+		if len(p.jsGraphs) == 0 {
+			return fmt.Errorf("store.index.embed %s is JS: the JS worker serves it, and the project has no JS graph to start one for", c.Embed)
+		}
+		if p.jsSocket == "" {
+			dir, err := os.MkdirTemp("", "weft-js-")
+			if err != nil {
+				return err
+			}
+			p.jsSocket = filepath.Join(dir, "js.sock")
+		}
+		c.Embedder = store.NewSocketEmbedder(p.jsSocket, c.Dims)
+		return nil
 	}
 	if p.py == nil {
 		return fmt.Errorf("store.index.embed %s is Python: the Python worker serves it, and the project has no Python graph to start one for", c.Embed)

@@ -22,7 +22,8 @@ import (
 // strategy delete or keep_latest) and of a store put without one;
 // refresh_on_read (default true) is whether store reads push ttls forward
 // unless asked not to; sweep_interval_minutes is how often expired threads
-// or items are swept. An unknown key or a bad value stops weft dev with a
+// or items are swept; checkpointer.ttl.sweep_limit is checked and not needed
+// (each sweep takes every expired thread). An unknown key or a bad value stops weft dev with a
 // message saying which.
 func projectTTLs(raw []byte, cfg *server.Config) error {
 	var file struct {
@@ -41,9 +42,13 @@ func projectTTLs(raw []byte, cfg *server.Config) error {
 			Strategy      *string  `json:"strategy"`
 			DefaultTTL    *float64 `json:"default_ttl"`
 			SweepInterval *float64 `json:"sweep_interval_minutes"`
+			SweepLimit    *int     `json:"sweep_limit"` // checked; every expired thread is swept each time
 		}
 		if err := strictJSON(file.Checkpointer.TTL, &t); err != nil {
 			return fmt.Errorf(`langgraph.json checkpointer.ttl: %w (want {"strategy": "delete", "default_ttl": minutes, "sweep_interval_minutes": minutes})`, err)
+		}
+		if t.SweepLimit != nil && *t.SweepLimit < 1 {
+			return fmt.Errorf("langgraph.json checkpointer.ttl.sweep_limit %d: want a positive number of threads", *t.SweepLimit)
 		}
 		strategy := threads.TTLDelete
 		if t.Strategy != nil {

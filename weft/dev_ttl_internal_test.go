@@ -13,7 +13,7 @@ func TestProjectTTLs(t *testing.T) {
 	t.Parallel()
 	var cfg server.Config
 	err := projectTTLs([]byte(`{"graphs": {},
-		"checkpointer": {"ttl": {"strategy": "keep_latest", "default_ttl": 60, "sweep_interval_minutes": 2}},
+		"checkpointer": {"ttl": {"strategy": "keep_latest", "default_ttl": 60, "sweep_interval_minutes": 2, "sweep_limit": 100}},
 		"store": {"ttl": {"refresh_on_read": false, "default_ttl": 10.5, "sweep_interval_minutes": 0.5}}}`), &cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +56,7 @@ func TestProjectTTLs(t *testing.T) {
 		`{"store": {"ttl": {"default_ttl": 1e12}}}`:                 "store.ttl.default_ttl",
 		`{"store": {"ttl": {"refresh_on_read": "yes"}}}`:            "store.ttl",
 		`{"store": {"ttl": {"refresh": true}}}`:                     `unknown field "refresh"`,
+		`{"checkpointer": {"ttl": {"sweep_limit": 0}}}`:             "sweep_limit 0",
 		`{"store": {"ttl": [1]}}`:                                   "store.ttl",
 	} {
 		cfg = server.Config{}

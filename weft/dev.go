@@ -54,13 +54,22 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			// Errors as LangGraph.js's server writes them, for JS projects.
 			cfg.ErrorBody = "text"
 		}
-		if projectauth.Path(p.raw) != "" {
-			// auth.path: the worker serves its handlers on a socket of this process.
+		if ap := projectauth.Path(p.raw); ap != "" {
+			// auth.path: the worker of its language serves its handlers on a
+			// socket of this process.
 			dir, err := os.MkdirTemp("", "weft-auth-")
 			if err != nil {
 				return err
 			}
 			p.authSocket = filepath.Join(dir, "auth.sock")
+			if isPythonGraph(graphPath(json.RawMessage(strconv.Quote(ap)))) {
+				if p.py == nil {
+					return fmt.Errorf("auth.path %s is Python: the Python worker serves it, and the project has no Python graph to start one for", ap)
+				}
+				p.pyAuth, p.pySocket = true, p.authSocket
+			} else {
+				p.jsSocket = p.authSocket
+			}
 			c := projectauth.New(p.authSocket)
 			cfg.Authenticate, cfg.Authorize = c.Authenticate, c.Authorize
 		}
@@ -76,8 +85,15 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		if cfg.StoreIndex == nil { // WEFT_STORE_INDEX wins over the project's store.index
 			if cfg.StoreIndex, err = store.IndexConfigFromLangGraphJSON(p.raw); err == nil && cfg.StoreIndex != nil {
-				err = cfg.StoreIndex.WithOpenAIEnv(getenv)
+				if cfg.StoreIndex.IsFunction() {
+					err = p.embedFunction(cfg.StoreIndex) // dev_python.go
+				} else {
+					err = cfg.StoreIndex.WithOpenAIEnv(getenv)
+				}
 			}
+		}
+		if err == nil {
+			err = projectTTLs(p.raw, cfg) // dev_ttl.go
 		}
 		return err
 	}
@@ -103,6 +119,12 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			}
 			if p.authSocket != "" {
 				_ = os.RemoveAll(filepath.Dir(p.authSocket))
+			}
+			if p.pySocket != "" {
+				_ = os.RemoveAll(filepath.Dir(p.pySocket))
+			}
+			if p.jsSocket != "" {
+				_ = os.RemoveAll(filepath.Dir(p.jsSocket))
 			}
 		}
 	})
@@ -144,6 +166,9 @@ type project struct {
 	jsGraphs    []string   // the graph ids the JS worker serves
 	py          *pyProject // the Python graphs' worker (dev_python.go), nil without any
 	authSocket  string     // where the worker serves auth.path ("" none)
+	pyAuth      bool       // auth.path is Python: the Python worker serves it on authSocket
+	pySocket    string     // where the Python worker serves store.index.embed ("" none; dev_python.go)
+	jsSocket    string     // where the JS worker serves auth.path and/or store.index.embed ("" none)
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -351,8 +376,8 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 	if p.py != nil { // the Python graphs are the Python worker's
 		cmd.Args = append(cmd.Args, "--graphs", strings.Join(p.jsGraphs, ","))
 	}
-	if p.authSocket != "" {
-		cmd.Args = append(cmd.Args, "--auth-socket", p.authSocket)
+	if p.jsSocket != "" { // auth.path and/or store.index.embed in JS
+		cmd.Args = append(cmd.Args, "--auth-socket", p.jsSocket)
 	}
 	cmd.Dir = filepath.Dir(p.config)
 	if p.apiKey != "" {

@@ -3,6 +3,7 @@ package weft_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -26,7 +27,7 @@ func TestDevAuthPath(t *testing.T) {
 		t.Fatalf("worker-js's packages are missing (cd worker-js && npm ci): %v", err)
 	}
 	dir := t.TempDir()
-	for _, f := range []string{"langgraph.json", "auth.mjs", "foo_bar.mjs"} {
+	for _, f := range []string{"langgraph.json", "auth.mjs", "foo_bar.mjs", "embed.mjs"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "devauth", f))
 		if err != nil {
 			t.Fatal(err)
@@ -110,6 +111,27 @@ func TestDevAuthPath(t *testing.T) {
 	_, m, _ := call("POST", "/store/namespaces", "token-bob", map[string]any{})
 	if ns, _ := m["namespaces"].([]any); len(ns) != 0 {
 		t.Fatalf("bob lists namespaces %v: want none of alice's", ns)
+	}
+	// store.index.embed names the project's JS function: the JS worker
+	// embeds, and a semantic search ranks as it says.
+	for key, text := range map[string]string{"dogs": "dog dog dog, a cat", "cats": "cat cat cat", "trees": "a tree by the car"} {
+		st, _, _ = call("PUT", "/store/items", "token-alice", map[string]any{"namespace": []string{"alice", "pets"}, "key": key, "value": map[string]any{"text": text}})
+		want("put "+key, st, 204)
+	}
+	var keys []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_, m, raw = call("POST", "/store/items/search", "token-alice", map[string]any{"namespace_prefix": []string{"alice", "pets"}, "query": "cat"})
+		items, _ := m["items"].([]any)
+		keys = keys[:0]
+		for _, it := range items {
+			keys = append(keys, it.(map[string]any)["key"].(string))
+		}
+		if len(keys) == 3 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if fmt.Sprint(keys) != "[cats dogs trees]" {
+		t.Fatalf("semantic search for cat: %s, want cats, dogs, trees", raw)
 	}
 	// A run's config carries the user, as on LangGraph's server.
 	st, run, _ := call("POST", "/threads/"+id+"/runs", "token-alice", map[string]any{"assistant_id": "foo_bar_js"})

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weftdev/weft/internal/store"
 	workerpy "github.com/weftdev/weft/worker-py"
 )
 
@@ -177,6 +178,45 @@ func (p *project) runPythonWorker(ctx context.Context, url string, log *slog.Log
 	if p.apiKey != "" {
 		env = append(env, "WEFT_API_KEY="+p.apiKey)
 	}
+	if p.pySocket != "" { // auth.path and/or store.index.embed in Python
+		cmd.Args = append(cmd.Args, "--socket", p.pySocket)
+	}
 	cmd.Env = env
 	return p.runProcess(ctx, cmd, "Python worker", log, "python", p.py.python, "config", p.config)
+}
+
+// embedFunction serves store.index.embed when it names a Python function
+// or Embeddings object ("./embed.py:aembed_texts") or a JS one
+// ("./embed.mjs:embed"): the worker of its language embeds on its socket
+// (with auth.path when that is of the same language), and the store's
+// embedder asks it there.
+func (p *project) embedFunction(c *store.IndexConfig) error {
+	if !isPythonGraph(c.Embed[:strings.LastIndex(c.Embed, ":")]) {
+		if len(p.jsGraphs) == 0 {
+			return fmt.Errorf("store.index.embed %s is JS: the JS worker serves it, and the project has no JS graph to start one for", c.Embed)
+		}
+		if p.jsSocket == "" {
+			dir, err := os.MkdirTemp("", "weft-js-")
+			if err != nil {
+				return err
+			}
+			p.jsSocket = filepath.Join(dir, "js.sock")
+		}
+		c.Embedder = store.NewSocketEmbedder(p.jsSocket, c.Dims)
+		return nil
+	}
+	if p.py == nil {
+		return fmt.Errorf("store.index.embed %s is Python: the Python worker serves it, and the project has no Python graph to start one for", c.Embed)
+	}
+	if p.pyAuth {
+		p.pySocket = p.authSocket
+	} else {
+		dir, err := os.MkdirTemp("", "weft-py-")
+		if err != nil {
+			return err
+		}
+		p.pySocket = filepath.Join(dir, "py.sock")
+	}
+	c.Embedder = store.NewSocketEmbedder(p.pySocket, c.Dims)
+	return nil
 }

@@ -64,7 +64,7 @@ func (c *Client) call(ctx context.Context, path string, in any) (*reply, error) 
 	res, err := c.hc.Do(req)
 	if err != nil {
 		// The worker is (re)starting or has not loaded auth.path yet.
-		return nil, &auth.Error{Status: http.StatusServiceUnavailable, Detail: "the project's auth.path is not served yet (JS worker starting)"}
+		return nil, &auth.Error{Status: http.StatusServiceUnavailable, Detail: "the project's auth.path is not served yet (its worker is starting)"}
 	}
 	defer res.Body.Close()
 	var out reply

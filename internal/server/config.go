@@ -20,6 +20,7 @@ import (
 	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/store"
+	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/internal/tracing"
 )
 
@@ -60,6 +61,12 @@ type Config struct {
 	// not a flag: how often expired store items are deleted (default store.DefaultSweepInterval, 1m; tests
 	// shorten it). Expired items are invisible at once; the sweeper only frees their rows.
 	StoreSweepInterval time.Duration
+	// Not flags: langgraph.json's checkpointer.ttl and store.ttl (weft dev): the ttl of a thread created
+	// without one (unset: never expires), of a store put without one (nil: none), and whether store reads
+	// refresh ttls unless asked not to (StoreNoRefreshOnRead false: they do, as by default).
+	ThreadDefaultTTL     threads.TTLRequest
+	StoreDefaultTTL      *float64
+	StoreNoRefreshOnRead bool
 	// StoreClock is not a flag: the time the store uses instead of the database's now() (nil: now(); tests
 	// move it to expire items without sleeping).
 	StoreClock func() time.Time

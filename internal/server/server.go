@@ -164,7 +164,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	} else if err != nil {
 		return nil, err
 	}
-	threadStore := threads.NewStore(s.pool, threads.Config{ValuesRefMinBytes: cfg.ValuesRefMinBytes})
+	threadStore := threads.NewStore(s.pool, threads.Config{ValuesRefMinBytes: cfg.ValuesRefMinBytes, DefaultTTL: cfg.ThreadDefaultTTL})
 	threadStore.OnDelete(func(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) error {
 		if err := runs.StopThreads(ctx, tx, ids); err != nil {
 			return err
@@ -217,8 +217,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	// finish before the database closes (the requests are over by then).
 	s.stopRuns = func() { stopBG(); waitRuns(); background.Wait(); runSvc.Wait() }
 	storeItems := store.NewStore(s.pool, cfg.StoreClock)
+	storeItems.SetTTLDefaults(cfg.StoreDefaultTTL, !cfg.StoreNoRefreshOnRead)
 	if cfg.StoreIndex != nil {
-		storeItems.EnableIndex(cfg.StoreIndex, store.NewOpenAIEmbedder(cfg.StoreIndex))
+		storeItems.EnableIndex(cfg.StoreIndex, store.NewEmbedder(cfg.StoreIndex))
 		log.Info("store semantic index", "embed", cfg.StoreIndex.Embed, "dims", cfg.StoreIndex.Dims, "fields", cfg.StoreIndex.Fields)
 	}
 	waitSweep := storeItems.StartSweeper(bg, cfg.StoreSweepInterval, log)

@@ -197,7 +197,7 @@ func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
 	if err := checkKey(keys[0]); err != nil {
 		return err
 	}
-	refresh, err := httpx.QueryBool(r, "refresh_ttl", true)
+	refresh, err := httpx.QueryBool(r, "refresh_ttl", !h.store.noRefresh)
 	if err != nil {
 		return err
 	}
@@ -338,7 +338,7 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := SearchParams{Prefix: req.NamespacePrefix, Filter: filter, Limit: limit, Offset: req.Offset,
-		Refresh: req.RefreshTTL == nil || *req.RefreshTTL}
+		Refresh: (req.RefreshTTL == nil && !h.store.noRefresh) || (req.RefreshTTL != nil && *req.RefreshTTL)}
 	if req.Query != nil {
 		p.Query = *req.Query
 	}

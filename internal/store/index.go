@@ -31,6 +31,32 @@ type IndexConfig struct {
 	// APIKey is sent as "Authorization: Bearer …" when not empty; required
 	// for the default base URL.
 	APIKey string
+	// Embedder, when set, embeds instead of the OpenAI endpoint: a project's
+	// own embed function (Embed "./embed.py:fn", served by its worker;
+	// IsFunction).
+	Embedder Embedder
+}
+
+// IsFunction tells whether Embed names a project's function or Embeddings
+// object ("./embed.py:aembed_texts", "my_pkg.embed:fn") rather than
+// "openai:MODEL": a file path (a "/" or an extension) or a dotted module.
+func (c *IndexConfig) IsFunction() bool {
+	i := strings.LastIndex(c.Embed, ":")
+	if i <= 0 {
+		return false
+	}
+	mod := c.Embed[:i]
+	return mod != "openai" && strings.TrimSpace(c.Embed[i+1:]) != "" &&
+		(strings.ContainsAny(mod, "/\\.") || strings.HasSuffix(mod, ".py"))
+}
+
+// NewEmbedder is the Embedder of c: its own (a project's function) or the
+// OpenAI-compatible endpoint.
+func NewEmbedder(c *IndexConfig) Embedder {
+	if c.Embedder != nil {
+		return c.Embedder
+	}
+	return NewOpenAIEmbedder(c)
 }
 
 // DefaultOpenAIBaseURL is the embeddings endpoint's base URL when
@@ -89,6 +115,8 @@ func ParseIndexConfig(raw []byte) (*IndexConfig, error) {
 	c.Embed = strings.TrimSpace(*in.Embed)
 	provider, model, ok := strings.Cut(c.Embed, ":")
 	switch {
+	case c.IsFunction():
+		// a project's function, served by weft dev (its worker)
 	case !ok || strings.TrimSpace(model) == "":
 		return nil, fmt.Errorf(`store index: embed %q must be "openai:MODEL" (e.g. "openai:text-embedding-3-small")`, c.Embed)
 	case provider != "openai":
@@ -136,6 +164,9 @@ func IndexConfigFromLangGraphJSON(langgraphJSON []byte) (*IndexConfig, error) {
 // OPENAI_API_KEY (read through getenv) and checks them: the base URL must be
 // http(s), and the default (api.openai.com) needs a key.
 func (c *IndexConfig) WithOpenAIEnv(getenv func(string) string) error {
+	if c.IsFunction() {
+		return fmt.Errorf("store index: embed %q is a project's function: `weft dev --config langgraph.json` serves it (through the project's worker); the server alone embeds with \"openai:MODEL\"", c.Embed)
+	}
 	c.BaseURL = strings.TrimRight(strings.TrimSpace(getenv("OPENAI_BASE_URL")), "/")
 	if c.BaseURL == "" {
 		c.BaseURL = DefaultOpenAIBaseURL

@@ -33,7 +33,7 @@ func TestParseIndexConfig(t *testing.T) {
 		`{"dims": 8, "embed": "text-embedding-3-small"}`:          `must be "openai:MODEL"`,
 		`{"dims": 8, "embed": "openai:"}`:                         `must be "openai:MODEL"`,
 		`{"dims": 8, "embed": "cohere:embed-english-v3.0"}`:       "only the openai provider",
-		`{"dims": 8, "embed": "./embed.py:aembed_texts"}`:         "only the openai provider",
+		`{"dims": 8, "embed": "./embed.py:"}`:                     `must be "openai:MODEL"`,
 		`{"dims": 8, "embed": "openai:m", "fields": []}`:          "fields is empty",
 		`{"dims": 8, "embed": "openai:m", "fields": ["a["]}`:      "unclosed",
 		`{"dims": 8, "embed": "openai:m", "fields": [""]}`:        "must not be empty",
@@ -87,5 +87,33 @@ func TestIndexConfigOpenAIEnv(t *testing.T) {
 	}
 	if _, err := parse(map[string]string{"OPENAI_BASE_URL": "localhost:11434"}); err == nil {
 		t.Fatal("a base URL without scheme was accepted")
+	}
+}
+
+func TestIndexConfigEmbedFunction(t *testing.T) {
+	t.Parallel()
+	for embed, want := range map[string]bool{
+		"./embed.py:aembed_texts":       true,
+		"src/embed.py:fn":               true,
+		"my_pkg.embed:embeddings":       true,
+		"./embed.ts:embed":              true,
+		"openai:text-embedding-3-small": false,
+		"openai:text-embedding-3.5":     false,
+		"cohere:embed-english-v3.0":     false,
+		"./embed.py":                    false,
+	} {
+		c := &store.IndexConfig{Embed: embed}
+		if got := c.IsFunction(); got != want {
+			t.Errorf("IsFunction(%q) = %v, want %v", embed, got, want)
+		}
+	}
+	c, err := store.ParseIndexConfig([]byte(`{"dims": 4, "embed": "./embed.py:aembed_texts", "fields": ["text"]}`))
+	if err != nil || !c.IsFunction() || c.VectorModel() != "./embed.py:aembed_texts/4" {
+		t.Fatalf("config = %+v, %v", c, err)
+	}
+	// The server alone cannot call a project's function: only weft dev can.
+	err = c.WithOpenAIEnv(func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), "weft dev") {
+		t.Errorf("WithOpenAIEnv = %v, want an error naming weft dev", err)
 	}
 }

@@ -27,6 +27,18 @@ type Store struct {
 	// index and embedder are set by EnableIndex (nil: no semantic index).
 	index    *IndexConfig
 	embedder Embedder
+	// defaultTTL is the ttl (minutes) of a put without one (nil: none) and
+	// noRefresh makes refresh_ttl default to false (langgraph.json's
+	// store.ttl default_ttl and refresh_on_read; SetTTLDefaults).
+	defaultTTL *float64
+	noRefresh  bool
+}
+
+// SetTTLDefaults makes a put without a ttl expire after defaultTTL minutes
+// (nil: never) and reads refresh ttls unless asked not to when
+// refreshOnRead, else only when asked to.
+func (s *Store) SetTTLDefaults(defaultTTL *float64, refreshOnRead bool) {
+	s.defaultTTL, s.noRefresh = defaultTTL, !refreshOnRead
 }
 
 // NewStore returns a Store on db. clock, when not nil, is the time every
@@ -107,6 +119,9 @@ var itemUpsertUnindexed = `WITH unindexed AS (DELETE FROM store_vectors WHERE te
 func (s *Store) Put(ctx context.Context, p PutParams) error {
 	kr := crypt.FromContext(ctx)
 	stored := kr.SealJSON(p.Value) // encryption at rest (nil keyring: as it is)
+	if p.TTL == nil {
+		p.TTL = s.defaultTTL
+	}
 	if s.index == nil {
 		_, err := s.db.Exec(ctx, itemUpsertUnindexed, s.now(), p.Namespace, p.Key, string(stored), p.TTL, auth.Tenant(ctx))
 		return err

@@ -29,6 +29,15 @@ type Config struct {
 	// (see Stored): 0 means ValuesRefMinBytes, < 0 stores every projection
 	// whole.
 	ValuesRefMinBytes int
+	// DefaultTTL is the ttl of a thread created without one (unset: such
+	// threads never expire): langgraph.json's checkpointer.ttl.default_ttl.
+	DefaultTTL TTLRequest
+}
+
+// NewTTL is the TTLRequest of minutes and strategy (TTLDelete or
+// TTLKeepLatest), for Config.DefaultTTL.
+func NewTTL(minutes float64, strategy string) TTLRequest {
+	return TTLRequest{Set: true, Minutes: minutes, Strategy: strategy}
 }
 
 // Store reads and writes threads. Exported methods open their own
@@ -141,6 +150,9 @@ func (s *Store) Create(ctx context.Context, p CreateParams) (*Thread, error) {
 		p.Metadata = map[string]any{}
 	}
 	p.ResourceID = normalizeText(p.ResourceID)
+	if !p.TTL.Set {
+		p.TTL = s.cfg.DefaultTTL
+	}
 	if p.ParentThreadID == nil && p.Init == nil {
 		t, _, err := create(ctx, s.db, p)
 		return t, err

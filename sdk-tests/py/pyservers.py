@@ -57,18 +57,19 @@ def project_copy(dest: str | os.PathLike) -> Path:
     return out
 
 
-def _post(url: str, body: dict, timeout: float = 10):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+def _post(url: str, body: dict, timeout: float = 10, headers: dict | None = None):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json", **(headers or {})})
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.loads(r.read())
 
 
-def wait_registered(url: str, graphs=GRAPHS, timeout: float = 60) -> None:
+def wait_registered(url: str, graphs=GRAPHS, timeout: float = 60, headers: dict | None = None) -> None:
     deadline = time.monotonic() + timeout
     found: set = set()
     while time.monotonic() < deadline:
         try:
-            found = {a["graph_id"] for a in _post(url + "/assistants/search", {"limit": 100})}
+            found = {a["graph_id"] for a in _post(url + "/assistants/search", {"limit": 100}, headers=headers)}
             if set(graphs) <= found:
                 return
         except OSError:
@@ -107,7 +108,8 @@ def langgraph_cli() -> str:
     return str(cli)
 
 
-def start_langgraph_dev(project: Path, log_dir: str, jobs: int | None = None, env: dict | None = None) -> LangGraphDev:
+def start_langgraph_dev(project: Path, log_dir: str, jobs: int | None = None, env: dict | None = None,
+                        graphs=GRAPHS, headers: dict | None = None) -> LangGraphDev:
     port = free_port()
     full_env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
     full_env.update(OFFLINE_ENV)
@@ -134,14 +136,15 @@ def start_langgraph_dev(project: Path, log_dir: str, jobs: int | None = None, en
             srv.stop()
             raise RuntimeError(f"langgraph dev not ready within {READY_TIMEOUT}s:\n{srv.log()[-4000:]}")
         time.sleep(0.1)
-    wait_registered(srv.url)
+    wait_registered(srv.url, graphs, headers=headers)
     return srv
 
 
-def start_weft_dev(servers: Servers, project: Path, args: list[str] | None = None, env: dict | None = None) -> Weft:
+def start_weft_dev(servers: Servers, project: Path, args: list[str] | None = None, env: dict | None = None,
+                   graphs=GRAPHS, headers: dict | None = None) -> Weft:
     full_env = {"WEFT_PYTHON": sys.executable, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
     w = servers.start(["dev", "--config", str(project / "langgraph.json"), *(args or [])], env=full_env)
-    wait_registered(w.url)
+    wait_registered(w.url, graphs, headers=headers)
     return w
 
 

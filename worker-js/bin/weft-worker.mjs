@@ -27,7 +27,7 @@ Options:
   --grace-ms <ms>        on SIGTERM/SIGINT, how long running runs may finish before
                          they are stopped and given back (default 10000)
   --log-level <level>    debug, info (default), warn
-  --auth-socket <path>   serve the config's auth.path (authenticate and on() handlers)
+  --auth-socket <path>   serve the config's JS auth.path (authenticate and on() handlers) and JS store.index.embed
                          to the server on this unix socket (weft dev passes it)
   -h, --help`;
 

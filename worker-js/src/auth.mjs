@@ -10,8 +10,8 @@ import { pathToFileURL } from "node:url";
 
 const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx"]);
 
-/** Loads the Auth object that auth.path ("./auth.mts:auth") names, relative to dir. */
-export async function loadAuth(spec, dir) {
+/** The export that a langgraph.json path ("./auth.mts:auth") names, relative to dir. */
+async function loadExport(spec, dir) {
   const i = spec.lastIndexOf(":");
   const [file, name] = i > 1 ? [spec.slice(0, i), spec.slice(i + 1)] : [spec, "default"];
   const abs = resolve(dir, file);
@@ -23,7 +23,12 @@ export async function loadAuth(spec, dir) {
   } else {
     mod = await import(url);
   }
-  const auth = mod[name || "default"] ?? mod.default?.[name];
+  return { name, value: mod[name || "default"] ?? mod.default?.[name] };
+}
+
+/** Loads the Auth object that auth.path ("./auth.mts:auth") names, relative to dir. */
+export async function loadAuth(spec, dir) {
+  const { name, value: auth } = await loadExport(spec, dir);
   if (!auth || typeof auth !== "object" || !auth["~handlerCache"]) {
     throw new Error(`auth.path ${spec}: ${name || "default"} is not an Auth of @langchain/langgraph-sdk/auth`);
   }
@@ -126,12 +131,41 @@ export class AuthHandlers {
   }
 }
 
+const JS_PATH = /\.(m|c)?(j|t)sx?$/;
+
+/**
+ * Loads store.index.embed when it names a JS function (texts => vectors,
+ * sync or async) or an object with embedDocuments (LangChain's Embeddings);
+ * null when it is not JS code. Returns async (texts) => vectors.
+ */
+export async function loadEmbed(spec, dir) {
+  const i = typeof spec === "string" ? spec.lastIndexOf(":") : -1;
+  if (i <= 0 || !JS_PATH.test(spec.slice(0, i))) return null;
+  const { value } = await loadExport(spec, dir);
+  if (typeof value?.embedDocuments === "function") return (texts) => value.embedDocuments(texts);
+  if (typeof value === "function") return async (texts) => value(texts);
+  throw new Error(`store.index.embed ${spec}: not a function and not an Embeddings object`);
+}
+
+/** POST /embed: {texts} -> {vectors} or {status, detail}. */
+async function embedAnswer(embed, body) {
+  const texts = body?.texts;
+  if (!Array.isArray(texts) || !texts.every((t) => typeof t === "string")) return { status: 400, detail: "texts must be a list of strings" };
+  try {
+    const vecs = await embed(texts);
+    return { vectors: vecs.map((v) => Array.from(v, Number)) };
+  } catch (err) {
+    return { status: 500, detail: `embed failed: ${err?.message ?? String(err)}` };
+  }
+}
+
 /**
  * Serves handlers on a unix socket: POST /authenticate, /authorize and /check (both),
- * JSON in and out (always 200; a refusal is {status, detail}). Resolves to
- * the http.Server once listening.
+ * and /embed when the project's store.index.embed is JS (embed), JSON in and
+ * out (always 200; a refusal is {status, detail}). handlers may be null (no
+ * JS auth.path). Resolves to the http.Server once listening.
  */
-export function serveAuth(handlers, socket, log = () => {}) {
+export function serveAuth(handlers, socket, log = () => {}, embed = null) {
   if (existsSync(socket)) unlinkSync(socket);
   const server = createServer({ keepAlive: true }, (req, res) => {
     const chunks = [];
@@ -140,7 +174,9 @@ export function serveAuth(handlers, socket, log = () => {}) {
       let out;
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
-        if (req.url === "/authenticate") out = await handlers.authenticate(body);
+        if (req.url === "/embed" && embed) out = await embedAnswer(embed, body);
+        else if (!handlers) out = { status: 404, detail: `no ${req.url}: the project has no JS auth.path` };
+        else if (req.url === "/authenticate") out = await handlers.authenticate(body);
         else if (req.url === "/authorize") out = await handlers.authorize(body);
         else if (req.url === "/check") out = await handlers.check(body);
         else out = { status: 404, detail: `no ${req.url}` };
@@ -165,9 +201,13 @@ export async function startProjectAuth(config, socket, log = () => {}) {
   const { readFileSync } = await import("node:fs");
   const { dirname } = await import("node:path");
   const abs = resolve(config);
-  const spec = JSON.parse(readFileSync(abs, "utf8")).auth?.path;
-  if (!spec) throw new Error(`--auth-socket: ${abs} has no auth.path`);
-  const server = await serveAuth(new AuthHandlers(await loadAuth(spec, dirname(abs))), socket, log);
-  log("info", "serving auth.path", { path: spec, socket });
+  const cfg = JSON.parse(readFileSync(abs, "utf8"));
+  let spec = cfg.auth?.path;
+  if (spec && !JS_PATH.test(spec.slice(0, Math.max(spec.lastIndexOf(":"), 0)) || spec)) spec = null; // Python's
+  const embed = await loadEmbed(cfg.store?.index?.embed, dirname(abs));
+  if (!spec && !embed) throw new Error(`--auth-socket: ${abs} has no JS auth.path nor JS store.index.embed`);
+  const handlers = spec ? new AuthHandlers(await loadAuth(spec, dirname(abs))) : null;
+  const server = await serveAuth(handlers, socket, log, embed);
+  log("info", "serving the project's socket", { auth: spec ?? null, embed: embed ? cfg.store.index.embed : null, socket });
   return server;
 }

@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="wait this long before committing what piled up (default 5; sync durability never waits)")
     p.add_argument("--grace-ms", type=int, default=10_000,
                    help="on SIGTERM/SIGINT, how long running runs may finish before they are given back")
+    p.add_argument("--socket", default="",
+                   help="serve the config's Python auth.path and store.index.embed on this unix socket (weft dev)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
     args = p.parse_args(argv)
 
@@ -63,7 +65,12 @@ async def _serve(args, log: logging.Logger) -> int:
     from .worker import Worker
 
     only = [g.strip() for g in args.graphs.split(",") if g.strip()] or None
+    sock = None
     try:
+        if args.socket:
+            from .auth import start_project_socket
+
+            sock = await start_project_socket(args.config, args.socket)
         project = await load_config(args.config, only)
         worker = Worker(args.url, project.graphs, worker_id=args.worker_id, concurrency=max(1, args.concurrency),
                         wait_ms=min(max(args.wait_ms, 0), 30_000), linger_s=max(args.linger_ms, 0) / 1000,
@@ -97,6 +104,8 @@ async def _serve(args, log: logging.Logger) -> int:
     await stop.wait()
     watcher.cancel()
     await worker.stop(args.grace_ms / 1000)
+    if sock is not None:
+        await sock.close()
     return 0
 
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/internal/checkpoints/listcache"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/postgres"
 )
@@ -34,11 +35,7 @@ const CompactMinBytes = 1024
 // listHeader is a TypeList blob: the list's length, its hash (listHash of
 // its elements' hashes) and the inclusive seq ranges whose elements, in
 // order, are the list.
-type listHeader struct {
-	N int        `json:"n"`
-	H []byte     `json:"h"`
-	R [][2]int64 `json:"r"`
-}
+type listHeader = listcache.Header
 
 // compactList is one list-valued channel of a put on its way to storage.
 type compactList struct {

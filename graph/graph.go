@@ -95,7 +95,14 @@ type Graph struct {
 	// properties). They document; the server does not validate runs
 	// against them.
 	ConfigSchema, ContextSchema map[string]any
+	// Language is the runtime a worker runs the graph in: LanguagePython
+	// for Python LangGraph, "" for LangGraph.js and graphs compiled into
+	// the server. It decides how task ids are derived (pregel.TaskID).
+	Language string
 }
+
+// LanguagePython marks a graph run by Python LangGraph (Graph.Language).
+const LanguagePython = "python"
 
 // Node returns the node called name.
 func (g *Graph) Node(name string) (Node, bool) {

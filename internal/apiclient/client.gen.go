@@ -851,6 +851,24 @@ func (e ThreadsTTLStrategy) Valid() bool {
 	}
 }
 
+// Defines values for WorkerapiGraphRegistrationLanguage.
+const (
+	WorkerapiGraphRegistrationLanguageJs     WorkerapiGraphRegistrationLanguage = "js"
+	WorkerapiGraphRegistrationLanguagePython WorkerapiGraphRegistrationLanguage = "python"
+)
+
+// Valid indicates whether the value is a known member of the WorkerapiGraphRegistrationLanguage enum.
+func (e WorkerapiGraphRegistrationLanguage) Valid() bool {
+	switch e {
+	case WorkerapiGraphRegistrationLanguageJs:
+		return true
+	case WorkerapiGraphRegistrationLanguagePython:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WorkerapiNackResponseState.
 const (
 	WorkerapiNackResponseStateCancelled  WorkerapiNackResponseState = "cancelled"
@@ -2738,10 +2756,17 @@ type WorkerapiGraphRegistration struct {
 	// GraphId GraphID is the graph's id (the key of langgraph.json's "graphs").
 	//
 	// Example: agent
-	GraphId      *string                 `json:"graph_id,omitempty"`
-	InputSchema  *map[string]interface{} `json:"input_schema,omitempty"`
-	OutputSchema *map[string]interface{} `json:"output_schema,omitempty"`
-	StateSchema  *map[string]interface{} `json:"state_schema,omitempty"`
+	GraphId     *string                 `json:"graph_id,omitempty"`
+	InputSchema *map[string]interface{} `json:"input_schema,omitempty"`
+
+	// Language Language is the graph's runtime: "python" for Python LangGraph
+	// (weft_worker), whose task ids Weft then derives Python's way
+	// (xxh3-128); absent, "" or "js" for LangGraph.js.
+	//
+	// Example: python
+	Language     *WorkerapiGraphRegistrationLanguage `json:"language,omitempty"`
+	OutputSchema *map[string]interface{}             `json:"output_schema,omitempty"`
+	StateSchema  *map[string]interface{}             `json:"state_schema,omitempty"`
 
 	// Subgraphs Subgraphs maps subgraph namespaces to their schemas.
 	Subgraphs *map[string]AssistantsSubgraphSchemas `json:"subgraphs,omitempty"`
@@ -2755,6 +2780,13 @@ type WorkerapiGraphRegistration struct {
 	// depth i + 1 (empty without subgraphs).
 	XrayDrawables *[]map[string]interface{} `json:"xray_drawables,omitempty"`
 }
+
+// WorkerapiGraphRegistrationLanguage Language is the graph's runtime: "python" for Python LangGraph
+// (weft_worker), whose task ids Weft then derives Python's way
+// (xxh3-128); absent, "" or "js" for LangGraph.js.
+//
+// Example: python
+type WorkerapiGraphRegistrationLanguage string
 
 // WorkerapiHeartbeatResponse defines model for workerapi.HeartbeatResponse.
 type WorkerapiHeartbeatResponse struct {

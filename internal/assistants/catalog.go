@@ -95,6 +95,9 @@ type GraphInfo struct {
 	// state reads) or "delta" (another reducer; reads mark it unresolved).
 	// See graph.Channel.Delta.
 	ChannelKinds map[string]string
+	// Language is graph.Graph.Language of a worker's graph ("" or
+	// graph.LanguagePython).
+	Language string
 }
 
 // InfoOf describes a built-in graph for the catalog.
@@ -139,7 +142,7 @@ func GraphUpsert(ctx context.Context, db postgres.DBTX, g GraphInfo) error {
 		b, err := json.Marshal(v)
 		return string(b), err
 	}
-	args := []any{g.GraphID, g.Source}
+	args := []any{g.GraphID, g.Source, g.Language}
 	for _, v := range []any{g.Drawable, xray, sub, g.Schemas.InputSchema, g.Schemas.OutputSchema,
 		g.Schemas.StateSchema, g.Schemas.ConfigSchema, g.Schemas.ContextSchema, defaults, kinds} {
 		s, err := enc(v)
@@ -149,14 +152,14 @@ func GraphUpsert(ctx context.Context, db postgres.DBTX, g GraphInfo) error {
 		args = append(args, s)
 	}
 	_, err := db.Exec(ctx, `INSERT INTO graphs (graph_id, source, drawable, xray_drawables, subgraphs,
-			input_schema, output_schema, state_schema, config_schema, context_schema, channel_defaults, channel_kinds)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			input_schema, output_schema, state_schema, config_schema, context_schema, channel_defaults, channel_kinds, language)
+		VALUES ($1, $2, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $3)
 		ON CONFLICT (graph_id) DO UPDATE SET source = EXCLUDED.source, drawable = EXCLUDED.drawable,
 			xray_drawables = EXCLUDED.xray_drawables, subgraphs = EXCLUDED.subgraphs,
 			input_schema = EXCLUDED.input_schema, output_schema = EXCLUDED.output_schema,
 			state_schema = EXCLUDED.state_schema, config_schema = EXCLUDED.config_schema,
 			context_schema = EXCLUDED.context_schema, channel_defaults = EXCLUDED.channel_defaults,
-			channel_kinds = EXCLUDED.channel_kinds, updated_at = now()`, args...)
+			channel_kinds = EXCLUDED.channel_kinds, language = EXCLUDED.language, updated_at = now()`, args...)
 	if err != nil {
 		return fmt.Errorf("graph catalog: upsert %s: %w", g.GraphID, err)
 	}
@@ -280,8 +283,9 @@ func DrawableNodes(d map[string]any) ([]string, error) {
 // value (its own reducers run on the worker).
 func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *graph.Graph, ok bool, err error) {
 	var raw, input, state, defaultsDoc, kindsDoc []byte
-	err = db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null'), channel_defaults, channel_kinds
-		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state, &defaultsDoc, &kindsDoc)
+	var language string
+	err = db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null'), channel_defaults, channel_kinds, language
+		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state, &defaultsDoc, &kindsDoc, &language)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -296,7 +300,7 @@ func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *grap
 	if err != nil {
 		return nil, false, err
 	}
-	g = &graph.Graph{ID: graphID}
+	g = &graph.Graph{ID: graphID, Language: language}
 	for _, n := range names {
 		g.Nodes = append(g.Nodes, graph.Node{Name: n})
 	}

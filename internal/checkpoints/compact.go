@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/internal/checkpoints/listcache"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/postgres"
 )
@@ -34,11 +35,7 @@ const CompactMinBytes = 1024
 // listHeader is a TypeList blob: the list's length, its hash (listHash of
 // its elements' hashes) and the inclusive seq ranges whose elements, in
 // order, are the list.
-type listHeader struct {
-	N int        `json:"n"`
-	H []byte     `json:"h"`
-	R [][2]int64 `json:"r"`
-}
+type listHeader = listcache.Header
 
 // compactList is one list-valued channel of a put on its way to storage.
 type compactList struct {
@@ -183,13 +180,17 @@ SELECT last FROM a`
 // Pipeline behind the parent's own put): the new elements get the next
 // block of the thread's seqs and the header the parent's ranges extended
 // by that block (weft_list_extend raises when the parent version is
-// missing).
+// missing). A version stored already (a checkpoint put again, as the
+// Python worker's end commit re-sends its last one complete) writes
+// nothing: no seqs, no elements, no header.
 const listExtendSQL = `
 WITH p AS (
     SELECT convert_from(blob, 'UTF8')::jsonb -> 'r' AS r FROM checkpoint_blobs
     WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4 AND type = '` + TypeList + `'
 ), a AS (
-    INSERT INTO thread_element_seqs AS s (thread_id, last) VALUES ($1, $6)
+    INSERT INTO thread_element_seqs AS s (thread_id, last)
+    SELECT $1, $6 WHERE NOT EXISTS (SELECT 1 FROM checkpoint_blobs
+        WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $5)
     ON CONFLICT (thread_id) DO UPDATE SET last = s.last + $6
     RETURNING last
 ), ins AS (

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/weftdev/weft/internal/checkpoints/listcache"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
@@ -27,11 +28,10 @@ import (
 // envelope (decoded and rewritten on read, see decodeValue).
 
 // builtList is a TypeList value rebuilt from the element log.
-type builtList struct {
-	data      []byte
-	canonical bool // jsonv.Canonical(data): a response may copy data as it is
-	lc        bool // data holds lcMarker: decodeValue must rewrite it
-}
+type builtList = listcache.List
+
+// builtLists is the process's cache of rebuilt lists.
+var builtLists = listcache.New(listcache.ListCacheBytes)
 
 // listRanges is the union of the seq ranges a set of headers name, as
 // sorted, non-overlapping ranges.
@@ -141,7 +141,7 @@ func fetchElements(ctx context.Context, db postgres.DBTX, threadID string, heade
 
 // buildList is the list a header names, spliced from the fetched elements.
 func buildList(h *listHeader, s *elementSet) (builtList, error) {
-	out := builtList{canonical: true}
+	out := builtList{Canonical: true}
 	size, n := 2, 0
 	for _, r := range h.R {
 		if r[1] < r[0] {
@@ -156,8 +156,8 @@ func buildList(h *listHeader, s *elementSet) (builtList, error) {
 				return out, fmt.Errorf("%w: seq %d", ErrElementMissing, r[0]+int64(k-k0))
 			}
 			size += s.end[k] - s.start[k] + 1
-			out.canonical = out.canonical && s.plain[k]
-			out.lc = out.lc || s.lc[k]
+			out.Canonical = out.Canonical && s.plain[k]
+			out.LC = out.LC || s.lc[k]
 			n++
 		}
 	}
@@ -188,7 +188,7 @@ func buildList(h *listHeader, s *elementSet) (builtList, error) {
 	} else {
 		data[len(data)-1] = ']' // the last element's ','
 	}
-	out.data = data
+	out.Data = data
 	return out, nil
 }
 
@@ -196,11 +196,11 @@ func buildList(h *listHeader, s *elementSet) (builtList, error) {
 // when those elements' hashes continue p's hash chain to h's hash (then
 // the result is h's list); ok is false otherwise, or when an element is
 // missing from s.
-func extendList(p *cachedList, h *listHeader, rest [][2]int64, s *elementSet) (out builtList, ok bool) {
+func extendList(p *listcache.Entry, h *listHeader, rest [][2]int64, s *elementSet) (out builtList, ok bool) {
 	lh := listHash{}
-	copy(lh.h[:], p.h)
-	size, n := len(p.data), p.n
-	out = builtList{canonical: p.canonical, lc: p.lc}
+	copy(lh.h[:], p.H)
+	size, n := len(p.Data), p.N
+	out = builtList{Canonical: p.Canonical, LC: p.LC}
 	for _, r := range rest {
 		k0 := s.index(r[0])
 		if k0 < 0 {
@@ -212,8 +212,8 @@ func extendList(p *cachedList, h *listHeader, rest [][2]int64, s *elementSet) (o
 			}
 			lh.add(s.hash[k])
 			size += s.end[k] - s.start[k] + 1
-			out.canonical = out.canonical && s.plain[k]
-			out.lc = out.lc || s.lc[k]
+			out.Canonical = out.Canonical && s.plain[k]
+			out.LC = out.LC || s.lc[k]
 			n++
 		}
 	}
@@ -221,14 +221,14 @@ func extendList(p *cachedList, h *listHeader, rest [][2]int64, s *elementSet) (o
 		return out, false
 	}
 	data := make([]byte, 0, size)
-	data = append(data, p.data[:len(p.data)-1]...) // without its ']'
+	data = append(data, p.Data[:len(p.Data)-1]...) // without its ']'
 	for _, r := range rest {
 		k0 := s.index(r[0])
 		for k := k0; k <= k0+int(r[1]-r[0]); k++ {
 			data = append(append(data, ','), s.arena[s.start[k]:s.end[k]]...)
 		}
 	}
-	out.data = append(data, ']')
+	out.Data = append(data, ']')
 	return out, true
 }
 
@@ -243,7 +243,7 @@ func resolveLists(ctx context.Context, db postgres.DBTX, threadID string, types 
 	type miss struct {
 		at     int
 		h      *listHeader
-		prefix *cachedList
+		prefix *listcache.Entry
 		rest   [][2]int64
 	}
 	var misses []miss
@@ -258,13 +258,13 @@ func resolveLists(ctx context.Context, db postgres.DBTX, threadID string, types 
 		if out == nil {
 			out = make([]*builtList, len(types))
 		}
-		if l := builtLists.get(threadID, h); l != nil {
+		if l := builtLists.Get(threadID, h); l != nil {
 			out[i] = l
-			*types[i], *blobs[i] = serde.TypeJSON, l.data
+			*types[i], *blobs[i] = serde.TypeJSON, l.Data
 			continue
 		}
 		m := miss{at: i, h: h}
-		m.prefix, m.rest = builtLists.prefixOf(threadID, h)
+		m.prefix, m.rest = builtLists.PrefixOf(threadID, h)
 		misses = append(misses, m)
 	}
 	if len(misses) == 0 {
@@ -294,9 +294,9 @@ func resolveLists(ctx context.Context, db postgres.DBTX, threadID string, types 
 		} else if l, err = buildList(m.h, elems); err != nil {
 			return nil, fmt.Errorf("thread %s: %w", threadID, err)
 		}
-		builtLists.put(threadID, m.h, l)
+		builtLists.Put(threadID, m.h, l)
 		out[m.at] = &l
-		*types[m.at], *blobs[m.at] = serde.TypeJSON, l.data
+		*types[m.at], *blobs[m.at] = serde.TypeJSON, l.Data
 	}
 	if len(whole) > 0 {
 		if elems, err = fetchElements(ctx, db, threadID, whole); err != nil {
@@ -307,9 +307,9 @@ func resolveLists(ctx context.Context, db postgres.DBTX, threadID string, types 
 			if err != nil {
 				return nil, fmt.Errorf("thread %s: %w", threadID, err)
 			}
-			builtLists.put(threadID, h, l)
+			builtLists.Put(threadID, h, l)
 			out[wholeAt[k]] = &l
-			*types[wholeAt[k]], *blobs[wholeAt[k]] = serde.TypeJSON, l.data
+			*types[wholeAt[k]], *blobs[wholeAt[k]] = serde.TypeJSON, l.Data
 		}
 	}
 	return out, nil

@@ -278,10 +278,10 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 			return nil, fmt.Errorf("checkpoint blobs: %w", err)
 		}
 		for i, b := range blobs {
-			if i < len(lists) && lists[i] != nil && !lists[i].lc {
+			if i < len(lists) && lists[i] != nil && !lists[i].LC {
 				// Rebuilt from validated elements: valid JSON, no re-scan.
 				l := lists[i]
-				keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: json.RawMessage(l.data), canonical: l.canonical, asStored: true}
+				keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: json.RawMessage(l.Data), canonical: l.Canonical, asStored: true}
 				continue
 			}
 			typ, data, err := openValue(ctx, b.Type, b.Blob)

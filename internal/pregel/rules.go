@@ -3,12 +3,14 @@ package pregel
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/zeebo/xxh3"
 
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/checkpoints"
@@ -169,6 +171,38 @@ func TaskID(cfg checkpoints.Config, step int, name string, path []any) string {
 	return uuid.NewSHA1(ns, bytes.TrimSuffix(key.Bytes(), []byte("\n"))).String()
 }
 
+// PythonTaskID is TaskID by Python LangGraph's rule (langgraph 1.x,
+// checkpoints of format v > 1): the XXH3-128 hash of the checkpoint id's 16
+// bytes followed by the text parts, concatenated without separators — task
+// namespace, step+1, name, then "__pregel_pull" and the node's trigger
+// channel for a pull task, or "__pregel_push" and the Send's index for a
+// push task — written as a UUID (8-4-4-4-12 hex digits of the big-endian
+// hash). A checkpoint id that is not a UUID falls back to TaskID.
+func PythonTaskID(cfg checkpoints.Config, step int, name string, path []any) string {
+	id, err := uuid.Parse(cfg.CheckpointID)
+	if err != nil {
+		return TaskID(cfg, step, name, path)
+	}
+	taskNS := name
+	if cfg.NS != "" {
+		taskNS = cfg.NS + "|" + name
+	}
+	buf := append([]byte(nil), id[:]...)
+	buf = append(buf, taskNS...)
+	buf = strconv.AppendInt(buf, int64(step+1), 10)
+	buf = append(buf, name...)
+	if len(path) > 0 && path[0] == PullPath {
+		buf = append(buf, PullPath...)
+		buf = append(buf, TriggerChannel(name)...)
+	} else {
+		for _, p := range path {
+			buf = append(buf, fmt.Sprint(p)...)
+		}
+	}
+	h := xxh3.Hash128(buf).Bytes()
+	return uuid.UUID(h).String()
+}
+
 // Tasks lists the tasks checkpoint t schedules next, the way LangGraph's
 // Pregel loop decides: a node runs when its trigger channel holds a value
 // whose version is newer than the one the node last saw; every Send in
@@ -224,8 +258,12 @@ func Tasks(t *checkpoints.Tuple, g *graph.Graph) []Task {
 		}
 	}
 	step, _ := t.Metadata.Step()
+	taskID := TaskID
+	if g != nil && g.Language == graph.LanguagePython {
+		taskID = PythonTaskID
+	}
 	for i := range tasks {
-		tasks[i].ID = TaskID(t.Config, step, tasks[i].Name, tasks[i].Path)
+		tasks[i].ID = taskID(t.Config, step, tasks[i].Name, tasks[i].Path)
 		tasks[i].Interrupts = []any{}
 	}
 	AttachWrites(tasks, t.PendingWrites)

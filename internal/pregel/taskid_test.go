@@ -28,3 +28,33 @@ func TestTaskIDIsLangGraphs(t *testing.T) {
 		}
 	}
 }
+
+// Python graphs' task ids are Python LangGraph's (langgraph 1.x,
+// pregel/_algo.py _xxhash_str): these are the ids its own code computes
+// for the same checkpoint, namespace, step, node and trigger or Send index.
+func TestPythonTaskIDIsPythonLangGraphs(t *testing.T) {
+	cases := []struct {
+		cfg  checkpoints.Config
+		step int
+		node string
+		path []any
+		want string
+	}{
+		{checkpoints.Config{CheckpointID: "1f0cc2a1-6d3e-6f0a-bfff-2a1c3e5d7f90"}, -1, "__start__", []any{PullPath, "__start__"},
+			"91b63623-40ae-a635-5f68-b6aacc423cdc"},
+		{checkpoints.Config{CheckpointID: "1f0cc2a1-6d41-6b52-8000-9d8e7f6a5b4c"}, 0, "ask", []any{PullPath, "ask"},
+			"dc294640-5ed8-dba3-991e-74041644a759"},
+		{checkpoints.Config{CheckpointID: "1f0cc2a1-6d41-6b52-8001-0a0b0c0d0e0f", NS: "deep:0b9e6f4c-2d1a-5e3b-8c7d-6a5b4c3d2e1f"}, 2, "prepare",
+			[]any{PullPath, "prepare"}, "487aec00-93f7-04e5-3e8f-62ff11239872"},
+		{checkpoints.Config{CheckpointID: "1f0cc2a1-6d41-6b52-8002-aaaaaaaaaaaa"}, 1, "worker", []any{PushPath, 1},
+			"5ef448e3-75de-151f-195f-ff98a01ac335"},
+	}
+	for _, c := range cases {
+		if got := PythonTaskID(c.cfg, c.step, c.node, c.path); got != c.want {
+			t.Errorf("PythonTaskID(%+v, step %d, %s, %v) = %s, want %s", c.cfg, c.step, c.node, c.path, got, c.want)
+		}
+		if js := TaskID(c.cfg, c.step, c.node, c.path); js == c.want {
+			t.Errorf("TaskID (LangGraph.js's rule) gave Python's id %s", js)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/httpx"
@@ -55,6 +56,10 @@ type GraphRegistration struct {
 	// LANGGRAPH_CONFIG); an existing system assistant keeps its own.
 	Config  map[string]any `json:"config,omitempty" swaggertype:"object"`
 	Context map[string]any `json:"context,omitempty" swaggertype:"object"`
+	// Language is the graph's runtime: "python" for Python LangGraph
+	// (weft_worker), whose task ids Weft then derives Python's way
+	// (xxh3-128); absent, "" or "js" for LangGraph.js.
+	Language string `json:"language,omitempty" enums:"js,python" example:"python"`
 }
 
 // GraphRegistered is the answer to a graph registration.
@@ -109,12 +114,20 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 		return nil, apperr.Errorf(apperr.Conflict, "Graph %q is compiled into this server; a worker cannot register it "+
 			"(the built-in demo graphs foo_bar, echo_chat, hitl, hitl_chat and slow are left out with -builtin-graphs false or WEFT_BUILTIN_GRAPHS=false)", req.GraphID)
 	}
+	language := req.Language
+	switch language {
+	case "", "js":
+		language = ""
+	case graph.LanguagePython:
+	default:
+		return nil, apperr.Errorf(apperr.Invalid, "Invalid language %q: \"js\" or \"python\"", req.Language)
+	}
 	nodes, err := assistants.DrawableNodes(req.Drawable)
 	if err != nil {
 		return nil, err
 	}
 	info := assistants.GraphInfo{GraphID: req.GraphID, Drawable: req.Drawable, XrayDrawables: req.XrayDrawables,
-		Subgraphs: req.Subgraphs, Source: assistants.SourceWorker, ChannelDefaults: req.ChannelDefaults, ChannelKinds: req.ChannelKinds,
+		Subgraphs: req.Subgraphs, Source: assistants.SourceWorker, ChannelDefaults: req.ChannelDefaults, ChannelKinds: req.ChannelKinds, Language: language,
 		Schemas: assistants.SubgraphSchemas{InputSchema: req.InputSchema, OutputSchema: req.OutputSchema,
 			StateSchema: req.StateSchema, ConfigSchema: req.ConfigSchema, ContextSchema: req.ContextSchema}}
 	// The graph and its system assistant together: a graph whose system

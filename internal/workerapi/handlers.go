@@ -204,6 +204,9 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 			return apperr.Errorf(apperr.Invalid, "Every write batch needs a checkpoint_id")
 		}
 	}
+	if err := serializedValues(req); err != nil {
+		return err
+	}
 	normalizeWorkerEvents(req)
 	res, err := h.coord.Commit(r.Context(), id, req)
 	if err != nil {

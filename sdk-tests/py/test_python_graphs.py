@@ -347,8 +347,6 @@ async def test_interrupt_inside_a_subgraph(dev):
     assert out["answer"] == "deep answer" and out["log"] == ["prepared", "answered deep answer"]
 
 
-@pytest.mark.xfail(strict=True, reason="Weft computes task ids by LangGraph.js's rule (UUIDv5); Python LangGraph's "
-                   "are xxh3-128 (issue 29 item 2), so a Python subgraph's checkpoint namespace does not match the task")
 async def test_subgraph_state_of_a_python_task(dev):
     client = get_client(url=dev.url)
     thread = await client.threads.create()

@@ -83,4 +83,6 @@ def describe_graph(graph_id: str, graph: Any) -> dict:
     except Exception:
         pass
     return {"graph_id": graph_id, "drawable": drawable, "xray_drawables": xray, "subgraphs": subgraphs,
-            **graph_schemas(graph, graph_id), "channel_defaults": channel_defaults(graph)}
+            **graph_schemas(graph, graph_id), "channel_defaults": channel_defaults(graph),
+            # Python LangGraph's task ids (xxh3-128), not LangGraph.js's.
+            "language": "python"}

@@ -98,6 +98,9 @@ func Encode(v any) (typ string, data []byte, err error) {
 	if b, ok := v.([]byte); ok {
 		return TypeBytes, bytes.Clone(b), nil
 	}
+	if typ, data, ok := encodeTyped(v); ok {
+		return typ, data, nil // a Typed value: stored as it was serialized
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -1,0 +1,1 @@
+ALTER TABLE graphs DROP COLUMN language;

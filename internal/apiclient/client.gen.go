@@ -2164,7 +2164,7 @@ type StateSummaryRequest struct {
 
 // StateTask defines model for state.Task.
 type StateTask struct {
-	Checkpoint *StateCheckpointRef     `json:"checkpoint"`
+	Checkpoint *StateTaskCheckpoint    `json:"checkpoint"`
 	Error      *string                 `json:"error"`
 	Id         string                  `json:"id"`
 	Interrupts []interface{}           `json:"interrupts"`
@@ -2172,6 +2172,12 @@ type StateTask struct {
 	Path       []interface{}           `json:"path"`
 	Result     *map[string]interface{} `json:"result"`
 	State      interface{}             `json:"state"`
+}
+
+// StateTaskCheckpoint defines model for state.TaskCheckpoint.
+type StateTaskCheckpoint struct {
+	CheckpointNs string `json:"checkpoint_ns"`
+	ThreadId     string `json:"thread_id"`
 }
 
 // StateThreadState defines model for state.ThreadState.
@@ -4873,7 +4879,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdRunsStreamWithBody Create a run and stream it
 	//
-	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4882,7 +4888,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdRunsStream Create a run and stream it
 	//
-	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4970,7 +4976,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdStateWithBody Update a thread's state
 	//
-	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4979,7 +4985,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdState Update a thread's state
 	//
-	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7112,7 +7118,7 @@ func (c *Client) PostThreadsThreadIdRunsCrons(ctx context.Context, threadId open
 
 // PostThreadsThreadIdRunsStreamWithBody Create a run and stream it
 //
-// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7131,7 +7137,7 @@ func (c *Client) PostThreadsThreadIdRunsStreamWithBody(ctx context.Context, thre
 
 // PostThreadsThreadIdRunsStream Create a run and stream it
 //
-// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7339,7 +7345,7 @@ func (c *Client) PatchThreadsThreadIdState(ctx context.Context, threadId openapi
 
 // PostThreadsThreadIdStateWithBody Update a thread's state
 //
-// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7358,7 +7364,7 @@ func (c *Client) PostThreadsThreadIdStateWithBody(ctx context.Context, threadId 
 
 // PostThreadsThreadIdState Update a thread's state
 //
-// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13286,7 +13292,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdRunsStreamWithBodyWithResponse Create a run and stream it
 	//
-	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13295,7 +13301,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdRunsStreamWithResponse Create a run and stream it
 	//
-	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13397,7 +13403,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdStateWithBodyWithResponse Update a thread's state
 	//
-	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13406,7 +13412,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdStateWithResponse Update a thread's state
 	//
-	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20072,7 +20078,7 @@ func (c *ClientWithResponses) PostThreadsThreadIdRunsCronsWithResponse(ctx conte
 
 // PostThreadsThreadIdRunsStreamWithBodyWithResponse Create a run and stream it
 //
-// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20087,7 +20093,7 @@ func (c *ClientWithResponses) PostThreadsThreadIdRunsStreamWithBodyWithResponse(
 
 // PostThreadsThreadIdRunsStreamWithResponse Create a run and stream it
 //
-// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20261,7 +20267,7 @@ func (c *ClientWithResponses) PatchThreadsThreadIdStateWithResponse(ctx context.
 
 // PostThreadsThreadIdStateWithBodyWithResponse Update a thread's state
 //
-// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20276,7 +20282,7 @@ func (c *ClientWithResponses) PostThreadsThreadIdStateWithBodyWithResponse(ctx c
 
 // PostThreadsThreadIdStateWithResponse Update a thread's state
 //
-// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

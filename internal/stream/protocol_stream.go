@@ -204,6 +204,6 @@ func (h *Handlers) protocolStreamError(out *sse, ctx context.Context, err error)
 	} else {
 		h.svc.log.Error("protocol stream", "error", err)
 	}
-	_ = out.send("error", jsonv.Must(map[string]any{"type": "error", "id": nil, "error": code, "message": msg}), 0)
+	_ = out.send("error", jsonv.Must(map[string]any{"type": "error", "id": nil, "error": code, "message": msg}), -1)
 	return nil
 }

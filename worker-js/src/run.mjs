@@ -525,7 +525,7 @@ function isInterruptOnly(v) {
 export const UPDATE_STATE_KEY = "__weft_update_state__";
 
 /**
- * Applies an update_state ({values, as_node, checkpoint_id}, or
+ * Applies an update_state ({values, as_node, checkpoint_id, checkpoint_ns}, or
  * {supersteps} for LangGraph's bulkUpdateState) with
  * LangGraph's own updateState (its reducers, as_node's writers and edges;
  * an older checkpoint_id forks) and ends the run with the new checkpoint's
@@ -534,7 +534,10 @@ export const UPDATE_STATE_KEY = "__weft_update_state__";
  * of values is applied as successive updates.
  */
 async function applyUpdate({ update, run, graph, committer, controller }) {
-  let config = { configurable: { thread_id: run.thread_id, checkpoint_ns: "" } };
+  // checkpoint_ns names a subgraph's namespace: LangGraph's updateState
+  // hands the update to that subgraph (its reducers and edges, its
+  // checkpoints); the parent's checkpoint is left as it is.
+  let config = { configurable: { thread_id: run.thread_id, checkpoint_ns: update.checkpoint_ns || "" } };
   if (update.checkpoint_id) config.configurable.checkpoint_id = update.checkpoint_id;
   let result;
   try {

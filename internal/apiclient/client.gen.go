@@ -5018,6 +5018,13 @@ type ClientInterface interface {
 	// Corresponds with GET /threads/{thread_id}/stream (the `GetThreadsThreadIdStream` operationId).
 	GetThreadsThreadIdStream(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetThreadsThreadIdStreamEvents Protocol v2 over a WebSocket
+	//
+	// Upgrades to a WebSocket carrying protocol v2 both ways as JSON text messages. The client sends commands ({id, method, params}): those of POST /threads/{thread_id}/commands (run.start, input.respond, state.get, agent.getTree), plus subscription.subscribe (params as the body of POST /threads/{thread_id}/stream/events: channels, namespaces, depth, since; result {subscription_id, replayed_events}, sent before the events it replays) and subscription.unsubscribe {subscription_id}. The server sends the answers ({"type":"success"|"error","id",…}) and, for each subscription, the thread's events ({"type":"event","event_id","seq","method","params"}) with the same filtering, replay and seq as the SSE stream; a frame that is not a command is answered with an error frame of id null. A request without a WebSocket upgrade is a 400.
+	//
+	// Corresponds with GET /threads/{thread_id}/stream/events (the `GetThreadsThreadIdStreamEvents` operationId).
+	GetThreadsThreadIdStreamEvents(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostThreadsThreadIdStreamEventsWithBody Stream a thread's events (protocol v2)
 	//
 	// The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A thread that does not exist yet (a stream opened before the run.start that creates it) is waited for: its events are sent from the first. A comment line is sent every 5 s while idle.
@@ -7437,6 +7444,23 @@ func (c *Client) GetThreadsThreadIdStateCheckpointId(ctx context.Context, thread
 // Corresponds with GET /threads/{thread_id}/stream (the `GetThreadsThreadIdStream` operationId).
 func (c *Client) GetThreadsThreadIdStream(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetThreadsThreadIdStreamRequest(c.Server, threadId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetThreadsThreadIdStreamEvents Protocol v2 over a WebSocket
+//
+// Upgrades to a WebSocket carrying protocol v2 both ways as JSON text messages. The client sends commands ({id, method, params}): those of POST /threads/{thread_id}/commands (run.start, input.respond, state.get, agent.getTree), plus subscription.subscribe (params as the body of POST /threads/{thread_id}/stream/events: channels, namespaces, depth, since; result {subscription_id, replayed_events}, sent before the events it replays) and subscription.unsubscribe {subscription_id}. The server sends the answers ({"type":"success"|"error","id",…}) and, for each subscription, the thread's events ({"type":"event","event_id","seq","method","params"}) with the same filtering, replay and seq as the SSE stream; a frame that is not a command is answered with an error frame of id null. A request without a WebSocket upgrade is a 400.
+//
+// Corresponds with GET /threads/{thread_id}/stream/events (the `GetThreadsThreadIdStreamEvents` operationId).
+func (c *Client) GetThreadsThreadIdStreamEvents(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetThreadsThreadIdStreamEventsRequest(c.Server, threadId)
 	if err != nil {
 		return nil, err
 	}
@@ -12014,6 +12038,40 @@ func NewGetThreadsThreadIdStreamRequest(server string, threadId openapi_types.UU
 	return req, nil
 }
 
+// NewGetThreadsThreadIdStreamEventsRequest constructs an http.Request for the GetThreadsThreadIdStreamEvents method
+func NewGetThreadsThreadIdStreamEventsRequest(server string, threadId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/stream/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostThreadsThreadIdStreamEventsRequest calls the generic PostThreadsThreadIdStreamEvents builder with application/json body
 func NewPostThreadsThreadIdStreamEventsRequest(server string, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13448,6 +13506,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /threads/{thread_id}/stream (the `GetThreadsThreadIdStream` operationId).
 	GetThreadsThreadIdStreamWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdStreamResponse, error)
+
+	// GetThreadsThreadIdStreamEventsWithResponse Protocol v2 over a WebSocket
+	//
+	// Upgrades to a WebSocket carrying protocol v2 both ways as JSON text messages. The client sends commands ({id, method, params}): those of POST /threads/{thread_id}/commands (run.start, input.respond, state.get, agent.getTree), plus subscription.subscribe (params as the body of POST /threads/{thread_id}/stream/events: channels, namespaces, depth, since; result {subscription_id, replayed_events}, sent before the events it replays) and subscription.unsubscribe {subscription_id}. The server sends the answers ({"type":"success"|"error","id",…}) and, for each subscription, the thread's events ({"type":"event","event_id","seq","method","params"}) with the same filtering, replay and seq as the SSE stream; a frame that is not a command is answered with an error frame of id null. A request without a WebSocket upgrade is a 400.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /threads/{thread_id}/stream/events (the `GetThreadsThreadIdStreamEvents` operationId).
+	GetThreadsThreadIdStreamEventsWithResponse(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdStreamEventsResponse, error)
 
 	// PostThreadsThreadIdStreamEventsWithBodyWithResponse Stream a thread's events (protocol v2)
 	//
@@ -18207,6 +18274,61 @@ func (r GetThreadsThreadIdStreamResponse) ContentType() string {
 	return ""
 }
 
+type GetThreadsThreadIdStreamEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON101 the response for an HTTP 101 `application/json` response
+	JSON101 *string
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON101 returns the response for an HTTP 101 `application/json` response
+func (r GetThreadsThreadIdStreamEventsResponse) GetJSON101() *string {
+	return r.JSON101
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetThreadsThreadIdStreamEventsResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetThreadsThreadIdStreamEventsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetThreadsThreadIdStreamEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetThreadsThreadIdStreamEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetThreadsThreadIdStreamEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetThreadsThreadIdStreamEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostThreadsThreadIdStreamEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20347,6 +20469,21 @@ func (c *ClientWithResponses) GetThreadsThreadIdStreamWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseGetThreadsThreadIdStreamResponse(rsp)
+}
+
+// GetThreadsThreadIdStreamEventsWithResponse Protocol v2 over a WebSocket
+//
+// Upgrades to a WebSocket carrying protocol v2 both ways as JSON text messages. The client sends commands ({id, method, params}): those of POST /threads/{thread_id}/commands (run.start, input.respond, state.get, agent.getTree), plus subscription.subscribe (params as the body of POST /threads/{thread_id}/stream/events: channels, namespaces, depth, since; result {subscription_id, replayed_events}, sent before the events it replays) and subscription.unsubscribe {subscription_id}. The server sends the answers ({"type":"success"|"error","id",…}) and, for each subscription, the thread's events ({"type":"event","event_id","seq","method","params"}) with the same filtering, replay and seq as the SSE stream; a frame that is not a command is answered with an error frame of id null. A request without a WebSocket upgrade is a 400.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /threads/{thread_id}/stream/events (the `GetThreadsThreadIdStreamEvents` operationId).
+func (c *ClientWithResponses) GetThreadsThreadIdStreamEventsWithResponse(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdStreamEventsResponse, error) {
+	rsp, err := c.GetThreadsThreadIdStreamEvents(ctx, threadId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetThreadsThreadIdStreamEventsResponse(rsp)
 }
 
 // PostThreadsThreadIdStreamEventsWithBodyWithResponse Stream a thread's events (protocol v2)
@@ -23946,6 +24083,46 @@ func ParseGetThreadsThreadIdStreamResponse(rsp *http.Response) (*GetThreadsThrea
 	response := &GetThreadsThreadIdStreamResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseGetThreadsThreadIdStreamEventsResponse parses an HTTP response from a GetThreadsThreadIdStreamEventsWithResponse call
+func ParseGetThreadsThreadIdStreamEventsResponse(rsp *http.Response) (*GetThreadsThreadIdStreamEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetThreadsThreadIdStreamEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 101:
+		var dest string
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON101 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	}
 
 	return response, nil

@@ -724,6 +724,11 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 // meanwhile. ok is false when the stream must end: the client went away or
 // the server is shutting down.
 func (h *Handlers) idle(ctx context.Context, out *sse, sub chan struct{}, beat, poll *time.Ticker) (woken, ok bool) {
+	return h.idleWith(ctx, func() error { return out.write([]byte(": heartbeat\n\n")) }, sub, beat, poll)
+}
+
+// idleWith is idle with the heartbeat any transport sends (heartbeat).
+func (h *Handlers) idleWith(ctx context.Context, heartbeat func() error, sub chan struct{}, beat, poll *time.Ticker) (woken, ok bool) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -731,7 +736,7 @@ func (h *Handlers) idle(ctx context.Context, out *sse, sub chan struct{}, beat, 
 		case <-h.svc.draining:
 			return false, false
 		case <-beat.C:
-			if out.write([]byte(": heartbeat\n\n")) != nil {
+			if heartbeat() != nil {
 				return false, false
 			}
 		case <-sub:

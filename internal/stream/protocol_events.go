@@ -263,6 +263,13 @@ func (v *runView) translate(e logEvent) []protocolEvent {
 		m.add("tools", ns, "", toolEvent(data))
 	case "tasks", "checkpoints":
 		m.add(base, ns, "", data)
+	default:
+		// A graph's named extension channel ("custom:<name>"): the final
+		// value of a stream transformer's projection, which clients read
+		// as thread.extensions.<name>.
+		if name, ok := strings.CutPrefix(base, "custom:"); ok && name != "" {
+			m.add("custom", ns, "", map[string]any{"name": name, "payload": data})
+		}
 	case "error":
 		v.finishMessages(m, func(o *openMessage) bool { return true })
 		if root {

@@ -87,6 +87,20 @@ func TestProtocolWebSocket(t *testing.T) {
 	if r := s.Do("GET", "/threads/"+tid+"/stream/events", nil); r.Status != http.StatusBadRequest {
 		t.Fatalf("GET without an upgrade: %d %s", r.Status, r.Body)
 	}
+	// Origins: another site's page is refused, a loopback one (the API's
+	// CORS policy allows it) is not.
+	wsURL := "ws" + strings.TrimPrefix(url, "http")
+	if c, resp, err := websocket.Dial(t.Context(), wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}}); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		if c != nil {
+			_ = c.CloseNow()
+		}
+		t.Fatalf("cross-origin dial: %v %v", err, resp)
+	}
+	if c, _, err := websocket.Dial(t.Context(), wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://localhost:5173"}}}); err != nil {
+		t.Fatalf("loopback-origin dial: %v", err)
+	} else {
+		_ = c.CloseNow()
+	}
 	ws := dialProtocol(t, url)
 
 	// Not a command: an error frame with id null.

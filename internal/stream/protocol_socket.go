@@ -51,7 +51,12 @@ func (h *Handlers) ProtocolSocket(w http.ResponseWriter, r *http.Request) error 
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		return apperr.Errorf(apperr.BadRequest, "GET /threads/%s/stream/events is a WebSocket: send an Upgrade: websocket request (or POST it for Server-Sent Events)", tid)
 	}
-	conn, err := websocket.Accept(w, r, nil)
+	// Browsers do not apply CORS to WebSockets: the origins the API's CORS
+	// policy allows (it has set Access-Control-Allow-Origin) may open one;
+	// any other cross-origin page is refused (403) by Accept's same-origin
+	// check.
+	opts := &websocket.AcceptOptions{InsecureSkipVerify: w.Header().Get("Access-Control-Allow-Origin") != ""}
+	conn, err := websocket.Accept(w, r, opts)
 	if err != nil {
 		return nil // Accept has answered the client
 	}

@@ -40,3 +40,67 @@ func TestNamedCustomEvents(t *testing.T) {
 		t.Fatalf("unnamed: %+v", out)
 	}
 }
+
+// Subgraph namespaces get their own lifecycle: started before their first
+// event (each prefix), completed once the parent's update of their node
+// was sent, the run's terminal status for those still open at its end.
+func TestSubgraphLifecycle(t *testing.T) {
+	run := func(events [][2]string) []string {
+		v := &runView{started: map[string]bool{}, asked: map[string]bool{}}
+		var out []string
+		for i, e := range events {
+			for _, pe := range v.translate(logEvent{ThreadSeq: int64(i + 1), Event: e[0], Data: json.RawMessage(e[1]), GraphID: "nested"}) {
+				s := pe.Method
+				if d, ok := pe.Params.Data.(map[string]any); ok && pe.Method == "lifecycle" {
+					s += ":" + d["event"].(string) + "(" + d["graph_name"].(string) + ")"
+				}
+				if pe.Params.Node != "" {
+					s += ":" + pe.Params.Node
+				}
+				b, _ := json.Marshal(pe.Params.Namespace)
+				out = append(out, s+string(b))
+			}
+		}
+		return out
+	}
+	got := run([][2]string{
+		{"metadata", `{}`},
+		{"values|gp_two:a", `{"x":1}`},
+		{"updates|gp_two:a|p_two:b", `{"c_two":{"x":2}}`},
+		{"updates|gp_two:a", `{"p_two":{"x":2}}`},
+		{"updates", `{"gp_two":{"x":2}}`},
+		{"values", `{"x":2}`},
+		{"end", `{"status":"success"}`},
+	})
+	want := []string{
+		`lifecycle:running(nested)[]`,
+		`lifecycle:started(gp_two)["gp_two:a"]`, `values["gp_two:a"]`,
+		`lifecycle:started(p_two)["gp_two:a","p_two:b"]`, `updates:c_two["gp_two:a","p_two:b"]`,
+		`updates:p_two["gp_two:a"]`,
+		`lifecycle:completed(p_two)["gp_two:a","p_two:b"]`, `updates:gp_two[]`,
+		`lifecycle:completed(gp_two)["gp_two:a"]`, `values[]`,
+		`lifecycle:completed(nested)[]`,
+	}
+	if g, w := asLines(got), asLines(want); g != w {
+		t.Fatalf("events\n%s\nwant\n%s", g, w)
+	}
+	// A run that fails inside a subgraph: the open namespaces fail with it.
+	got = run([][2]string{
+		{"metadata", `{}`},
+		{"values|sub:a", `{"x":1}`},
+		{"error", `{"error":"E","message":"boom"}`},
+		{"end", `{"status":"error"}`},
+	})
+	if g := asLines(got); g != asLines([]string{`lifecycle:running(nested)[]`, `lifecycle:started(sub)["sub:a"]`, `values["sub:a"]`,
+		`lifecycle:failed(sub)["sub:a"]`, `lifecycle:failed(nested)[]`}) {
+		t.Fatalf("failed run events\n%s", g)
+	}
+}
+
+func asLines(s []string) string {
+	out := ""
+	for _, l := range s {
+		out += l + "\n"
+	}
+	return out
+}

@@ -239,7 +239,9 @@ func (svc *Service) startSSE(w http.ResponseWriter) *sse {
 	svc.cfg.Metrics.StreamOpened()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
+	// no-cache, as LangGraph's servers send: with no-store, Chromium reports
+	// a fetch whose body a page reads to its end as failed (net::ERR_ABORTED).
+	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &sse{w: w, rc: http.NewResponseController(w), m: svc.cfg.Metrics}

@@ -291,6 +291,9 @@ describe(`useStream in Chromium, ${SDK_LABEL}`, () => {
     assert.match(res.headers["content-location"] ?? "", new RegExp(`/threads/${threadId}/runs/[0-9a-f-]{36}$`));
     const bodies = sseRead(runs[0].url);
     assert.equal(bodies.length, 1, "the page read the stream to its end");
+    // Read to its end, the stream is not reported failed (net::ERR_ABORTED,
+    // as Chromium reports every such read of a no-store response).
+    assert.equal(res.headers["cache-control"], "private, no-cache");
     const events = parseSSE(bodies[0]);
     const chunks = events.filter((e) => e.event === "messages").map((e) => e.data[0]);
     assert.deepEqual(chunks.map((c) => c.content), ["echo: ", "hello"], "the reply streamed as two message chunks");

@@ -54,10 +54,10 @@ function body(chunks, runId) {
   return chunks.slice(1).map((c) => [c.event, c.data]);
 }
 
-/** The chunks' ids as numbers; asserts they are positive integers, strictly increasing. */
+/** The chunks' ids as numbers; asserts they are non-negative integers, strictly increasing. */
 function ids(chunks) {
   const n = chunks.map((c) => {
-    assert.match(String(c.id), /^[1-9][0-9]*$/, `event id of ${JSON.stringify(c)}`);
+    assert.match(String(c.id), /^(0|[1-9][0-9]*)$/, `event id of ${JSON.stringify(c)}`);
     return Number(c.id);
   });
   for (let i = 1; i < n.length; i++) assert.ok(n[i] > n[i - 1], `ids not increasing: ${n}`);
@@ -95,7 +95,7 @@ async function streamRejects(gen, status) {
 }
 
 describe("runs.stream on a thread", () => {
-  test("streamMode [values, updates]: metadata, values, updates(node_a), values, updates(node_b), values; ids 1…6", async () => {
+  test("streamMode [values, updates]: metadata, values, updates(node_a), values, updates(node_b), values; ids 0…5", async () => {
     const { client, requests } = sdk();
     const tid = await newThread(client);
     const created = [];
@@ -113,7 +113,7 @@ describe("runs.stream on a thread", () => {
     assert.deepEqual(created[0], { run_id: chunks[0].data.run_id, thread_id: tid });
 
     assert.deepEqual(body(chunks, created[0].run_id), FOO_BAR_EVENTS);
-    assert.deepEqual(ids(chunks), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(ids(chunks), [0, 1, 2, 3, 4, 5]);
 
     // The stream closes when the run has ended.
     const run = await client.runs.get(tid, created[0].run_id);
@@ -128,7 +128,13 @@ describe("runs.stream on a thread", () => {
     const chunks = await collect(client.runs.stream(tid, "foo_bar", { input: { foo: "" } }));
     assert.equal(streamRequests(requests)[0].body.stream_mode, undefined, "the SDK sends no stream_mode");
     assert.deepEqual(body(chunks), FOO_BAR_EVENTS.filter(([e]) => e === "values"));
-    ids(chunks);
+    // Ids number the events this stream sends, from 0 (metadata), as
+    // LangGraph's servers do, although the run's log also holds its updates.
+    assert.deepEqual(ids(chunks), [0, 1, 2, 3]);
+    // A join of the finished run from -1 sends the same ids; one from id 1 the rest.
+    const runId = chunks[0].data.run_id;
+    assert.deepEqual(await collect(client.runs.joinStream(tid, runId, { lastEventId: "-1" })), chunks);
+    assert.deepEqual(await collect(client.runs.joinStream(tid, runId, { lastEventId: "1" })), chunks.slice(2));
 
     // A second run on the same thread streams from the thread's state.
     const again = await collect(client.runs.stream(tid, "foo_bar", { input: { foo: "x" }, streamMode: "values" }));
@@ -406,7 +412,7 @@ describe("stateless runs.stream(null, …)", () => {
     // Content-Location of a stateless run is /runs/{run_id}: no thread id.
     assert.deepEqual(created, [{ run_id: chunks[0].data.run_id, thread_id: undefined }]);
     assert.deepEqual(body(chunks, created[0].run_id), FOO_BAR_EVENTS);
-    assert.deepEqual(ids(chunks), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(ids(chunks), [0, 1, 2, 3, 4, 5]);
 
     // echo_chat streams its messages statelessly too.
     const chat = body(await collect(client.runs.stream(null, "echo_chat", {

@@ -10,10 +10,11 @@
 // The subgraph's checkpoints live in the namespace `sub:<task id>` of the
 // parent's pending "sub" task. Weft (reference/agent-server-api.md §5.1):
 //   * getState without subgraphs: task.checkpoint = {thread_id, checkpoint_ns:
-//     "sub:<id>", checkpoint_id: the newest checkpoint in that ns,
-//     checkpoint_map: null}, task.state null;
-//   * getState with subgraphs=true: task.state = the ThreadState of that
-//     newest checkpoint (recursively), task.checkpoint still set;
+//     "sub:<id>"} (the JS graph's task state config: no checkpoint id, so it
+//     addresses the subgraph's newest checkpoint), task.state null;
+//   * getState with subgraphs=true: task.state = the state of that newest
+//     checkpoint (recursively), task.checkpoint null (as LangGraph.js's
+//     server shows it);
 //   * history: task.checkpoint as without subgraphs.
 // The thread's graph_id is not registered in Weft, so Weft reads values
 // heuristically (every non-internal channel) — here just `items`.
@@ -143,8 +144,10 @@ describe("a JS graph interrupted inside a subgraph, served by Weft", () => {
     assert.ok(task.checkpoint, `tasks[0].checkpoint is ${j(task.checkpoint)}; task: ${j(task)}`);
     assert.equal(task.checkpoint.checkpoint_ns, subNs, `tasks[0].checkpoint: ${j(task.checkpoint)}`);
     assert.equal(task.checkpoint.thread_id, tid);
-    assert.equal(task.checkpoint.checkpoint_id, js.tasks[0].state.config.configurable.checkpoint_id);
-    assert.equal(task.checkpoint.checkpoint_map ?? null, null);
+    assert.deepEqual(task.checkpoint, { thread_id: tid, checkpoint_ns: subNs });
+    // Read at that checkpoint: the subgraph's newest state.
+    const at = await client.threads.getState(tid, task.checkpoint);
+    assert.equal(at.checkpoint.checkpoint_id, js.tasks[0].state.config.configurable.checkpoint_id);
     assert.equal(task.state ?? null, null, `tasks[0].state without subgraphs: ${j(task.state)}`);
     // The interrupt raised inside the subgraph is also recorded on the
     // parent's "sub" task (a JS-written __interrupt__ write: a JSON list).
@@ -163,7 +166,7 @@ describe("a JS graph interrupted inside a subgraph, served by Weft", () => {
     const task = st.tasks[0];
     assert.equal(task.name, "sub");
     assert.equal(task.id, js.tasks[0].id);
-    assert.equal(task.checkpoint?.checkpoint_ns, subNs, `tasks[0].checkpoint: ${j(task.checkpoint)}`);
+    assert.equal(task.checkpoint, null, `tasks[0].checkpoint: ${j(task.checkpoint)}`);
 
     const want = js.tasks[0].state;
     const got = task.state;
@@ -231,7 +234,7 @@ describe("a JS graph interrupted inside a subgraph, served by Weft", () => {
     assert.deepEqual(h[0].next, ["sub"]);
     assert.equal(h[0].tasks[0]?.id, js.tasks[0].id);
     assert.equal(h[0].tasks[0]?.checkpoint?.checkpoint_ns, subNs, `history[0].tasks: ${j(h[0].tasks)}`);
-    assert.equal(h[0].tasks[0].checkpoint.checkpoint_id, js.tasks[0].state.config.configurable.checkpoint_id);
+    assert.deepEqual(h[0].tasks[0].checkpoint, { thread_id: tid, checkpoint_ns: subNs });
     // Root namespace only: no subgraph checkpoints in the root history.
     for (const s of h) assert.equal(s.checkpoint.checkpoint_ns, "");
     // Older states' tasks (plan, __start__) are no subgraphs.

@@ -317,7 +317,7 @@ func runDBTimes(ctx context.Context, conn *pgx.Conn, rid string) (claim, toCommi
 	return time.Duration(c * float64(time.Second)), time.Duration(t * float64(time.Second)), commits, err
 }
 
-// checkLoopEvents checks a loop run's events: ids 1, 2, … without gaps,
+// checkLoopEvents checks a loop run's events: ids from, from+1, … without gaps,
 // one metadata first, values n = 0 … 200 and 200 updates in between.
 func checkLoopEvents(evs []sseEvent, from int64) []string {
 	var probs []string
@@ -405,7 +405,7 @@ func (s *streamLoad) streamLoop(conn *pgx.Conn) (loopStream, error) {
 			break
 		}
 	}
-	m.problems = append(m.problems, checkLoopEvents(evs, 1)...)
+	m.problems = append(m.problems, checkLoopEvents(evs, 0)...)
 	if m.claim, m.claimToCommit, m.commits, err = runDBTimes(ctx, conn, rid); err != nil {
 		m.problems = append(m.problems, "database timings: "+err.Error())
 	}
@@ -924,7 +924,11 @@ func matchEvents(evs []sseEvent, commitOf map[int64]int, commits int, notifs []n
 		}
 	}
 	for _, e := range evs {
+		// A stream's ids number the events it sends (0 = metadata); in
+		// values+updates mode a loop run's stream sends every stored event
+		// but the end, so an event's log seq is its id + 1.
 		id, _ := strconv.ParseInt(e.ID, 10, 64)
+		id++
 		if m.matched {
 			if k, ok := commitOf[id]; ok {
 				d := e.At.Sub(notifs[k].at)
@@ -1086,7 +1090,7 @@ func (s *streamLoad) joinOne(conn *pgx.Conn, cl, nl *notifyLog, stepMS int) (joi
 		evs = append(evs, e)
 	}
 	time.Sleep(100 * time.Millisecond) // late notifications
-	j.problems = checkLoopEvents(evs, 1)
+	j.problems = checkLoopEvents(evs, 0)
 	// The run's log: seq → commit (transaction id of the row).
 	rows, err := conn.Query(ctx, `SELECT seq, event, xmin::text FROM run_events WHERE run_id = $1 ORDER BY seq`, rid)
 	if err != nil {
@@ -1125,7 +1129,7 @@ func (s *streamLoad) joinOne(conn *pgx.Conn, cl, nl *notifyLog, stepMS int) (joi
 	got := map[int64]bool{}
 	for _, e := range evs {
 		id, _ := strconv.ParseInt(e.ID, 10, 64)
-		got[id] = true
+		got[id+1] = true // its log seq (see above)
 	}
 	var missing []string
 	for _, r := range log {

@@ -202,7 +202,8 @@ func checkStreams(ctx context.Context, db *pgxpool.Pool, fd *findings, st *stats
 				return err
 			}
 			if onWire(ev) {
-				want = append(want, seq)
+				// A stream's ids number the events it sends, from 0.
+				want = append(want, int64(len(want)))
 			}
 		}
 		if err := rows.Err(); err != nil {

@@ -2200,7 +2200,7 @@ type StateSummaryRequest struct {
 
 // StateTask defines model for state.Task.
 type StateTask struct {
-	Checkpoint *StateCheckpointRef     `json:"checkpoint"`
+	Checkpoint *StateTaskCheckpoint    `json:"checkpoint"`
 	Error      *string                 `json:"error"`
 	Id         string                  `json:"id"`
 	Interrupts []interface{}           `json:"interrupts"`
@@ -2208,6 +2208,12 @@ type StateTask struct {
 	Path       []interface{}           `json:"path"`
 	Result     *map[string]interface{} `json:"result"`
 	State      interface{}             `json:"state"`
+}
+
+// StateTaskCheckpoint defines model for state.TaskCheckpoint.
+type StateTaskCheckpoint struct {
+	CheckpointNs string `json:"checkpoint_ns"`
+	ThreadId     string `json:"thread_id"`
 }
 
 // StateThreadState defines model for state.ThreadState.
@@ -4959,7 +4965,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdRunsStreamWithBody Create a run and stream it
 	//
-	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4968,7 +4974,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdRunsStream Create a run and stream it
 	//
-	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5056,7 +5062,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdStateWithBody Update a thread's state
 	//
-	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5065,7 +5071,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdState Update a thread's state
 	//
-	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5097,6 +5103,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /threads/{thread_id}/stream (the `GetThreadsThreadIdStream` operationId).
 	GetThreadsThreadIdStream(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetThreadsThreadIdStreamEvents Protocol v2 over a WebSocket
+	//
+	// Upgrades to a WebSocket carrying protocol v2 both ways as JSON text messages. The client sends commands ({id, method, params}): those of POST /threads/{thread_id}/commands (run.start, input.respond, state.get, agent.getTree), plus subscription.subscribe (params as the body of POST /threads/{thread_id}/stream/events: channels, namespaces, depth, since; result {subscription_id, replayed_events}, sent before the events it replays) and subscription.unsubscribe {subscription_id}. The server sends the answers ({"type":"success"|"error","id",…}) and, for each subscription, the thread's events ({"type":"event","event_id","seq","method","params"}) with the same filtering, replay and seq as the SSE stream; a frame that is not a command is answered with an error frame of id null. A request without a WebSocket upgrade is a 400.
+	//
+	// Corresponds with GET /threads/{thread_id}/stream/events (the `GetThreadsThreadIdStreamEvents` operationId).
+	GetThreadsThreadIdStreamEvents(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostThreadsThreadIdStreamEventsWithBody Stream a thread's events (protocol v2)
 	//
@@ -7236,7 +7249,7 @@ func (c *Client) PostThreadsThreadIdRunsCrons(ctx context.Context, threadId open
 
 // PostThreadsThreadIdRunsStreamWithBody Create a run and stream it
 //
-// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7255,7 +7268,7 @@ func (c *Client) PostThreadsThreadIdRunsStreamWithBody(ctx context.Context, thre
 
 // PostThreadsThreadIdRunsStream Create a run and stream it
 //
-// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7463,7 +7476,7 @@ func (c *Client) PatchThreadsThreadIdState(ctx context.Context, threadId openapi
 
 // PostThreadsThreadIdStateWithBody Update a thread's state
 //
-// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7482,7 +7495,7 @@ func (c *Client) PostThreadsThreadIdStateWithBody(ctx context.Context, threadId 
 
 // PostThreadsThreadIdState Update a thread's state
 //
-// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7555,6 +7568,23 @@ func (c *Client) GetThreadsThreadIdStateCheckpointId(ctx context.Context, thread
 // Corresponds with GET /threads/{thread_id}/stream (the `GetThreadsThreadIdStream` operationId).
 func (c *Client) GetThreadsThreadIdStream(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetThreadsThreadIdStreamRequest(c.Server, threadId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetThreadsThreadIdStreamEvents Protocol v2 over a WebSocket
+//
+// Upgrades to a WebSocket carrying protocol v2 both ways as JSON text messages. The client sends commands ({id, method, params}): those of POST /threads/{thread_id}/commands (run.start, input.respond, state.get, agent.getTree), plus subscription.subscribe (params as the body of POST /threads/{thread_id}/stream/events: channels, namespaces, depth, since; result {subscription_id, replayed_events}, sent before the events it replays) and subscription.unsubscribe {subscription_id}. The server sends the answers ({"type":"success"|"error","id",…}) and, for each subscription, the thread's events ({"type":"event","event_id","seq","method","params"}) with the same filtering, replay and seq as the SSE stream; a frame that is not a command is answered with an error frame of id null. A request without a WebSocket upgrade is a 400.
+//
+// Corresponds with GET /threads/{thread_id}/stream/events (the `GetThreadsThreadIdStreamEvents` operationId).
+func (c *Client) GetThreadsThreadIdStreamEvents(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetThreadsThreadIdStreamEventsRequest(c.Server, threadId)
 	if err != nil {
 		return nil, err
 	}
@@ -12172,6 +12202,40 @@ func NewGetThreadsThreadIdStreamRequest(server string, threadId openapi_types.UU
 	return req, nil
 }
 
+// NewGetThreadsThreadIdStreamEventsRequest constructs an http.Request for the GetThreadsThreadIdStreamEvents method
+func NewGetThreadsThreadIdStreamEventsRequest(server string, threadId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/stream/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostThreadsThreadIdStreamEventsRequest calls the generic PostThreadsThreadIdStreamEvents builder with application/json body
 func NewPostThreadsThreadIdStreamEventsRequest(server string, threadId openapi_types.UUID, params *PostThreadsThreadIdStreamEventsParams, body PostThreadsThreadIdStreamEventsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13468,7 +13532,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdRunsStreamWithBodyWithResponse Create a run and stream it
 	//
-	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13477,7 +13541,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdRunsStreamWithResponse Create a run and stream it
 	//
-	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+	// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13579,7 +13643,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdStateWithBodyWithResponse Update a thread's state
 	//
-	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13588,7 +13652,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdStateWithResponse Update a thread's state
 	//
-	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+	// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13624,6 +13688,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /threads/{thread_id}/stream (the `GetThreadsThreadIdStream` operationId).
 	GetThreadsThreadIdStreamWithResponse(ctx context.Context, threadId openapi_types.UUID, params *GetThreadsThreadIdStreamParams, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdStreamResponse, error)
+
+	// GetThreadsThreadIdStreamEventsWithResponse Protocol v2 over a WebSocket
+	//
+	// Upgrades to a WebSocket carrying protocol v2 both ways as JSON text messages. The client sends commands ({id, method, params}): those of POST /threads/{thread_id}/commands (run.start, input.respond, state.get, agent.getTree), plus subscription.subscribe (params as the body of POST /threads/{thread_id}/stream/events: channels, namespaces, depth, since; result {subscription_id, replayed_events}, sent before the events it replays) and subscription.unsubscribe {subscription_id}. The server sends the answers ({"type":"success"|"error","id",…}) and, for each subscription, the thread's events ({"type":"event","event_id","seq","method","params"}) with the same filtering, replay and seq as the SSE stream; a frame that is not a command is answered with an error frame of id null. A request without a WebSocket upgrade is a 400.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /threads/{thread_id}/stream/events (the `GetThreadsThreadIdStreamEvents` operationId).
+	GetThreadsThreadIdStreamEventsWithResponse(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdStreamEventsResponse, error)
 
 	// PostThreadsThreadIdStreamEventsWithBodyWithResponse Stream a thread's events (protocol v2)
 	//
@@ -18424,6 +18497,61 @@ func (r GetThreadsThreadIdStreamResponse) ContentType() string {
 	return ""
 }
 
+type GetThreadsThreadIdStreamEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON101 the response for an HTTP 101 `application/json` response
+	JSON101 *string
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON101 returns the response for an HTTP 101 `application/json` response
+func (r GetThreadsThreadIdStreamEventsResponse) GetJSON101() *string {
+	return r.JSON101
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetThreadsThreadIdStreamEventsResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetThreadsThreadIdStreamEventsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetThreadsThreadIdStreamEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetThreadsThreadIdStreamEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetThreadsThreadIdStreamEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetThreadsThreadIdStreamEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostThreadsThreadIdStreamEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -20325,7 +20453,7 @@ func (c *ClientWithResponses) PostThreadsThreadIdRunsCronsWithResponse(ctx conte
 
 // PostThreadsThreadIdRunsStreamWithBodyWithResponse Create a run and stream it
 //
-// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20340,7 +20468,7 @@ func (c *ClientWithResponses) PostThreadsThreadIdRunsStreamWithBodyWithResponse(
 
 // PostThreadsThreadIdRunsStreamWithResponse Create a run and stream it
 //
-// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+// Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20514,7 +20642,7 @@ func (c *ClientWithResponses) PatchThreadsThreadIdStateWithResponse(ctx context.
 
 // PostThreadsThreadIdStateWithBodyWithResponse Update a thread's state
 //
-// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20529,7 +20657,7 @@ func (c *ClientWithResponses) PostThreadsThreadIdStateWithBodyWithResponse(ctx c
 
 // PostThreadsThreadIdStateWithResponse Update a thread's state
 //
-// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+// Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20594,6 +20722,21 @@ func (c *ClientWithResponses) GetThreadsThreadIdStreamWithResponse(ctx context.C
 		return nil, err
 	}
 	return ParseGetThreadsThreadIdStreamResponse(rsp)
+}
+
+// GetThreadsThreadIdStreamEventsWithResponse Protocol v2 over a WebSocket
+//
+// Upgrades to a WebSocket carrying protocol v2 both ways as JSON text messages. The client sends commands ({id, method, params}): those of POST /threads/{thread_id}/commands (run.start, input.respond, state.get, agent.getTree), plus subscription.subscribe (params as the body of POST /threads/{thread_id}/stream/events: channels, namespaces, depth, since; result {subscription_id, replayed_events}, sent before the events it replays) and subscription.unsubscribe {subscription_id}. The server sends the answers ({"type":"success"|"error","id",…}) and, for each subscription, the thread's events ({"type":"event","event_id","seq","method","params"}) with the same filtering, replay and seq as the SSE stream; a frame that is not a command is answered with an error frame of id null. A request without a WebSocket upgrade is a 400.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /threads/{thread_id}/stream/events (the `GetThreadsThreadIdStreamEvents` operationId).
+func (c *ClientWithResponses) GetThreadsThreadIdStreamEventsWithResponse(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetThreadsThreadIdStreamEventsResponse, error) {
+	rsp, err := c.GetThreadsThreadIdStreamEvents(ctx, threadId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetThreadsThreadIdStreamEventsResponse(rsp)
 }
 
 // PostThreadsThreadIdStreamEventsWithBodyWithResponse Stream a thread's events (protocol v2)
@@ -24222,6 +24365,46 @@ func ParseGetThreadsThreadIdStreamResponse(rsp *http.Response) (*GetThreadsThrea
 	response := &GetThreadsThreadIdStreamResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseGetThreadsThreadIdStreamEventsResponse parses an HTTP response from a GetThreadsThreadIdStreamEventsWithResponse call
+func ParseGetThreadsThreadIdStreamEventsResponse(rsp *http.Response) (*GetThreadsThreadIdStreamEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetThreadsThreadIdStreamEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 101:
+		var dest string
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON101 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	}
 
 	return response, nil

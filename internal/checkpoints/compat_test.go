@@ -198,15 +198,25 @@ func TestReadJSRowsAppendixA(t *testing.T) {
 	})
 }
 
+// human and ai are messages of the JS saver as LangChain.js's toDict shows
+// them: the serialized fields and "type" (no id when it had none, no name).
 func human(id any, content string) map[string]any {
-	return map[string]any{"type": "human", "id": id, "content": content, "name": nil,
+	m := map[string]any{"type": "human", "content": content,
 		"additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}
+	if id != nil {
+		m["id"] = id
+	}
+	return m
 }
 
 func ai(id any, content string) map[string]any {
-	return map[string]any{"type": "ai", "id": id, "content": content, "name": nil,
+	m := map[string]any{"type": "ai", "content": content,
 		"additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
-		"tool_calls": []any{}, "invalid_tool_calls": []any{}, "usage_metadata": nil}
+		"tool_calls": []any{}, "invalid_tool_calls": []any{}}
+	if id != nil {
+		m["id"] = id
+	}
+	return m
 }
 
 // Appendix B: lc:1 LangChain messages written by the JS saver read back as

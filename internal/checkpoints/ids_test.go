@@ -152,11 +152,11 @@ func TestNormalizeLC(t *testing.T) {
 	}
 	want := map[string]any{
 		"messages": []any{
-			map[string]any{"type": "system", "content": "be brief", "id": nil, "name": nil, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}},
-			map[string]any{"type": "ai", "content": "", "id": "a1", "name": nil, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
-				"tool_calls":         []any{map[string]any{"name": "f", "args": map[string]any{"q": 1}, "id": "c1", "type": "tool_call"}},
-				"invalid_tool_calls": []any{}, "usage_metadata": nil},
-			map[string]any{"type": "tool", "content": "42", "tool_call_id": "c1", "name": "f", "id": nil, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}},
+			// LangChain.js's dict form: the serialized fields and "type", nothing defaulted.
+			map[string]any{"type": "system", "content": "be brief", "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}},
+			map[string]any{"type": "ai", "content": "", "id": "a1",
+				"tool_calls": []any{map[string]any{"name": "f", "args": map[string]any{"q": 1}, "id": "c1", "type": "tool_call"}}},
+			map[string]any{"type": "tool", "content": "42", "tool_call_id": "c1", "name": "f", "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}},
 		},
 		"doc":    map[string]any{"page_content": "p", "metadata": map[string]any{"inner": nil}},
 		"set":    []any{1, 2},

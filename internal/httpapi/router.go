@@ -150,6 +150,8 @@ func NewRouter(d Deps) http.Handler {
 	r.With(missingAs(conflictIfMissing), th("copy")).Post("/threads/{thread_id}/copy", h(d.State.Copy))
 	r.With(th("read")).Get("/threads/{thread_id}/stream", h(d.Streams.ThreadStream))
 	r.With(th("read")).Post("/threads/{thread_id}/stream/events", h(d.Streams.ProtocolEvents))
+	// The WebSocket carries commands (run.start, …) as well: update, like /commands.
+	r.With(th("update")).Get("/threads/{thread_id}/stream/events", h(d.Streams.ProtocolSocket))
 	r.With(th("update")).Post("/threads/{thread_id}/commands", h(d.Streams.ProtocolCommands))
 
 	r.With(th("read")).Get("/threads/{thread_id}/state", h(d.State.GetState))

@@ -167,5 +167,5 @@ func TestStreamJoinAcrossProcesses(t *testing.T) {
 		}
 		got = append(got, e.ID+" "+e.Event)
 	}
-	wantJSON(t, "joined on B", got, `["1 metadata","2 values","3 updates","4 values","5 updates","6 values"]`)
+	wantJSON(t, "joined on B", got, `["0 metadata","1 values","2 updates","3 values","4 updates","5 values"]`)
 }

@@ -115,32 +115,40 @@ func TestStreamFooBar(t *testing.T) {
 	rid := strings.TrimPrefix(cloc, "/threads/"+tid+"/runs/")
 	evs := st.all()
 	wantJSON(t, "stream", shape(evs), js([]string{
-		`1 metadata {"run_id":"` + rid + `","attempt":1}`,
-		`2 values {"bar":[],"foo":""}`,
-		`3 updates {"node_a":{"bar":["a"],"foo":"a"}}`,
-		`4 values {"bar":["a"],"foo":"a"}`,
-		`5 updates {"node_b":{"bar":["b"],"foo":"b"}}`,
-		`6 values {"bar":["a","b"],"foo":"b"}`,
+		`0 metadata {"run_id":"` + rid + `","attempt":1}`,
+		`1 values {"bar":[],"foo":""}`,
+		`2 updates {"node_a":{"bar":["a"],"foo":"a"}}`,
+		`3 values {"bar":["a"],"foo":"a"}`,
+		`4 updates {"node_b":{"bar":["b"],"foo":"b"}}`,
+		`5 values {"bar":["a","b"],"foo":"b"}`,
 	}))
-	if !strings.HasPrefix(st.raw.String(), "event: metadata\ndata: {\"run_id\":\""+rid+"\",\"attempt\":1}\nid: 1\n\n") {
+	if !strings.HasPrefix(st.raw.String(), "event: metadata\ndata: {\"run_id\":\""+rid+"\",\"attempt\":1}\nid: 0\n\n") {
 		t.Fatalf("framing: %q", st.raw.String()[:80])
 	}
 	// Values only (the default mode).
 	evs = openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}}, nil).all()
 	var names []string
 	for _, e := range evs {
-		names = append(names, e.Event)
+		names = append(names, e.ID+" "+e.Event)
 	}
-	wantJSON(t, "values mode", names, `["metadata","values","values","values"]`)
+	// Ids number the events the stream sends (LangGraph's servers' ids),
+	// not the run's log, which holds its updates too.
+	wantJSON(t, "values mode", names, `["0 metadata","1 values","2 values","3 values"]`)
 	// Joining a finished run with Last-Event-ID replays after it and closes;
 	// -1 replays everything; without it there is nothing new to send.
-	evs = openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": "4"}).all()
-	wantJSON(t, "replay after 4", shape(evs), js([]string{`5 updates {"node_b":{"bar":["b"],"foo":"b"}}`, `6 values {"bar":["a","b"],"foo":"b"}`}))
+	evs = openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": "3"}).all()
+	wantJSON(t, "replay after 3", shape(evs), js([]string{`4 updates {"node_b":{"bar":["b"],"foo":"b"}}`, `5 values {"bar":["a","b"],"foo":"b"}`}))
 	if n := len(openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": "-1"}).all()); n != 6 {
 		t.Fatalf("replay from -1: %d events", n)
 	}
-	if n := len(openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=updates", nil, map[string]string{"Last-Event-ID": "-1"}).all()); n != 3 {
-		t.Fatalf("replay of updates only: %d events (metadata and two updates)", n)
+	// A join narrowed to one of the run's modes keeps the run's ids.
+	evs = openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream?stream_mode=updates", nil, map[string]string{"Last-Event-ID": "-1"}).all()
+	if len(evs) != 3 || evs[0].ID != "0" || evs[1].ID != "2" || evs[2].ID != "4" {
+		t.Fatalf("replay of updates only: %v (metadata and two updates)", shape(evs))
+	}
+	// An id past the end: nothing.
+	if n := len(openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, map[string]string{"Last-Event-ID": "9"}).all()); n != 0 {
+		t.Fatalf("replay after 9: %d events", n)
 	}
 	if n := len(openStream(t, s, "GET", "/threads/"+tid+"/runs/"+rid+"/stream", nil, nil).all()); n != 0 {
 		t.Fatalf("join without Last-Event-ID after the end: %d events", n)
@@ -226,7 +234,7 @@ func TestStreamJoinFromAnotherServer(t *testing.T) {
 		}
 		got = append(got, e.ID+" "+e.Event)
 	}
-	wantJSON(t, "joined", got, `["1 metadata","2 values","4 values","6 values"]`)
+	wantJSON(t, "joined", got, `["0 metadata","1 values","2 values","3 values"]`)
 	runStatus(t, a, tid, rid, "success")
 }
 
@@ -243,7 +251,7 @@ func TestStreamResumeAfterDrop(t *testing.T) {
 	rest := openStream(t, s, "GET", loc, nil, map[string]string{"Last-Event-ID": second.ID}).all()
 	all := append([]sseEvent{first, second}, rest...)
 	for i, e := range all {
-		if e.ID != js(i+1) {
+		if e.ID != js(i) {
 			t.Fatalf("event %d has id %s: %v", i, e.ID, shape(all))
 		}
 	}
@@ -332,7 +340,7 @@ func TestStreamSlowReader(t *testing.T) {
 	tid := newThread(t, s)
 	st := openStream(t, s, "POST", "/threads/"+tid+"/runs/stream", map[string]any{"assistant_id": "loop",
 		"input": map[string]any{"n": 800}, "config": map[string]any{"recursion_limit": 300}}, nil)
-	prev, count := int64(0), 0
+	prev, count := int64(-1), 0
 	last := -1.0
 	for {
 		e, ok := st.next()
@@ -448,8 +456,8 @@ func TestStreamJoinLastEventIDQuery(t *testing.T) {
 	if n := len(openStream(t, s, "GET", join+"?last_event_id=-1", nil, nil).all()); n != 6 {
 		t.Fatalf("last_event_id=-1: %d events, want 6", n)
 	}
-	evs := openStream(t, s, "GET", join+"?last_event_id=1", nil, map[string]string{"Last-Event-ID": "4"}).all()
-	wantJSON(t, "header wins", shape(evs), js([]string{`5 updates {"node_b":{"bar":["b"],"foo":"b"}}`, `6 values {"bar":["a","b"],"foo":"b"}`}))
+	evs := openStream(t, s, "GET", join+"?last_event_id=1", nil, map[string]string{"Last-Event-ID": "3"}).all()
+	wantJSON(t, "header wins", shape(evs), js([]string{`4 updates {"node_b":{"bar":["b"],"foo":"b"}}`, `5 values {"bar":["a","b"],"foo":"b"}`}))
 	if r := s.Do("GET", join+"?last_event_id=x", nil); r.Status != http.StatusUnprocessableEntity {
 		t.Fatalf("bad last_event_id: %d %s", r.Status, r.Body)
 	}

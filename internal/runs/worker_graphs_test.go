@@ -419,7 +419,7 @@ func TestWorkerUpdateState(t *testing.T) {
 	ch := update(map[string]any{"values": map[string]any{"messages": []any{"x"}}, "as_node": "talk"})
 	cp := "1f000000-0000-6000-8000-0000000000aa"
 	got := work(map[string]any{"__update_state__": map[string]any{"thread_id": tid, "checkpoint_ns": "", "checkpoint_id": cp}})
-	wantJSON(t, "the update the worker got", got, `{"values":{"messages":["x"]},"as_node":"talk","checkpoint_id":""}`)
+	wantJSON(t, "the update the worker got", got, `{"values":{"messages":["x"]},"as_node":"talk","checkpoint_id":"","checkpoint_ns":""}`)
 	a := <-ch
 	if a.status != http.StatusOK || a.body["checkpoint_id"] != cp {
 		t.Fatalf("update_state %d %s", a.status, js(a.body))
@@ -428,6 +428,15 @@ func TestWorkerUpdateState(t *testing.T) {
 	s.Must(http.StatusOK, "GET", "/threads/"+tid+"/runs", nil).JSON(t, &runs)
 	if len(runs) != 0 {
 		t.Fatalf("the update's run is still listed: %s", js(runs))
+	}
+
+	// At a subgraph's namespace (a pending task's checkpoint): the worker
+	// gets the namespace, and its answer names the subgraph's checkpoint.
+	ch = update(map[string]any{"values": map[string]any{"city": "LA"}, "checkpoint": map[string]any{"thread_id": tid, "checkpoint_ns": "sub:1"}})
+	got = work(map[string]any{"__update_state__": map[string]any{"thread_id": tid, "checkpoint_ns": "sub:1", "checkpoint_id": cp}})
+	wantJSON(t, "the subgraph update the worker got", got, `{"values":{"city":"LA"},"as_node":"","checkpoint_id":"","checkpoint_ns":"sub:1"}`)
+	if a := <-ch; a.status != http.StatusOK || a.body["checkpoint"].(map[string]any)["checkpoint_ns"] != "sub:1" {
+		t.Fatalf("subgraph update_state %d %s", a.status, js(a.body))
 	}
 
 	ch = update(map[string]any{"values": map[string]any{}, "as_node": "nope"})

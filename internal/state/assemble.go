@@ -106,9 +106,38 @@ type Task struct {
 	Path       []any          `json:"path" validate:"required"`
 	Error      *string        `json:"error" validate:"required" extensions:"x-nullable"`
 	Interrupts []any          `json:"interrupts" validate:"required"`
-	Checkpoint *CheckpointRef `json:"checkpoint" validate:"required" extensions:"x-nullable"`
-	State      any            `json:"state" validate:"required" extensions:"x-nullable"`
+	Checkpoint *TaskCheckpoint `json:"checkpoint" validate:"required" extensions:"x-nullable"`
+	State      any             `json:"state" validate:"required" extensions:"x-nullable"`
 	Result     map[string]any `json:"result" validate:"required" extensions:"x-nullable"`
+}
+
+// TaskCheckpoint is where the state of a pending task that runs a subgraph
+// lives, as LangGraph addresses it (the task state's configurable): the
+// subgraph's namespace, with no checkpoint id, so that reading or updating
+// the state at it means the subgraph's latest checkpoint.
+type TaskCheckpoint struct {
+	ThreadID string `json:"thread_id" validate:"required"`
+	NS       string `json:"checkpoint_ns" validate:"required"`
+}
+
+// SubgraphState is the state of a subgraph nested in a pending task
+// (task.state, with subgraphs=true), as LangGraph's servers nest it:
+// ThreadState's fields without the top level's deprecated checkpoint_id /
+// parent_checkpoint_id duplicates and its interrupts list (each task
+// carries its own interrupts).
+type SubgraphState struct {
+	Values           any            `json:"values" swaggertype:"object" validate:"required"`
+	Next             []string       `json:"next" validate:"required"`
+	Tasks            []Task         `json:"tasks" validate:"required"`
+	Metadata         map[string]any `json:"metadata" validate:"required" extensions:"x-nullable"`
+	CreatedAt        *string        `json:"created_at" validate:"required" extensions:"x-nullable"`
+	Checkpoint       *CheckpointRef `json:"checkpoint" validate:"required" extensions:"x-nullable"`
+	ParentCheckpoint *CheckpointRef `json:"parent_checkpoint" validate:"required" extensions:"x-nullable"`
+}
+
+func nestedState(s *ThreadState) *SubgraphState {
+	return &SubgraphState{Values: s.Values, Next: s.Next, Tasks: s.Tasks, Metadata: s.Metadata,
+		CreatedAt: s.CreatedAt, Checkpoint: s.Checkpoint, ParentCheckpoint: s.ParentCheckpoint}
 }
 
 // emptyState is the state of a thread without checkpoints (reference §5.1).

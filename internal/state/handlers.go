@@ -203,6 +203,16 @@ func (b baseCheckpoint) baseID() (string, error) {
 	return id, checkID(id)
 }
 
+// ns is the namespace of the checkpoint a change applies to:
+// checkpoint.checkpoint_ns ("" = the root graph; a subgraph's namespace,
+// as a pending task's checkpoint names it, changes the subgraph's state).
+func (b baseCheckpoint) ns() string {
+	if b.Checkpoint == nil {
+		return ""
+	}
+	return b.Checkpoint.NS
+}
+
 // UpdateRequest is the body of POST /threads/{id}/state (update_state).
 type UpdateRequest struct {
 	// Values: an object, a list of objects applied in order, or null.
@@ -222,7 +232,7 @@ type UpdateResponse struct {
 // UpdateState godoc
 //
 //	@Summary		Update a thread's state
-//	@Description	Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. as_node "__copy__" forks without changes.
+//	@Description	Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //	@Tags			state
 //	@Accept			json
 //	@Produce		json
@@ -247,7 +257,7 @@ func (h *Handlers) UpdateState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := h.svc.Update(r.Context(), id, UpdateParams{Values: req.Values, AsNode: req.AsNode, CheckpointID: base})
+	cfg, err := h.svc.Update(r.Context(), id, UpdateParams{Values: req.Values, AsNode: req.AsNode, CheckpointID: base, NS: req.ns()})
 	if err != nil {
 		return err
 	}

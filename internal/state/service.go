@@ -134,8 +134,10 @@ func subgraphNS(parent string, t *Task) string {
 }
 
 // linkSubgraphs points every pending task whose subgraph has checkpoints
-// at the subgraph's latest checkpoint (one query for all the states), and
-// with expand fills in the subgraph's state, recursively. Subgraphs are not
+// at the subgraph's namespace (task.checkpoint, one query for all the
+// states), or with expand fills in the subgraph's latest state instead
+// (task.state, recursively; task.checkpoint stays null, as in LangGraph,
+// whose expanded task state is a snapshot rather than a config). Subgraphs are not
 // graphs this server knows, so their values are every non-internal channel.
 func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, states []*ThreadState, expand bool, depth int) error {
 	var nss []string
@@ -157,8 +159,8 @@ func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, states 
 				continue
 			}
 			cfg := checkpoints.Config{ThreadID: threadID.String(), NS: ns, CheckpointID: id}
-			task.Checkpoint = refOf(cfg)
 			if !expand || depth >= maxSubgraphDepth {
+				task.Checkpoint = &TaskCheckpoint{ThreadID: cfg.ThreadID, NS: ns}
 				continue
 			}
 			t, err := checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
@@ -172,7 +174,7 @@ func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, states 
 			if err := s.linkSubgraphs(ctx, threadID, []*ThreadState{sub}, true, depth+1); err != nil {
 				return err
 			}
-			task.State = sub
+			task.State = nestedState(sub)
 		}
 	}
 	return nil
@@ -262,6 +264,9 @@ type UpdateParams struct {
 	Values       json.RawMessage
 	AsNode       string
 	CheckpointID string // base; "" = latest
+	// NS is the base's namespace: "" for the root graph, a subgraph's
+	// ("<node>:<task id>", nested with "|") to update that subgraph.
+	NS string
 	// Supersteps, for a worker's graph only, replace the above: LangGraph's
 	// bulk update (each superstep's updates as one step) on a new thread.
 	Supersteps []Superstep
@@ -302,6 +307,11 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 			return out, err
 		}
 		return out, graphError(ref.GraphID(), s.graphs.IDs())
+	}
+	if p.NS != "" {
+		// This server's own graphs have no subgraphs: no namespace but the
+		// root holds their checkpoints.
+		return out, apperr.Errorf(apperr.NotFound, "Checkpoint namespace %q not found in thread %s: graph %q has no subgraphs", p.NS, threadID, ref.GraphID())
 	}
 	base, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: p.CheckpointID})
 	switch {

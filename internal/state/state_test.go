@@ -283,6 +283,8 @@ func TestUpdateStateErrors(t *testing.T) {
 		{map[string]any{"values": map[string]any{"foo": "a"}, "as_node": "node_z"}, 400, "node_z"},
 		{map[string]any{"values": map[string]any{"foo": "a"}, "checkpoint_id": "1f1e6647-53d0-6f50-ffff-fc553257d448"}, 404, "not found"},
 		{map[string]any{"values": map[string]any{"foo": "a"}, "checkpoint_id": "xyz"}, 422, "checkpoint ID"},
+		// A subgraph's namespace: this server's graphs have none.
+		{map[string]any{"values": map[string]any{"foo": "a"}, "checkpoint": map[string]any{"checkpoint_ns": "sub:1"}}, 404, "sub:1"},
 		{`{"values": {`, 422, "Invalid JSON"},
 	}
 	for _, c := range cases {

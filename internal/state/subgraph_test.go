@@ -11,7 +11,8 @@ import (
 )
 
 // A pending task that runs a subgraph with checkpoints of its own points at
-// it; with subgraphs=true its state is filled in.
+// its namespace (LangGraph's task state config: thread and namespace, no
+// checkpoint id); with subgraphs=true its state is filled in instead.
 func TestPendingSubgraphTasks(t *testing.T) {
 	t.Parallel()
 	s := servertest.Start(t)
@@ -49,15 +50,31 @@ func TestPendingSubgraphTasks(t *testing.T) {
 	raw := s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Map(t)
 	task := raw["tasks"].([]any)[0].(map[string]any)
 	if task["id"] != taskID || task["state"] != nil ||
-		!reflect.DeepEqual(task["checkpoint"], map[string]any{"thread_id": tid, "checkpoint_ns": ns, "checkpoint_id": sub.CheckpointID, "checkpoint_map": nil}) {
+		!reflect.DeepEqual(task["checkpoint"], map[string]any{"thread_id": tid, "checkpoint_ns": ns}) {
 		t.Fatalf("task = %v", task)
 	}
 
+	// Reading the state at the task's checkpoint is the subgraph's latest.
+	at := s.Must(http.StatusOK, "POST", "/threads/"+tid+"/state/checkpoint", map[string]any{"checkpoint": task["checkpoint"]}).Map(t)
+	if at["checkpoint"].(map[string]any)["checkpoint_id"] != sub.CheckpointID {
+		t.Fatalf("state at the task's checkpoint = %v", at)
+	}
+
 	raw = s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state?subgraphs=true", nil).Map(t)
+	if c := raw["tasks"].([]any)[0].(map[string]any)["checkpoint"]; c != nil {
+		t.Fatalf("expanded task checkpoint = %v, want null", c)
+	}
 	nested, _ := raw["tasks"].([]any)[0].(map[string]any)["state"].(map[string]any)
 	wantIntr := `[{"id":"abaaeba943d3b95d816b2cc02c0ad48c","value":{"question":"ok?"}}]`
-	if asJSON(nested["interrupts"]) != wantIntr || asJSON(nested["tasks"].([]any)[0].(map[string]any)["interrupts"]) != wantIntr {
-		t.Fatalf("nested interrupts = %v / %v", nested["interrupts"], nested["tasks"])
+	if asJSON(nested["tasks"].([]any)[0].(map[string]any)["interrupts"]) != wantIntr {
+		t.Fatalf("nested task interrupts = %v", nested["tasks"])
+	}
+	// Nested as LangGraph's servers nest it: no top-level interrupts list,
+	// no deprecated checkpoint_id duplicates.
+	for _, k := range []string{"interrupts", "checkpoint_id", "parent_checkpoint_id"} {
+		if _, ok := nested[k]; ok {
+			t.Fatalf("nested state has %q: %v", k, nested)
+		}
 	}
 	if asJSON(nested["values"]) != `{"items":["plan","s1"]}` || asJSON(nested["next"]) != `["ask"]` ||
 		nested["checkpoint"].(map[string]any)["checkpoint_ns"] != ns {
@@ -77,7 +94,7 @@ func TestPendingSubgraphTasks(t *testing.T) {
 		t.Fatalf("history = %v", h)
 	}
 	ht := h[0]["tasks"].([]any)[0].(map[string]any)
-	if ht["checkpoint"].(map[string]any)["checkpoint_id"] != sub.CheckpointID || ht["state"] != nil {
+	if !reflect.DeepEqual(ht["checkpoint"], map[string]any{"thread_id": tid, "checkpoint_ns": ns}) || ht["state"] != nil {
 		t.Fatalf("history task = %v", ht)
 	}
 	subHist := history(t, s, tid, map[string]any{"checkpoint": map[string]any{"checkpoint_ns": ns}})

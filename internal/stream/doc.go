@@ -9,7 +9,7 @@
 //
 // # A stream
 //
-//	metadata ─▶ events of the requested modes, each with id = its seq ─▶ end (the run's log says so)
+//	metadata ─▶ events of the requested modes, id = index among them (0, 1, …) ─▶ end (the run's log says so)
 //	   │ idle: a comment line every StreamHeartbeat
 //	   │ client drops: it resumes with Last-Event-ID (strictly after that seq; -1 = from the start)
 //	   └ server shuts down: the stream ends; the client resumes on any replica
@@ -21,7 +21,10 @@
 //     so a stream can be served by any replica, whoever executes the run.
 //     A reader that falls behind only reads later.
 //   - The bytes of an event are the same live and replayed: the wire form
-//     is rendered from the stored event and the requested modes.
+//     is rendered from the stored event and the requested modes. Its id is
+//     its index among the run's events those modes send, as LangGraph's
+//     servers number them (the log also holds events of other modes, for
+//     thread streams and protocol v2, so its seq has gaps).
 //   - A run's stream ends only after the run's end is in the log.
 //   - on_disconnect=cancel cancels the run when the client goes away.
 //   - Protocol v2 numbers every event of a thread with a stable per-thread

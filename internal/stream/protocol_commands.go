@@ -113,13 +113,33 @@ func (h *Handlers) ProtocolCommands(w http.ResponseWriter, r *http.Request) erro
 	if err := httpx.DecodeJSON(r, &cmd); err != nil {
 		return err
 	}
+	if err := cmd.check(); err != nil {
+		return err
+	}
+	resp, err := h.protocolAnswer(r.Context(), tid, &cmd)
+	if err != nil {
+		return err
+	}
+	httpx.WriteJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// check refuses a body that is not a command.
+func (cmd *ProtocolCommand) check() error {
 	if cmd.ID == nil || *cmd.ID < 0 {
 		return apperr.Errorf(apperr.Invalid, "A command needs an id: a non-negative integer")
 	}
 	if cmd.Method == "" {
 		return apperr.Errorf(apperr.Invalid, "A command needs a method")
 	}
-	result, err := h.protocolCommand(r.Context(), tid, &cmd)
+	return nil
+}
+
+// protocolAnswer runs a command of either transport (HTTP /commands, the
+// WebSocket) and returns its answer frame; err is an infrastructure
+// failure, not the command's.
+func (h *Handlers) protocolAnswer(ctx context.Context, tid uuid.UUID, cmd *ProtocolCommand) (*ProtocolResponse, error) {
+	result, err := h.protocolCommand(ctx, tid, cmd)
 	var pe *protocolError
 	var ae *apperr.Error
 	switch {
@@ -127,18 +147,22 @@ func (h *Handlers) ProtocolCommands(w http.ResponseWriter, r *http.Request) erro
 	case errors.As(err, &ae):
 		pe = &protocolError{code: protocolCode(ae), message: ae.Message}
 	case err != nil:
-		return err
+		return nil, err
 	}
 	if pe != nil {
-		httpx.WriteJSON(w, http.StatusOK, ProtocolResponse{Type: "error", ID: cmd.ID, Error: pe.code, Message: pe.message})
-		return nil
+		return &ProtocolResponse{Type: "error", ID: cmd.ID, Error: pe.code, Message: pe.message}, nil
 	}
+	return h.protocolSuccess(ctx, tid, cmd.ID, result)
+}
+
+// protocolSuccess is a success frame answering command id with result.
+func (h *Handlers) protocolSuccess(ctx context.Context, tid uuid.UUID, id *int64, result any) (*ProtocolResponse, error) {
 	meta := &ProtocolMeta{ThreadID: tid}
-	if meta.AppliedThroughSeq, err = h.svc.protocolAppliedSeq(r.Context(), tid); err != nil {
-		return err
+	var err error
+	if meta.AppliedThroughSeq, err = h.svc.protocolAppliedSeq(ctx, tid); err != nil {
+		return nil, err
 	}
-	httpx.WriteJSON(w, http.StatusOK, ProtocolResponse{Type: "success", ID: cmd.ID, Result: result, Meta: meta})
-	return nil
+	return &ProtocolResponse{Type: "success", ID: id, Result: result, Meta: meta}, nil
 }
 
 // protocolCode is the protocol error code of a domain error.
@@ -175,7 +199,7 @@ func (h *Handlers) protocolCommand(ctx context.Context, tid uuid.UUID, cmd *Prot
 		return h.svc.protocolTree(ctx, tid)
 	case "input.inject", "state.listCheckpoints", "state.fork", "subscription.subscribe",
 		"subscription.unsubscribe", "subscription.reconnect":
-		return nil, protoErr("not_supported", "%s is not supported by this server (over HTTP, subscribe by opening POST /threads/{thread_id}/stream/events)", cmd.Method)
+		return nil, protoErr("not_supported", "%s is not supported by this server over HTTP (subscribe by opening POST /threads/{thread_id}/stream/events, or over the WebSocket of GET /threads/{thread_id}/stream/events)", cmd.Method)
 	}
 	return nil, protoErr("unknown_command", "Unknown protocol command: %s", cmd.Method)
 }

@@ -136,6 +136,18 @@ type runView struct {
 	asked   map[string]bool // interrupt ids that had their input.requested
 	failed  bool            // a root lifecycle "failed" was sent
 	paused  bool            // the run stopped on an interrupt
+	// Subgraph namespaces seen, in order, and their last lifecycle
+	// status; pending are those whose parent's update of their node has
+	// come, marked completed at the next event (so the parent's update is
+	// sent first), as LangGraph's lifecycle transformer does.
+	spaces  []*subgraphSpace
+	pending []*subgraphSpace
+}
+
+// subgraphSpace is a subgraph namespace of a run, for its lifecycle events.
+type subgraphSpace struct {
+	ns     []string
+	status string
 }
 
 // protocolTranslator turns log events into protocol events, keeping a
@@ -213,6 +225,13 @@ func (m *emitter) add(method string, ns []string, node string, data any) {
 //	end       → open messages finish; lifecycle completed, interrupted
 //	            (stopped on an interrupt, or cancelled) or failed (root)
 //
+// Subgraph namespaces get lifecycle events of their own, as LangGraph's
+// lifecycle transformer gives them: "started" (graph_name: the node that
+// runs the subgraph) before the first event in them (each prefix of a
+// nested one too), "completed" once the parent's updates of that node has
+// been sent (at the next event), and the root's terminal status for those
+// still started when the run ends.
+//
 // debug and events rows have no protocol channel and give nothing.
 func (v *runView) translate(e logEvent) []protocolEvent {
 	m := &emitter{e: e}
@@ -225,6 +244,10 @@ func (v *runView) translate(e logEvent) []protocolEvent {
 	var data any
 	if err := jsonv.Decode(e.Data, &data); err != nil {
 		return nil
+	}
+	v.flushCompleted(m)
+	if !root && base != "end" {
+		v.ensureStarted(m, ns)
 	}
 	switch base {
 	case "metadata":
@@ -254,6 +277,7 @@ func (v *runView) translate(e logEvent) []protocolEvent {
 			}
 			v.finishMessages(m, func(o *openMessage) bool { return o.node == node && slices.Equal(o.ns, ns) })
 			m.add("updates", ns, node, obj[node])
+			v.nodeDone(ns, node)
 		}
 	case "messages":
 		v.message(m, ns, data)
@@ -263,9 +287,17 @@ func (v *runView) translate(e logEvent) []protocolEvent {
 		m.add("tools", ns, "", toolEvent(data))
 	case "tasks", "checkpoints":
 		m.add(base, ns, "", data)
+	default:
+		// A graph's named extension channel ("custom:<name>"): the final
+		// value of a stream transformer's projection, which clients read
+		// as thread.extensions.<name>.
+		if name, ok := strings.CutPrefix(base, "custom:"); ok && name != "" {
+			m.add("custom", ns, "", map[string]any{"name": name, "payload": data})
+		}
 	case "error":
 		v.finishMessages(m, func(o *openMessage) bool { return true })
 		if root {
+			v.endSpaces(m, "failed")
 			v.failed = true
 			msg := ""
 			if obj, ok := data.(map[string]any); ok {
@@ -288,9 +320,78 @@ func (v *runView) translate(e logEvent) []protocolEvent {
 		case status == runs.StatusInterrupted, status == runs.StatusTimeout, v.paused:
 			event = "interrupted"
 		}
+		v.endSpaces(m, event)
 		m.add("lifecycle", ns, "", map[string]any{"event": event, "graph_name": e.GraphID})
 	}
 	return m.out
+}
+
+// ensureStarted sends lifecycle started for each prefix of ns not seen yet.
+func (v *runView) ensureStarted(m *emitter, ns []string) {
+	for n := 1; n <= len(ns); n++ {
+		prefix := ns[:n]
+		if v.space(prefix) != nil {
+			continue
+		}
+		sp := &subgraphSpace{ns: slices.Clone(prefix), status: "started"}
+		v.spaces = append(v.spaces, sp)
+		m.add("lifecycle", sp.ns, "", map[string]any{"event": "started", "graph_name": subgraphName(sp.ns)})
+	}
+}
+
+func (v *runView) space(ns []string) *subgraphSpace {
+	for _, sp := range v.spaces {
+		if slices.Equal(sp.ns, ns) {
+			return sp
+		}
+	}
+	return nil
+}
+
+// nodeDone marks for completion the started child namespace of parent
+// that node ran ("<node>:<task id>" or "<node>").
+func (v *runView) nodeDone(parent []string, node string) {
+	if strings.HasPrefix(node, "__") {
+		return
+	}
+	for _, sp := range v.spaces {
+		if sp.status != "started" || len(sp.ns) != len(parent)+1 || !slices.Equal(sp.ns[:len(parent)], parent) {
+			continue
+		}
+		if last := sp.ns[len(parent)]; (last == node || strings.HasPrefix(last, node+":")) && !slices.Contains(v.pending, sp) {
+			v.pending = append(v.pending, sp)
+			return
+		}
+	}
+}
+
+// flushCompleted sends lifecycle completed for the namespaces marked so.
+func (v *runView) flushCompleted(m *emitter) {
+	for _, sp := range v.pending {
+		if sp.status == "started" {
+			sp.status = "completed"
+			m.add("lifecycle", sp.ns, "", map[string]any{"event": "completed", "graph_name": subgraphName(sp.ns)})
+		}
+	}
+	v.pending = nil
+}
+
+// endSpaces gives the namespaces still started the run's terminal status.
+func (v *runView) endSpaces(m *emitter, status string) {
+	v.pending = nil
+	for _, sp := range v.spaces {
+		if sp.status == "started" {
+			sp.status = status
+			m.add("lifecycle", sp.ns, "", map[string]any{"event": status, "graph_name": subgraphName(sp.ns)})
+		}
+	}
+}
+
+// subgraphName is a subgraph namespace's graph name as LangGraph guesses
+// it: its last segment's node name.
+func subgraphName(ns []string) string {
+	name, _, _ := strings.Cut(ns[len(ns)-1], ":")
+	return name
 }
 
 // askInterrupts sends input.requested for each interrupt ({id, value}) not

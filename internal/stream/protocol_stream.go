@@ -70,11 +70,16 @@ func (req *ProtocolStreamRequest) filter() (*protocolFilter, error) {
 // its stream sees all of it), or after the thread's last event when that
 // run has written none yet. A missing thread is an apperr.NotFound.
 func (s *Service) protocolStart(r *http.Request, threadID uuid.UUID) (int64, error) {
+	return s.protocolStartOf(r.Context(), threadID)
+}
+
+// protocolStartOf is protocolStart for a request's context.
+func (s *Service) protocolStartOf(ctx context.Context, threadID uuid.UUID) (int64, error) {
 	var after *int64
-	err := s.db.QueryRow(r.Context(), `SELECT coalesce(
+	err := s.db.QueryRow(ctx, `SELECT coalesce(
 			(SELECT e.thread_seq - 1 FROM run_events e WHERE e.run_id = t.latest_run_id ORDER BY e.seq LIMIT 1),
 			(SELECT max(e.thread_seq) FROM run_events e WHERE e.thread_id = t.thread_id))
-		FROM threads t WHERE t.thread_id = $1 AND t.tenant_id = $2`, threadID, auth.Tenant(r.Context())).Scan(&after)
+		FROM threads t WHERE t.thread_id = $1 AND t.tenant_id = $2`, threadID, auth.Tenant(ctx)).Scan(&after)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", threadID)
 	}
@@ -136,18 +141,44 @@ func (h *Handlers) ProtocolEvents(w http.ResponseWriter, r *http.Request) error 
 }
 
 // protocolStream sends the thread's protocol events with a seq above
-// since that pass f, live, until the client leaves or the server drains.
+// since that pass f as Server-Sent Events, live, until the client leaves
+// or the server drains.
 func (h *Handlers) protocolStream(w http.ResponseWriter, r *http.Request, tid uuid.UUID, since int64, f *protocolFilter) error {
 	ctx := r.Context()
-	sub := h.svc.events.Subscribe(tid)
-	defer h.svc.events.Unsubscribe(tid, sub)
 	out := h.svc.startSSE(w)
 	defer out.close()
-	beat := time.NewTicker(h.svc.cfg.StreamHeartbeat)
-	defer beat.Stop()
+	err := h.protocolPump(ctx, tid, since, f, nil, func(pe *protocolEvent) error {
+		data, _ := json.Marshal(pe)
+		return out.sendID(pe.Method, data, pe.EventID)
+	}, func() error { return out.write([]byte(": heartbeat\n\n")) })
+	if err == nil || errors.Is(err, errClientGone) {
+		return nil
+	}
+	if ctx.Err() == nil {
+		_ = out.send("error", h.protocolErrorFrame(err), -1)
+	}
+	return nil
+}
+
+// protocolPump is the one reader of protocol events behind both transports
+// (SSE and WebSocket): it hands send the thread's protocol events with a
+// seq above since that pass f, in order, live, and calls beat every
+// StreamHeartbeat while idle. With ready, the events already in the log
+// are gathered first and ready is called with their number before they
+// are sent (a WebSocket subscription's replayed_events). It returns nil
+// when the server drains or ctx ends, errClientGone when send or beat
+// fails, and the error that stopped it otherwise.
+func (h *Handlers) protocolPump(ctx context.Context, tid uuid.UUID, since int64, f *protocolFilter,
+	ready func(replayed int) error, send func(*protocolEvent) error, beat func() error) error {
+	sub := h.svc.events.Subscribe(tid)
+	defer h.svc.events.Unsubscribe(tid, sub)
+	beats := time.NewTicker(h.svc.cfg.StreamHeartbeat)
+	defer beats.Stop()
 	poll := time.NewTicker(max(h.svc.cfg.PollInterval, h.svc.cfg.StreamHeartbeat))
 	defer poll.Stop()
 	tr := newProtocolTranslator(h.svc)
+	var replay []protocolEvent
+	replaying := ready != nil
 	// The log row holding seq since+1 may hold earlier seqs too: read it
 	// again and send only what is past since.
 	cursor := (since+1)/protocolSeqScale - 1
@@ -162,38 +193,47 @@ func (h *Handlers) protocolStream(w http.ResponseWriter, r *http.Request, tid uu
 				}
 				cursor = e.ThreadSeq
 				for i := range pevs {
-					if pevs[i].Seq <= since || !f.match(&pevs[i]) {
-						continue
-					}
-					data, _ := json.Marshal(&pevs[i])
-					if out.sendID(pevs[i].Method, data, pevs[i].EventID) != nil {
-						return nil // the client went away
+					switch {
+					case pevs[i].Seq <= since || !f.match(&pevs[i]):
+					case replaying:
+						replay = append(replay, pevs[i])
+					case send(&pevs[i]) != nil:
+						return errClientGone
 					}
 				}
 			}
 		}
 		if err != nil {
 			if !postgres.IsUnavailable(err) || ctx.Err() != nil {
-				return h.protocolStreamError(out, ctx, err)
+				return err
 			}
 			// The database is away: heartbeats go on; read again when it
 			// is back (the listener's reconnect wakes every stream) or at
 			// the poll.
 		} else if len(evs) == streamBatch {
 			continue
+		} else if replaying {
+			replaying = false
+			if ready(len(replay)) != nil {
+				return errClientGone
+			}
+			for i := range replay {
+				if send(&replay[i]) != nil {
+					return errClientGone
+				}
+			}
+			replay = nil
 		}
-		if _, ok := h.idle(ctx, out, sub, beat, poll); !ok {
+		if _, ok := h.idleWith(ctx, beat, sub, beats, poll); !ok {
 			return nil
 		}
 	}
 }
 
-// protocolStreamError ends a protocol stream with an error frame (id null:
-// not the answer to a command), which the SDK reports to onError.
-func (h *Handlers) protocolStreamError(out *sse, ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return nil
-	}
+// protocolErrorFrame is the frame that ends a protocol stream on err: an
+// error frame with id null (not the answer to a command), which the SDK
+// reports to onError.
+func (h *Handlers) protocolErrorFrame(err error) []byte {
 	code, msg := "unknown_error", "streaming failed"
 	var ae *apperr.Error
 	if errors.As(err, &ae) {
@@ -204,6 +244,5 @@ func (h *Handlers) protocolStreamError(out *sse, ctx context.Context, err error)
 	} else {
 		h.svc.log.Error("protocol stream", "error", err)
 	}
-	_ = out.send("error", jsonv.Must(map[string]any{"type": "error", "id": nil, "error": code, "message": msg}), 0)
-	return nil
+	return jsonv.Must(map[string]any{"type": "error", "id": nil, "error": code, "message": msg})
 }

@@ -80,12 +80,48 @@ func (s *Service) renderRun(ctx context.Context, threadID, runID uuid.UUID, evs 
 	return s.render.Render(ctx, s.db, threadID, items)
 }
 
-// lastSeq is the sequence number of the run's newest event (0: none).
-func (s *Service) lastSeq(ctx context.Context, runID uuid.UUID) (int64, error) {
-	var n int64
-	err := s.db.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1
-		AND EXISTS (SELECT 1 FROM runs WHERE run_id = $1 AND tenant_id = $2)`, runID, auth.Tenant(ctx)).Scan(&n)
-	return n, err
+// position is where a run stream is in the run's log: after is the
+// sequence number of the last stored event read, next the id the next
+// event sent gets. An event's id is its index among the run's events the
+// stream's modes send (metadata first, id 0), as LangGraph's servers
+// number the events of a run's stream; the log's sequence numbers also
+// count the events of other modes, recorded for other readers.
+type position struct {
+	after int64
+	next  int64
+}
+
+// positionAt returns the position of a stream of modes m on run: with
+// lastID < 0 after the run's newest event (a join from now on), else just
+// after the event the stream sent as lastID (a resume). An id beyond the
+// events so far positions after the newest event, numbering on from there:
+// the stream then sends only events whose id is above lastID. Only the
+// events' names are read, not their data.
+func (s *Service) positionAt(ctx context.Context, runID uuid.UUID, m modes, lastID int64) (position, error) {
+	rows, err := s.db.Query(ctx, `SELECT seq, event FROM run_events WHERE run_id = $1
+		AND EXISTS (SELECT 1 FROM runs WHERE run_id = $1 AND tenant_id = $2) ORDER BY seq`, runID, auth.Tenant(ctx))
+	if err != nil {
+		return position{}, err
+	}
+	defer rows.Close()
+	var p position
+	for rows.Next() {
+		var e StoredEvent
+		if err := rows.Scan(&e.Seq, &e.Event); err != nil {
+			return position{}, err
+		}
+		if e.Event == "end" {
+			break // left for the stream to read: it closes there
+		}
+		if m.wire(e) != "" {
+			if lastID >= 0 && p.next > lastID {
+				return p, nil
+			}
+			p.next++
+		}
+		p.after = e.Seq
+	}
+	return p, rows.Err()
 }
 
 // modes is the set of stream modes a client asked for.
@@ -149,12 +185,29 @@ func (m modes) wire(e StoredEvent) string {
 	return ""
 }
 
-// parseLastEventID reads a Last-Event-ID: an event id this server sent (a
-// sequence number), -1 for "from the first event", or the official
-// server's "<ms>-<seq>" form. The header wins; without it the
-// last_event_id query parameter is read (a browser's EventSource cannot set
-// the header on its first request, only on its reconnects). ok is false
-// when neither is given.
+// numbering is the modes whose events a join stream of modes m numbers:
+// the run's own modes and m. A join narrowed to some of the run's modes
+// thus sends each event with the id the run's stream gave it (a client
+// resumes either with the other's ids); a join that adds modes numbers the
+// added events too, the same way on every join with those modes.
+func numbering(run, m modes) modes {
+	out := modes{}
+	for k := range run {
+		out[k] = true
+	}
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// parseLastEventID reads a Last-Event-ID: an event id this server sent (an
+// event's index in the run's stream), -1 for "from the first event", or
+// the "<ms>-<n>" form of LangGraph's Python server. The header wins;
+// without it the last_event_id query parameter is read (a browser's
+// EventSource cannot set the header on its first request, only on its
+// reconnects). ok is false when neither is given; after is -1 for "from
+// the first event".
 func parseLastEventID(r *http.Request) (after int64, ok bool, err error) {
 	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
 	if v == "" {
@@ -171,7 +224,7 @@ func parseLastEventID(r *http.Request) (after int64, ok bool, err error) {
 	if err != nil || n < -1 {
 		return 0, false, apperr.Errorf(apperr.Invalid, "Invalid Last-Event-ID %q: must be an event id or -1", raw)
 	}
-	return max(n, 0), true, nil
+	return n, true, nil
 }
 
 // sse writes Server-Sent Events and flushes each one.
@@ -186,6 +239,9 @@ func (svc *Service) startSSE(w http.ResponseWriter) *sse {
 	svc.cfg.Metrics.StreamOpened()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	// private, no-cache (LangGraph's servers send no-cache): with no-store,
+	// Chromium reports a fetch whose body a page reads to its end as failed
+	// (net::ERR_ABORTED).
 	h.Set("Cache-Control", "private, no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
@@ -197,11 +253,11 @@ func (svc *Service) startSSE(w http.ResponseWriter) *sse {
 // close counts the stream closed.
 func (s *sse) close() { s.m.StreamClosed() }
 
-// send writes one event (id 0: no id line). A client that does not take
+// send writes one event (id < 0: no id line). A client that does not take
 // it within a minute is disconnected (it resumes with Last-Event-ID).
 func (s *sse) send(event string, data []byte, id int64) error {
 	sid := ""
-	if id > 0 {
+	if id >= 0 {
 		sid = strconv.FormatInt(id, 10)
 	}
 	return s.sendID(event, data, sid)
@@ -236,13 +292,16 @@ func (s *sse) write(p []byte) error {
 	return s.rc.Flush()
 }
 
-// streamRun sends run's events after sequence number after, live until the
-// run ends, then closes. Events come from the durable log (so any server
+// streamRun sends run's events of modes m from position p on, live until
+// the run ends, then closes; ids number the events of modes num (a superset
+// of m: see numbering); events with an id up to skip are not sent (a
+// resume). Events come from the durable log (so any server
 // process can serve any run, and a reconnect with Last-Event-ID loses
 // nothing); a notification on each commit wakes the stream, with a poll as
 // fallback.
-func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *runs.Run, after int64, m modes) error {
+func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *runs.Run, p position, skip int64, m, num modes) error {
 	ctx := r.Context()
+	after := p.after
 	sub := h.svc.events.Subscribe(run.RunID)
 	defer h.svc.events.Unsubscribe(run.RunID, sub)
 	out := h.svc.startSSE(w)
@@ -276,8 +335,13 @@ func (h *Handlers) streamRun(w http.ResponseWriter, r *http.Request, run *runs.R
 			if e.Event == "end" {
 				return nil
 			}
-			if name := m.wire(e); name != "" {
-				if err := out.send(name, e.Data, e.Seq); err != nil {
+			if num.wire(e) == "" {
+				continue
+			}
+			id := p.next
+			p.next++
+			if name := m.wire(e); name != "" && id > skip {
+				if err := out.send(name, e.Data, id); err != nil {
 					return errClientGone
 				}
 			}
@@ -318,7 +382,7 @@ func (h *Handlers) streamError(out *sse, ctx context.Context, err error) error {
 	} else {
 		h.svc.log.Error("stream", "error", err)
 	}
-	_ = out.send("error", jsonv.Must(map[string]any{"error": class, "message": msg}), 0)
+	_ = out.send("error", jsonv.Must(map[string]any{"error": class, "message": msg}), -1)
 	return nil
 }
 
@@ -336,7 +400,8 @@ func (h *Handlers) createAndStream(w http.ResponseWriter, r *http.Request, threa
 	var k runs.Kwargs
 	_ = jsonv.Decode(run.Kwargs, &k)
 	done := h.svc.runs.CancelOnDisconnect(r.Context(), run, k.OnDisconnect == "cancel")
-	err = h.streamRun(w, r, run, 0, streamModes(k))
+	m := streamModes(k)
+	err = h.streamRun(w, r, run, position{}, -1, m, m)
 	done(errors.Is(err, errClientGone))
 	if run.Temporary {
 		h.svc.runs.DeleteTemporaryLater(r.Context(), run)
@@ -372,7 +437,7 @@ func (h *Handlers) gone() error {
 // StreamStateful godoc
 //
 //	@Summary		Create a run and stream it
-//	@Description	Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id (its position in the run's durable log): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
+//	@Description	Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //	@Tags			runs
 //	@Accept			json
 //	@Produce		text/event-stream
@@ -424,22 +489,29 @@ func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, 
 	if err != nil {
 		return err
 	}
-	if !resume {
-		if after, err = h.svc.lastSeq(r.Context(), runID); err != nil {
-			return err
-		}
-	}
 	var k runs.Kwargs
 	_ = jsonv.Decode(run.Kwargs, &k)
 	m := streamModes(k)
+	num := m
 	if q := r.URL.Query()["stream_mode"]; len(q) > 0 {
 		m = parseModes(httpx.QueryList(q))
+		num = numbering(num, m)
+	}
+	skip := int64(-1)
+	if resume {
+		skip = after
+	}
+	var pos position
+	if !resume || after >= 0 {
+		if pos, err = h.svc.positionAt(r.Context(), runID, num, skip); err != nil {
+			return err
+		}
 	}
 	p := runs.Path(run.ThreadID, run.RunID, threadID == uuid.Nil)
 	w.Header().Set("Content-Location", p)
 	w.Header().Set("Location", p+"/stream")
 	done := h.svc.runs.CancelOnDisconnect(r.Context(), run, cancelOnDisc)
-	err = h.streamRun(w, r, run, after, m)
+	err = h.streamRun(w, r, run, pos, skip, m, num)
 	done(errors.Is(err, errClientGone))
 	return ignoreGone(err)
 }
@@ -653,6 +725,11 @@ func (h *Handlers) ThreadStream(w http.ResponseWriter, r *http.Request) error {
 // meanwhile. ok is false when the stream must end: the client went away or
 // the server is shutting down.
 func (h *Handlers) idle(ctx context.Context, out *sse, sub chan struct{}, beat, poll *time.Ticker) (woken, ok bool) {
+	return h.idleWith(ctx, func() error { return out.write([]byte(": heartbeat\n\n")) }, sub, beat, poll)
+}
+
+// idleWith is idle with the heartbeat any transport sends (heartbeat).
+func (h *Handlers) idleWith(ctx context.Context, heartbeat func() error, sub chan struct{}, beat, poll *time.Ticker) (woken, ok bool) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -660,7 +737,7 @@ func (h *Handlers) idle(ctx context.Context, out *sse, sub chan struct{}, beat, 
 		case <-h.svc.draining:
 			return false, false
 		case <-beat.C:
-			if out.write([]byte(": heartbeat\n\n")) != nil {
+			if heartbeat() != nil {
 				return false, false
 			}
 		case <-sub:

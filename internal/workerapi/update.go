@@ -18,7 +18,7 @@ import (
 // a graph (its reducers and edges are JavaScript in the worker), so it
 // cannot apply an update itself the way LangGraph would. It hands the
 // update to a worker instead, as a run: a run of the graph whose metadata
-// key UpdateStateKey holds {values, as_node, checkpoint_id}, created with
+// key UpdateStateKey holds {values, as_node, checkpoint_id, checkpoint_ns}, created with
 // the reject strategy (409 on a busy thread). The worker applies it with
 // LangGraph's own updateState through its checkpointer (the fenced commit),
 // ends the run with {"__update_state__": <checkpoint config>} or
@@ -51,7 +51,7 @@ func (h *Handlers) UpdateState(ctx context.Context, threadID uuid.UUID, graphID 
 	if len(values) == 0 {
 		values = json.RawMessage("null")
 	}
-	upd := map[string]any{"values": values, "as_node": p.AsNode, "checkpoint_id": p.CheckpointID}
+	upd := map[string]any{"values": values, "as_node": p.AsNode, "checkpoint_id": p.CheckpointID, "checkpoint_ns": p.NS}
 	if p.Supersteps != nil {
 		upd = map[string]any{"supersteps": p.Supersteps}
 	}

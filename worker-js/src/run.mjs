@@ -5,6 +5,7 @@ import { Command, Send } from "@langchain/langgraph";
 import { isFenced } from "./client.mjs";
 import { startRunSpan } from "./trace.mjs";
 import { graphForRun } from "./load.mjs";
+import { startTransformers } from "./transformers.mjs";
 
 /** Why a run's AbortController fired. */
 export class StopReason extends Error {
@@ -326,9 +327,13 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     let lastValuesJSON = "null"; // its text, as its event sent it
     let interrupts = null;
     let failure = null;
+    let transformers = null;
     try {
       // A graph factory's graph is made anew for the run, from its config.
       const runGraph = await graphForRun(graph, { ...configIn, configurable }, dispatch.graph_id);
+      // Its stream transformers see every chunk, of the modes they need too.
+      transformers = startTransformers(runGraph);
+      if (transformers) options.streamMode = [...new Set([...options.streamMode, ...transformers.modes])];
       const onChunk = async (chunk) => {
         let ns = [];
         let mode;
@@ -341,6 +346,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
         if (root && mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
           interrupts = data.__interrupt__;
         }
+        transformers?.process(ns, mode, data);
         if (!modes.has(mode)) return;
         const json = await dataJSON(serverShape(mode, data));
         committer.emit(root ? mode : `${mode}|${ns.join("|")}`, json);
@@ -384,11 +390,17 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
       return { outcome: "ended", status: "interrupted" };
     }
     if (failure) {
+      await transformers?.finish(failure);
       const e = { error: failure?.name || failure?.constructor?.name || "Error", message: String(failure?.message ?? failure) };
       committer.emit("error", JSON.stringify(e));
       await committer.end({ status: "error", json: JSON.stringify({ status: "error", error: e }) });
       log("info", "run failed", { run_id: run.run_id, error: e.message });
       return { outcome: "ended", status: "error" };
+    }
+    // The transformers' final values, as LangGraph's server sends them when
+    // a run's stream closes (see transformers.mjs).
+    for (const { name, payload } of (await transformers?.finish()) ?? []) {
+      committer.emit(`custom:${name}`, await dataJSON(payload));
     }
     let result = lastValuesJSON;
     if (interrupts) {
@@ -525,7 +537,7 @@ function isInterruptOnly(v) {
 export const UPDATE_STATE_KEY = "__weft_update_state__";
 
 /**
- * Applies an update_state ({values, as_node, checkpoint_id}, or
+ * Applies an update_state ({values, as_node, checkpoint_id, checkpoint_ns}, or
  * {supersteps} for LangGraph's bulkUpdateState) with
  * LangGraph's own updateState (its reducers, as_node's writers and edges;
  * an older checkpoint_id forks) and ends the run with the new checkpoint's
@@ -534,7 +546,10 @@ export const UPDATE_STATE_KEY = "__weft_update_state__";
  * of values is applied as successive updates.
  */
 async function applyUpdate({ update, run, graph, committer, controller }) {
-  let config = { configurable: { thread_id: run.thread_id, checkpoint_ns: "" } };
+  // checkpoint_ns names a subgraph's namespace: LangGraph's updateState
+  // hands the update to that subgraph (its reducers and edges, its
+  // checkpoints); the parent's checkpoint is left as it is.
+  let config = { configurable: { thread_id: run.thread_id, checkpoint_ns: update.checkpoint_ns || "" } };
   if (update.checkpoint_id) config.configurable.checkpoint_id = update.checkpoint_id;
   let result;
   try {

@@ -10,10 +10,10 @@ import (
 // whatever wrote it:
 //
 //   - {"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{…}}
-//     becomes LangChain's plain message dict: the kwargs (already snake_case)
-//     with "type" from the class ("human", "ai", "tool", "system", …) and the
-//     common fields defaulted, exactly the shape Decode gives Python's
-//     msgpack messages (see LangChainMessage).
+//     becomes LangChain.js's plain message dict (BaseMessage.toDict, what
+//     LangGraph.js's server sends): the kwargs (already snake_case) with
+//     "type" from the class ("human", "ai", "tool", "system", …); fields the
+//     message lacks stay absent (no name: null, unlike Python's model_dump).
 //   - any other lc:1 constructor becomes its kwargs.
 //   - lc:2 constructors of the JS serde (Set, Map, RegExp, Error, Uint8Array)
 //     become their kwargs when non-empty, else their single argument (a Set's
@@ -77,8 +77,13 @@ func lcEnvelope(m map[string]any) (any, bool) {
 	}
 	if lc == "1" {
 		module, class := strings.Join(parts[:len(parts)-1], "."), parts[len(parts)-1]
-		if msg, ok := LangChainMessage(module, class, kwargs); ok {
-			return msg, true
+		if isMessageClass(module, class) {
+			// LangChain.js's own dict form of a message (toDict: its
+			// serialized fields plus "type"), as LangGraph.js's server sends
+			// it: fields the message does not have stay absent.
+			if t, _ := kwargs["type"].(string); t == "" {
+				kwargs["type"] = messageType(class)
+			}
 		}
 		return kwargs, true
 	}

@@ -101,14 +101,14 @@ func (s *ThreadState) AppendJSON(dst []byte) ([]byte, error) {
 
 // Task is a task scheduled for the next superstep of a checkpoint.
 type Task struct {
-	ID         string         `json:"id" validate:"required"`
-	Name       string         `json:"name" validate:"required"`
-	Path       []any          `json:"path" validate:"required"`
-	Error      *string        `json:"error" validate:"required" extensions:"x-nullable"`
-	Interrupts []any          `json:"interrupts" validate:"required"`
+	ID         string          `json:"id" validate:"required"`
+	Name       string          `json:"name" validate:"required"`
+	Path       []any           `json:"path" validate:"required"`
+	Error      *string         `json:"error" validate:"required" extensions:"x-nullable"`
+	Interrupts []any           `json:"interrupts" validate:"required"`
 	Checkpoint *TaskCheckpoint `json:"checkpoint" validate:"required" extensions:"x-nullable"`
 	State      any             `json:"state" validate:"required" extensions:"x-nullable"`
-	Result     map[string]any `json:"result" validate:"required" extensions:"x-nullable"`
+	Result     map[string]any  `json:"result" validate:"required" extensions:"x-nullable"`
 }
 
 // TaskCheckpoint is where the state of a pending task that runs a subgraph

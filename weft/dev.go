@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/weftdev/weft/internal/projectauth"
+	"github.com/weftdev/weft/internal/projecthttp"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/store"
 	workerjs "github.com/weftdev/weft/worker-js"
@@ -72,6 +74,9 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			}
 			c := projectauth.New(p.authSocket)
 			cfg.Authenticate, cfg.Authorize = c.Authenticate, c.Authorize
+		}
+		if err := p.frontApp(cfg); err != nil {
+			return err
 		}
 		if cfg.AuthOn() {
 			// The worker this command runs authenticates with a key of its
@@ -126,6 +131,9 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			if p.jsSocket != "" {
 				_ = os.RemoveAll(filepath.Dir(p.jsSocket))
 			}
+			if p.httpSocket != "" {
+				_ = os.RemoveAll(filepath.Dir(p.httpSocket))
+			}
 		}
 	})
 }
@@ -169,6 +177,8 @@ type project struct {
 	pyAuth      bool       // auth.path is Python: the Python worker serves it on authSocket
 	pySocket    string     // where the Python worker serves store.index.embed ("" none; dev_python.go)
 	jsSocket    string     // where the JS worker serves auth.path and/or store.index.embed ("" none)
+	httpSocket  string     // where the JS worker serves http.app and ui ("" none)
+	appPass     string     // the pass with which the JS worker's http.app passes requests on to the API
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -379,9 +389,55 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 	if p.jsSocket != "" { // auth.path and/or store.index.embed in JS
 		cmd.Args = append(cmd.Args, "--auth-socket", p.jsSocket)
 	}
+	cmd.Env = os.Environ()
+	if p.httpSocket != "" { // http.app and/or ui
+		cmd.Args = append(cmd.Args, "--http-socket", p.httpSocket)
+		cmd.Env = append(cmd.Env, "WEFT_APP_PASS="+p.appPass)
+	}
 	cmd.Dir = filepath.Dir(p.config)
 	if p.apiKey != "" {
-		cmd.Env = append(os.Environ(), "WEFT_API_KEY="+p.apiKey)
+		cmd.Env = append(cmd.Env, "WEFT_API_KEY="+p.apiKey)
 	}
 	return p.runProcess(ctx, cmd, "JS worker", log, "config", p.config)
+}
+
+// frontApp puts the project's http.app and ui (langgraph.json) in front of
+// the API: the JS worker serves them on a socket of this process
+// (internal/projecthttp).
+func (p *project) frontApp(cfg *server.Config) error {
+	var c struct {
+		HTTP struct {
+			App                   string `json:"app"`
+			EnableCustomRouteAuth bool   `json:"enable_custom_route_auth"`
+		} `json:"http"`
+		UI map[string]string `json:"ui"`
+	}
+	if err := json.Unmarshal(p.raw, &c); err != nil {
+		return fmt.Errorf("%s: %w", p.config, err)
+	}
+	if c.HTTP.App == "" && len(c.UI) == 0 {
+		return nil
+	}
+	if c.HTTP.App != "" && isPythonGraph(graphPath(json.RawMessage(strconv.Quote(c.HTTP.App)))) {
+		return fmt.Errorf("http.app %s is Python: weft dev serves a JS project's http.app only, not yet a Python one", c.HTTP.App)
+	}
+	if c.HTTP.EnableCustomRouteAuth {
+		return errors.New("http.enable_custom_route_auth: weft dev does not authenticate a project's custom routes yet (the API routes the app passes on are)")
+	}
+	if len(p.jsGraphs) == 0 {
+		return errors.New("http.app and ui are served by the JS worker, and the project has no JS graph to start one for")
+	}
+	dir, err := os.MkdirTemp("", "weft-http-")
+	if err != nil {
+		return err
+	}
+	p.httpSocket = filepath.Join(dir, "http.sock")
+	graphs := slices.Sorted(maps.Keys(c.UI))
+	front, err := projecthttp.New(projecthttp.Config{Socket: p.httpSocket, App: c.HTTP.App != "", UIGraphs: graphs}, slog.Default())
+	if err != nil {
+		return err
+	}
+	p.appPass = front.Pass()
+	cfg.Front = front.Wrap
+	return nil
 }

@@ -69,6 +69,12 @@ func (l *logLines) String() string {
 // (@langchain/langgraph and tsx, as a LangGraph.js project has them).
 func devProject(t *testing.T) string {
 	t.Helper()
+	return testProject(t, "devproject")
+}
+
+// testProject copies testdata/<name> as devProject does.
+func testProject(t *testing.T, name string) string {
+	t.Helper()
 	modules, err := filepath.Abs("../worker-js/node_modules")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +83,7 @@ func devProject(t *testing.T) string {
 		t.Fatalf("worker-js's packages are missing (cd worker-js && npm ci; make test does it): %v", err)
 	}
 	dir := t.TempDir()
-	files, err := filepath.Glob("testdata/devproject/*")
+	files, err := filepath.Glob(filepath.Join("testdata", name, "*"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestRunUsesAssistantConfigAtCreation(t *testing.T) {
 		"config":  map[string]any{"configurable": map[string]any{"temp": 2}},
 		"context": map[string]any{"extra": true}}).Map(t)
 	wantJSON(t, "config", run["kwargs"].(map[string]any)["config"],
-		`{"tags":["a"],"recursion_limit":25,"configurable":{"model":"a","temp":2}}`)
+		`{"tags":["a"],"recursion_limit":25,"configurable":{"model":"a","temp":2,"user-agent":"Go-http-client/1.1"}}`)
 	wantJSON(t, "context", run["kwargs"].(map[string]any)["context"], `{"model":"a","temp":1,"extra":true}`)
 	if v := run["kwargs"].(map[string]any)["assistant_version"]; v != float64(1) {
 		t.Fatalf("assistant_version %v", v)
@@ -77,7 +77,7 @@ func TestRunUsesAssistantConfigAtCreation(t *testing.T) {
 		t.Fatalf("queued run: %v", end)
 	}
 	k := end["kwargs"].(map[string]any)
-	wantJSON(t, "queued run's configurable", k["config"].(map[string]any)["configurable"], `{"model":"a","temp":1}`)
+	wantJSON(t, "queued run's configurable", k["config"].(map[string]any)["configurable"], `{"model":"a","temp":1,"user-agent":"Go-http-client/1.1"}`)
 	if k["assistant_version"] != float64(1) {
 		t.Fatalf("queued run's assistant_version %v", k["assistant_version"])
 	}
@@ -91,7 +91,7 @@ func TestRunUsesAssistantConfigAtCreation(t *testing.T) {
 	if k["assistant_version"] != float64(2) {
 		t.Fatalf("new run's assistant_version %v", k["assistant_version"])
 	}
-	wantJSON(t, "new run's config", k["config"], `{"recursion_limit":1,"configurable":{"model":"b"}}`)
+	wantJSON(t, "new run's config", k["config"], `{"recursion_limit":1,"configurable":{"model":"b","user-agent":"Go-http-client/1.1"}}`)
 	if end := runEnd(t, s, tid, next["run_id"].(string)); end["status"] != "error" {
 		t.Fatalf("run with recursion_limit 1: %v", end)
 	}

@@ -134,6 +134,12 @@ func operations() []op {
 		// A thread stream opened before its thread exists waits for it (as
 		// LangGraph's server does), so A's thread, to B, is a stream that
 		// waits and sends nothing, exactly as a forged id's.
+		// The WebSocket transport: a GET that is no upgrade is answered the
+		// same for A's thread and a forged one (TestProtocolWebSocket covers
+		// what a socket sends).
+		{"GET /threads/{thread_id}/stream/events", func(w *walker) {
+			w.same(0, "GET", func(x ids) string { return th(x) + "/stream/events" }, nil)
+		}},
 		{"POST /threads/{thread_id}/stream/events", func(w *walker) {
 			w.sameWaiting(func(x ids) string { return th(x) + "/stream/events" },
 				map[string]any{"channels": []string{"values", "messages", "lifecycle"}})

@@ -140,6 +140,9 @@ type Config struct {
 	// jwt). It returns the caller's Principal, or an error: an *auth.Error is answered with its status
 	// (auth.Unauthorized: 401), any other error is a 500.
 	Authenticate func(r *http.Request) (auth.Principal, error)
+	// Front is not a flag: what serves requests in front of the API (api) on the listener, with the server's
+	// Host and CORS policy as guard (weft dev: a project's http.app and ui, internal/projecthttp). nil: the API.
+	Front func(api http.Handler, guard func(http.Handler) http.Handler) http.Handler
 	// Authorize is not a flag: a Go program's per-resource authorize hook (allow, deny, or filter by
 	// metadata), asked about every request after its scope was checked.
 	Authorize auth.AuthorizeFunc

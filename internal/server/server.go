@@ -275,6 +275,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 			return assistantMetadata(a)
 		},
 	})
+	if cfg.Front != nil {
+		handler = cfg.Front(handler, cfg.Security().Handler)
+	}
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return crypt.WithKeyring(context.Background(), cfg.Keyring) }}
 	// Streams end at shutdown (their clients resume elsewhere with

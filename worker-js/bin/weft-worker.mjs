@@ -5,6 +5,7 @@ import { loadConfig } from "../src/load.mjs";
 import { Worker, jsonLogger } from "../src/worker.mjs";
 import { registerRuntime } from "../src/runtime.mjs";
 import { startProjectAuth } from "../src/auth.mjs";
+import { startHttpApp } from "../src/http-app.mjs";
 
 const USAGE = `Usage: weft-worker [options]
 
@@ -29,6 +30,9 @@ Options:
   --log-level <level>    debug, info (default), warn
   --auth-socket <path>   serve the config's JS auth.path (authenticate and on() handlers) and JS store.index.embed
                          to the server on this unix socket (weft dev passes it)
+  --http-socket <path>   serve the config's http.app (custom routes, middleware around the API) and ui
+                         (generative UI) on this unix socket; requests the app passes on go to --url
+                         with the pass of WEFT_APP_PASS (weft dev passes both)
   -h, --help`;
 
 let args;
@@ -46,6 +50,7 @@ try {
       "linger-ms": { type: "string", default: "5" },
       "log-level": { type: "string", default: "info" },
       "auth-socket": { type: "string" },
+      "http-socket": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   }).values;
@@ -90,6 +95,9 @@ try {
   const onFailure = ({ graph_id, error }) => log("error", "graph failed to load; serving the others", { graph_id, error });
   const { graphs, failures } = await loadConfig(args.config, { only, onFailure });
   if (args["auth-socket"]) await startProjectAuth(args.config, args["auth-socket"], log);
+  if (args["http-socket"]) {
+    await startHttpApp(args.config, args["http-socket"], { apiUrl: args.url, pass: process.env.WEFT_APP_PASS ?? "", log });
+  }
   const worker = new Worker({
     url: args.url,
     apiKey: args["api-key"] || undefined,

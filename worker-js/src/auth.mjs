@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx"]);
 
 /** The export that a langgraph.json path ("./auth.mts:auth") names, relative to dir. */
-async function loadExport(spec, dir) {
+export async function loadExport(spec, dir) {
   const i = spec.lastIndexOf(":");
   const [file, name] = i > 1 ? [spec.slice(0, i), spec.slice(i + 1)] : [spec, "default"];
   const abs = resolve(dir, file);

@@ -1,0 +1,147 @@
+// Package projecthttp puts a project's langgraph.json "http.app" (custom
+// routes and middleware) and "ui" (generative UI components) in front of
+// Weft's API, as LangGraph's server mounts them: the JS worker serves them
+// on a unix socket (worker-js/src/http-app.mjs) and Front proxies requests
+// there.
+//
+// With an http.app, every request but the worker API (/dispatch/…) and the
+// health probes (/ok, /livez) goes to the app first; what the app passes on
+// comes back to this server with the pass header and is served by the API
+// (after the app's middleware had its say on the way in and on the way
+// out). With ui alone, only POST /ui/{graph} and GET /ui/{graph}/{file} of
+// the config's ui graphs go to the worker; the web UI's own /ui/ paths stay
+// the server's.
+package projecthttp
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"time"
+
+	"github.com/weftdev/weft/internal/httpx"
+)
+
+// PassHeader carries the pass of a request the app passed on to the API.
+const PassHeader = "X-Weft-App-Pass"
+
+// Config is what langgraph.json asks for.
+type Config struct {
+	// Socket is where the worker serves the app and the ui.
+	Socket string
+	// App: langgraph.json names an http.app.
+	App bool
+	// UIGraphs are the keys of langgraph.json's ui.
+	UIGraphs []string
+}
+
+// Front proxies requests to the project's app and ui.
+type Front struct {
+	cfg   Config
+	ui    map[string]bool
+	pass  string
+	proxy *httputil.ReverseProxy
+	log   *slog.Logger
+}
+
+// New is a Front of cfg with a fresh pass (Pass gives it to the worker).
+func New(cfg Config, log *slog.Logger) (*Front, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	f := &Front{cfg: cfg, ui: map[string]bool{}, pass: hex.EncodeToString(b), log: log}
+	for _, g := range cfg.UIGraphs {
+		f.ui[g] = true
+	}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", cfg.Socket)
+		},
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	f.proxy = &httputil.ReverseProxy{
+		Transport:     tr,
+		FlushInterval: -1, // streams go through as they are written
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "app"
+			pr.Out.Host = pr.In.Host // the app sees the address its client called
+			pr.Out.Header.Del(PassHeader)
+		},
+		// The server's CORS answer (guard) stands: the API's, on a request
+		// the app passed on, would repeat it.
+		ModifyResponse: func(res *http.Response) error {
+			for k := range res.Header {
+				if strings.HasPrefix(k, "Access-Control-") {
+					res.Header.Del(k)
+				}
+			}
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the client left
+			}
+			log.Warn("project http.app unreachable", "method", r.Method, "path", r.URL.Path, "error", err)
+			httpx.WriteUnavailable(w, "The project's http.app is not served yet (JS worker starting)")
+		},
+	}
+	return f, nil
+}
+
+// Pass is the secret with which the worker passes requests on to the API.
+func (f *Front) Pass() string { return f.pass }
+
+// Wrap is api with the project's app and ui in front of it; guard (the
+// server's Host and CORS policy) goes before the app too.
+func (f *Front) Wrap(api http.Handler, guard func(http.Handler) http.Handler) http.Handler {
+	app := guard(f.proxy)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if pass := r.Header.Get(PassHeader); pass != "" {
+			if subtle.ConstantTimeCompare([]byte(pass), []byte(f.pass)) == 1 {
+				r.Header.Del(PassHeader)
+				api.ServeHTTP(w, r) // passed on by the app
+				return
+			}
+			httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: "Forbidden: wrong " + PassHeader})
+			return
+		}
+		if f.toWorker(r) {
+			app.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// toWorker tells whether r goes to the worker.
+func (f *Front) toWorker(r *http.Request) bool {
+	p := r.URL.Path
+	if strings.HasPrefix(p, "/dispatch/") || p == "/ok" || p == "/livez" {
+		return false
+	}
+	if f.cfg.App {
+		return true
+	}
+	rest, ok := strings.CutPrefix(p, "/ui/")
+	if !ok || len(f.ui) == 0 {
+		return false
+	}
+	graph, file, nested := strings.Cut(rest, "/")
+	switch {
+	case r.Method == http.MethodPost && !nested:
+		return true // a ui graph's component, or a 404 for another name
+	case (r.Method == http.MethodGet || r.Method == http.MethodHead) && nested && f.ui[graph] && file != "":
+		return true
+	}
+	return false
+}

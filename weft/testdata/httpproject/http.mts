@@ -1,0 +1,24 @@
+// Custom routes and middleware of a langgraph.json http.app (a Hono app).
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { streamText } from "hono/streaming";
+
+export const app = new Hono()
+  .use(async (c, next) => {
+    if (c.req.query("blocked") != null) return c.json({ blocked: true }, 403);
+    await next();
+    c.header("x-project-middleware", "seen");
+  })
+  .get("/custom/hello", (c) => c.json({ hello: c.req.query("name") ?? "world" }, { headers: { "x-echo": c.req.header("x-in") ?? "" } }))
+  .post("/custom/echo", async (c) => c.json({ got: await c.req.json() }))
+  .get("/custom/fail", () => {
+    throw new HTTPException(400, { message: "Bad request" });
+  })
+  .get("/custom/stream", (c) =>
+    streamText(c, async (stream) => {
+      for (let i = 0; i < 3; i++) {
+        await stream.writeln(`line ${i}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }),
+  );

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/weftdev/weft/internal/projecthttp"
 )
 
@@ -78,6 +80,15 @@ func TestDevServesHTTPAppAndUI(t *testing.T) {
 	if res, _ = do("GET", "/ok", nil); res.StatusCode != 200 || res.Header.Get("x-project-middleware") != "" {
 		t.Fatalf("/ok: %d %v", res.StatusCode, res.Header)
 	}
+	// A WebSocket (protocol v2) reaches the API: an app cannot pass an upgrade on.
+	_, tb := do("POST", "/threads", map[string]any{})
+	var th map[string]any
+	_ = json.Unmarshal(tb, &th)
+	ws, wres, err := websocket.Dial(t.Context(), "ws://"+dev.addr+"/threads/"+th["thread_id"].(string)+"/stream/events", nil)
+	if err != nil {
+		t.Fatalf("a WebSocket through weft dev with an http.app: %v %v", err, wres)
+	}
+	ws.CloseNow()
 	// Nobody else passes a request on as the app.
 	if res, _ = do("GET", "/info?blocked", nil, projecthttp.PassHeader, "guess"); res.StatusCode != 403 ||
 		res.Header.Get("x-project-middleware") != "" {

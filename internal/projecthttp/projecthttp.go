@@ -4,8 +4,8 @@
 // on a unix socket (worker-js/src/http-app.mjs) and Front proxies requests
 // there.
 //
-// With an http.app, every request but the worker API (/dispatch/…) and the
-// health probes (/ok, /livez) goes to the app first; what the app passes on
+// With an http.app, every request but the worker API (/dispatch/…), the
+// health probes (/ok, /livez) and WebSocket upgrades goes to the app first; what the app passes on
 // comes back to this server with the pass header and is served by the API
 // (after the app's middleware had its say on the way in and on the way
 // out). With ui alone, only POST /ui/{graph} and GET /ui/{graph}/{file} of
@@ -128,6 +128,9 @@ func (f *Front) toWorker(r *http.Request) bool {
 	p := r.URL.Path
 	if strings.HasPrefix(p, "/dispatch/") || p == "/ok" || p == "/livez" {
 		return false
+	}
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return false // a WebSocket (protocol v2's transport) is the API's: the app cannot pass an upgrade on
 	}
 	if f.cfg.App {
 		return true

@@ -23,6 +23,7 @@ import (
 
 	"github.com/weftdev/weft/internal/projectauth"
 	"github.com/weftdev/weft/internal/projecthttp"
+	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/store"
 	workerjs "github.com/weftdev/weft/worker-js"
@@ -177,8 +178,9 @@ type project struct {
 	pyAuth      bool       // auth.path is Python: the Python worker serves it on authSocket
 	pySocket    string     // where the Python worker serves store.index.embed ("" none; dev_python.go)
 	jsSocket    string     // where the JS worker serves auth.path and/or store.index.embed ("" none)
-	httpSocket  string     // where the JS worker serves http.app and ui ("" none)
-	appPass     string     // the pass with which the JS worker's http.app passes requests on to the API
+	httpSocket  string     // where a worker serves http.app and ui ("" none)
+	pyHTTP      bool       // http.app is Python: the Python worker serves it on httpSocket
+	appPass     string     // the pass with which the http.app passes requests on to the API
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -390,7 +392,7 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 		cmd.Args = append(cmd.Args, "--auth-socket", p.jsSocket)
 	}
 	cmd.Env = os.Environ()
-	if p.httpSocket != "" { // http.app and/or ui
+	if p.httpSocket != "" && !p.pyHTTP { // http.app and/or ui
 		cmd.Args = append(cmd.Args, "--http-socket", p.httpSocket)
 		cmd.Env = append(cmd.Env, "WEFT_APP_PASS="+p.appPass)
 	}
@@ -403,29 +405,40 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 
 // frontApp puts the project's http.app and ui (langgraph.json) in front of
 // the API: the JS worker serves them on a socket of this process
-// (internal/projecthttp).
+// (internal/projecthttp); a Python http.app, the Python worker.
 func (p *project) frontApp(cfg *server.Config) error {
 	var c struct {
 		HTTP struct {
 			App                   string `json:"app"`
 			EnableCustomRouteAuth bool   `json:"enable_custom_route_auth"`
+			// configurable_headers: which request headers join a run's configurable.
+			ConfigurableHeaders *runs.HeaderPolicy `json:"configurable_headers"`
 		} `json:"http"`
 		UI map[string]string `json:"ui"`
 	}
 	if err := json.Unmarshal(p.raw, &c); err != nil {
 		return fmt.Errorf("%s: %w", p.config, err)
 	}
+	if h := c.HTTP.ConfigurableHeaders; h != nil {
+		if err := h.Check(); err != nil {
+			return fmt.Errorf("http.%w", err)
+		}
+		cfg.ConfigurableHeaders = *h
+	}
 	if c.HTTP.App == "" && len(c.UI) == 0 {
 		return nil
-	}
-	if c.HTTP.App != "" && isPythonGraph(graphPath(json.RawMessage(strconv.Quote(c.HTTP.App)))) {
-		return fmt.Errorf("http.app %s is Python: weft dev serves a JS project's http.app only, not yet a Python one", c.HTTP.App)
 	}
 	if c.HTTP.EnableCustomRouteAuth {
 		return errors.New("http.enable_custom_route_auth: weft dev does not authenticate a project's custom routes yet (the API routes the app passes on are)")
 	}
-	if len(p.jsGraphs) == 0 {
-		return errors.New("http.app and ui are served by the JS worker, and the project has no JS graph to start one for")
+	p.pyHTTP = c.HTTP.App != "" && isPythonGraph(graphPath(json.RawMessage(strconv.Quote(c.HTTP.App))))
+	switch {
+	case p.pyHTTP && len(c.UI) > 0:
+		return fmt.Errorf("http.app %s is Python and ui is bundled by the JS worker: weft dev does not serve both yet", c.HTTP.App)
+	case p.pyHTTP && p.py == nil:
+		return fmt.Errorf("http.app %s is Python: the Python worker serves it, and the project has no Python graph to start one for", c.HTTP.App)
+	case !p.pyHTTP && len(p.jsGraphs) == 0:
+		return errors.New("a JS http.app and ui are served by the JS worker, and the project has no JS graph to start one for")
 	}
 	dir, err := os.MkdirTemp("", "weft-http-")
 	if err != nil {

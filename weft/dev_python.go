@@ -181,6 +181,10 @@ func (p *project) runPythonWorker(ctx context.Context, url string, log *slog.Log
 	if p.pySocket != "" { // auth.path and/or store.index.embed in Python
 		cmd.Args = append(cmd.Args, "--socket", p.pySocket)
 	}
+	if p.pyHTTP { // http.app in Python
+		cmd.Args = append(cmd.Args, "--http-socket", p.httpSocket)
+		env = append(env, "WEFT_APP_PASS="+p.appPass)
+	}
 	cmd.Env = env
 	return p.runProcess(ctx, cmd, "Python worker", log, "python", p.py.python, "config", p.config)
 }

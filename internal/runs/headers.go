@@ -1,26 +1,67 @@
 package runs
 
 import (
+	"fmt"
 	"net/http"
+	"path"
 	"strings"
 )
 
-// headersNotInConfig are the x- headers a run's config never gets: the
-// credentials LangGraph's servers leave out, and Weft's own control headers.
-var headersNotInConfig = map[string]bool{"x-api-key": true, "x-tenant-id": true, "x-service-key": true}
+// HeaderPolicy says which request headers a run's config.configurable gets
+// (langgraph.json's http.configurable_headers): header names matching an
+// Excludes pattern never; with Includes, only names matching one; with
+// neither, every x-* header and user-agent, as LangGraph.js's server
+// copies them. Patterns are lowercase names with * wildcards. Credentials
+// (x-api-key, x-tenant-id, x-service-key, authorization, cookie) and
+// Weft's own x-weft-* headers are never copied.
+type HeaderPolicy struct {
+	Includes []string `json:"includes"`
+	Excludes []string `json:"excludes"`
+}
 
-// withRequestHeaders puts the request's headers into config.configurable as
-// both official servers do at run creation: every x-* header (lowercase
-// name, its first value) but the credentials of headersNotInConfig and
-// x-weft-*, and user-agent. They win over the body's configurable keys of
-// the same name. A graph reads a caller's per-request settings so (a
-// header a proxy or an http.app middleware adds, the SDK's defaultHeaders).
-func withRequestHeaders(config map[string]any, h http.Header) map[string]any {
+// Check refuses a malformed pattern.
+func (p HeaderPolicy) Check() error {
+	for _, pat := range append(append([]string(nil), p.Includes...), p.Excludes...) {
+		if _, err := path.Match(strings.ToLower(pat), ""); err != nil || strings.ContainsAny(pat, "[]?\\") {
+			return fmt.Errorf("configurable_headers: %q is not a header name with * wildcards", pat)
+		}
+	}
+	return nil
+}
+
+var neverInConfig = map[string]bool{"x-api-key": true, "x-tenant-id": true, "x-service-key": true,
+	"authorization": true, "cookie": true}
+
+func matchAny(patterns []string, key string) bool {
+	for _, pat := range patterns {
+		if ok, _ := path.Match(strings.ToLower(pat), key); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// copies tells whether the header named key (lowercase) goes into the config.
+func (p HeaderPolicy) copies(key string) bool {
+	switch {
+	case neverInConfig[key] || strings.HasPrefix(key, "x-weft-") || matchAny(p.Excludes, key):
+		return false
+	case len(p.Includes) > 0:
+		return matchAny(p.Includes, key)
+	}
+	return strings.HasPrefix(key, "x-") || key == "user-agent"
+}
+
+// apply puts the request's headers the policy copies into
+// config.configurable, as both official servers do at run creation
+// (lowercase names, the first value); they win over the body's keys of the
+// same name. A graph reads a caller's per-request settings so (the SDK's
+// defaultHeaders, a header a proxy or an http.app middleware adds).
+func (p HeaderPolicy) apply(config map[string]any, h http.Header) map[string]any {
 	var conf map[string]any
 	for name, values := range h {
 		key := strings.ToLower(name)
-		if len(values) == 0 || headersNotInConfig[key] || strings.HasPrefix(key, "x-weft-") ||
-			(!strings.HasPrefix(key, "x-") && key != "user-agent") {
+		if len(values) == 0 || !p.copies(key) {
 			continue
 		}
 		if conf == nil {

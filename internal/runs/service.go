@@ -43,6 +43,8 @@ type Config struct {
 	// PollInterval is how often a wait re-reads its run when no
 	// notification came (the fallback of the run-end notification).
 	PollInterval time.Duration
+	// Headers says which request headers join a run's configurable.
+	Headers HeaderPolicy
 }
 
 func (c *Config) defaults() {

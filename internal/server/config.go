@@ -19,6 +19,7 @@ import (
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/httpapi"
+	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/store"
 	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/internal/tracing"
@@ -140,6 +141,9 @@ type Config struct {
 	// jwt). It returns the caller's Principal, or an error: an *auth.Error is answered with its status
 	// (auth.Unauthorized: 401), any other error is a 500.
 	Authenticate func(r *http.Request) (auth.Principal, error)
+	// ConfigurableHeaders is not a flag: which request headers join a run's configurable (weft dev: langgraph.json's
+	// http.configurable_headers; zero: every x-* header and user-agent, as LangGraph.js's server copies them).
+	ConfigurableHeaders runs.HeaderPolicy
 	// Front is not a flag: what serves requests in front of the API (api) on the listener, with the server's
 	// Host and CORS policy as guard (weft dev: a project's http.app and ui, internal/projecthttp). nil: the API.
 	Front func(api http.Handler, guard func(http.Handler) http.Handler) http.Handler

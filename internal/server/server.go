@@ -187,7 +187,8 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		}
 	}
 	m := newMetrics(s.pool, log)
-	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{MaxAttempts: cfg.MaxAttempts})
+	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{MaxAttempts: cfg.MaxAttempts,
+		Headers: cfg.ConfigurableHeaders})
 	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease,
 		TempRetention: cfg.TempRetention, Metrics: m, Tracer: tracer, EventRefMinBytes: cfg.EventRefMinBytes, Assistants: assistantStore,
 		InputRefMinBytes: cfg.InputRefMinBytes})

@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="on SIGTERM/SIGINT, how long running runs may finish before they are given back")
     p.add_argument("--socket", default="",
                    help="serve the config's Python auth.path and store.index.embed on this unix socket (weft dev)")
+    p.add_argument("--http-socket", default="",
+                   help="serve the config's Python http.app on this unix socket; what it does not route goes to "
+                        "--url with the pass of WEFT_APP_PASS (weft dev)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
     args = p.parse_args(argv)
 
@@ -65,12 +68,16 @@ async def _serve(args, log: logging.Logger) -> int:
     from .worker import Worker
 
     only = [g.strip() for g in args.graphs.split(",") if g.strip()] or None
-    sock = None
+    sock = http_task = None
     try:
         if args.socket:
             from .auth import start_project_socket
 
             sock = await start_project_socket(args.config, args.socket)
+        if args.http_socket:
+            from .http_app import start_http_app
+
+            http_task = await start_http_app(args.config, args.http_socket, args.url)
         project = await load_config(args.config, only)
         worker = Worker(args.url, project.graphs, worker_id=args.worker_id, concurrency=max(1, args.concurrency),
                         wait_ms=min(max(args.wait_ms, 0), 30_000), linger_s=max(args.linger_ms, 0) / 1000,
@@ -106,6 +113,9 @@ async def _serve(args, log: logging.Logger) -> int:
     await worker.stop(args.grace_ms / 1000)
     if sock is not None:
         await sock.close()
+    if http_task is not None:
+        http_task.server.should_exit = True
+        await asyncio.wait([http_task], timeout=5)
     return 0
 
 

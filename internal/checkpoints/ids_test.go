@@ -165,6 +165,14 @@ func TestNormalizeLC(t *testing.T) {
 		"plain":  map[string]any{"lc": "not an envelope", "type": "constructor"},
 	}
 	jsonEqual(t, "normalized", v, want)
+	// Python LangChain's envelope (the Python worker's) reads as LangGraph's
+	// Python server shows a message: its fields defaulted.
+	py, err := DecodeValue("json", []byte(`{"lc":1,"type":"constructor","id":["langchain","schema","messages","HumanMessage"],"kwargs":{"content":"hi","type":"human","id":"h1"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, "Python message", py, map[string]any{"content": "hi", "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
+		"type": "human", "name": nil, "id": "h1"})
 	// Numbers stay exact.
 	if n := v.(map[string]any)["set"].([]any)[0]; n != json.Number("1") {
 		t.Errorf("number = %#v", n)

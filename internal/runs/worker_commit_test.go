@@ -98,3 +98,30 @@ func TestExternalEndBehindNewerCheckpoint(t *testing.T) {
 	// The fenced (ended) dispatch stays fenced on the one-round-trip path.
 	s.Must(http.StatusConflict, "POST", d, map[string]any{"claim_token": c.ClaimToken, "commit_id": "later", "events": []any{}})
 }
+
+// A run's commits keep their answers for replays until the run ends; then
+// only the end's stays (a worker sends the end last, and a fenced one gets
+// 409 whatever it replays), so a long thread keeps no row per step.
+func TestEndedRunKeepsOnlyTheEndsCommitKey(t *testing.T) {
+	s := external(t, nil)
+	tid, runID, c := claimRun(t, s)
+	path := "/dispatch/" + c.Dispatch.DispatchID + "/commit"
+	step := map[string]any{"claim_token": c.ClaimToken, "commit_id": "step-1",
+		"events": []any{map[string]any{"event": "values", "data": map[string]any{"foo": ""}}}}
+	s.Must(http.StatusOK, "POST", path, step)
+	if again := s.Must(http.StatusOK, "POST", path, step).Map(t); again["replayed"] != true {
+		t.Fatalf("a step's replay before the end: %s", js(again))
+	}
+	end := map[string]any{"claim_token": c.ClaimToken, "commit_id": "end",
+		"checkpoints": []any{pausedCheckpoint(uuid.Must(uuid.NewV7()).String(), "a", true)},
+		"end":         map[string]any{"status": "success", "result": map[string]any{"foo": "a", "bar": []any{"a"}}}}
+	s.Must(http.StatusOK, "POST", path, end)
+	runStatus(t, s, tid, runID, "success")
+	if n := dbCount(t, s, `SELECT count(*) FROM run_commits WHERE run_id = $1`, runID); n != 1 {
+		t.Fatalf("%d run_commits rows after the end, want 1 (the end's)", n)
+	}
+	if again := s.Must(http.StatusOK, "POST", path, end).Map(t); again["replayed"] != true {
+		t.Fatalf("the end's replay: %s", js(again))
+	}
+	s.Must(http.StatusConflict, "POST", path, step) // the run ended: fenced
+}

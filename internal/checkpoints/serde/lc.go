@@ -14,6 +14,10 @@ import (
 //     LangGraph.js's server sends): the kwargs (already snake_case) with
 //     "type" from the class ("human", "ai", "tool", "system", …); fields the
 //     message lacks stay absent (no name: null, unlike Python's model_dump).
+//   - {"lc":1,…,"id":["langchain","schema","messages","HumanMessage"],…}, Python
+//     LangChain's envelope (the Python worker's), becomes Python's message
+//     dict with the common fields defaulted (LangChainMessage), as LangGraph's
+//     Python server sends it.
 //   - any other lc:1 constructor becomes its kwargs.
 //   - lc:2 constructors of the JS serde (Set, Map, RegExp, Error, Uint8Array)
 //     become their kwargs when non-empty, else their single argument (a Set's
@@ -77,7 +81,13 @@ func lcEnvelope(m map[string]any) (any, bool) {
 	}
 	if lc == "1" {
 		module, class := strings.Join(parts[:len(parts)-1], "."), parts[len(parts)-1]
-		if isMessageClass(module, class) {
+		if strings.HasPrefix(module, "langchain.schema") {
+			// Python LangChain's namespace (the Python worker's envelopes):
+			// its message dict, as LangGraph's Python server sends it.
+			if msg, ok := LangChainMessage(module, class, kwargs); ok {
+				return msg, true
+			}
+		} else if isMessageClass(module, class) {
 			// LangChain.js's own dict form of a message (toDict: its
 			// serialized fields plus "type"), as LangGraph.js's server sends
 			// it: fields the message does not have stay absent.

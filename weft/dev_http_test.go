@@ -72,9 +72,9 @@ func TestDevServesHTTPAppAndUI(t *testing.T) {
 	if res, _ = do("GET", "/does/not/exist", nil); res.StatusCode != 404 {
 		t.Fatalf("a path neither the app nor the API has: %d, want 404", res.StatusCode)
 	}
-	out, b := do("POST", "/runs/wait", map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}})
-	if out.StatusCode != 200 || !bytes.Contains(b, []byte("project-b")) || out.Header.Get("x-project-middleware") != "seen" {
-		t.Fatalf("a run through the app: %d %s", out.StatusCode, b)
+	out, b := do("POST", "/runs/wait?as=ada", map[string]any{"assistant_id": "caller", "input": map[string]any{}})
+	if out.StatusCode != 200 || string(bytes.TrimSpace(b)) != `{"caller":"ada"}` || out.Header.Get("x-project-middleware") != "seen" {
+		t.Fatalf("a run through the app, its middleware adding x-caller: %d %s", out.StatusCode, b)
 	}
 	// Probes and the worker API do not go through the app.
 	if res, _ = do("GET", "/ok", nil); res.StatusCode != 200 || res.Header.Get("x-project-middleware") != "" {

@@ -9,6 +9,12 @@ export const app = new Hono()
     await next();
     c.header("x-project-middleware", "seen");
   })
+  // A middleware may add a header the API then sees (here: the caller a run's config gets).
+  .use(async (c, next) => {
+    const who = c.req.query("as");
+    if (who) c.req.raw.headers.set("x-caller", who);
+    await next();
+  })
   .get("/custom/hello", (c) => c.json({ hello: c.req.query("name") ?? "world" }, { headers: { "x-echo": c.req.header("x-in") ?? "" } }))
   .post("/custom/echo", async (c) => c.json({ got: await c.req.json() }))
   .get("/custom/fail", () => {

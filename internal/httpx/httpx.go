@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -377,4 +378,19 @@ func QueryList(values []string) []string {
 		}
 	}
 	return out
+}
+
+// UnixTransport is an HTTP transport to the server on the unix socket at
+// path (a worker's: auth.path, embed functions, http.app), keeping up to
+// idle connections open between requests.
+func UnixTransport(path string, idle int) *http.Transport {
+	return &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
+		IdleConnTimeout:     30 * time.Second,
+	}
 }

@@ -11,13 +11,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/httpx"
 )
 
 // Client calls the handlers a worker serves on Socket.
@@ -28,16 +28,7 @@ type Client struct {
 
 // New is a client of the handlers served on socket.
 func New(socket string) *Client {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     30 * time.Second,
-	}
-	return &Client{Socket: socket, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	return &Client{Socket: socket, hc: &http.Client{Transport: httpx.UnixTransport(socket, 256), Timeout: 30 * time.Second}}
 }
 
 // reply is the worker's answer: a refusal (Status) or a result.

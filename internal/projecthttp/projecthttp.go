@@ -14,16 +14,13 @@
 package projecthttp
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"strings"
-	"time"
 
 	"github.com/weftdev/weft/internal/httpx"
 )
@@ -60,17 +57,8 @@ func New(cfg Config, log *slog.Logger) (*Front, error) {
 	for _, g := range cfg.UIGraphs {
 		f.ui[g] = true
 	}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", cfg.Socket)
-		},
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     30 * time.Second,
-	}
 	f.proxy = &httputil.ReverseProxy{
-		Transport:     tr,
+		Transport:     httpx.UnixTransport(cfg.Socket, 256),
 		FlushInterval: -1, // streams go through as they are written
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "app"

@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"time"
+
+	"github.com/weftdev/weft/internal/httpx"
 )
 
 // socketEmbedder asks a project's worker to embed with the project's own
@@ -23,15 +23,7 @@ type socketEmbedder struct {
 // path (weft dev's store.index.embed "./embed.py:fn"); every vector must
 // have dims numbers.
 func NewSocketEmbedder(path string, dims int) Embedder {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		},
-		MaxIdleConnsPerHost: 16,
-		IdleConnTimeout:     30 * time.Second,
-	}
-	return &socketEmbedder{dims: dims, client: &http.Client{Transport: tr, Timeout: embedTimeout}}
+	return &socketEmbedder{dims: dims, client: &http.Client{Transport: httpx.UnixTransport(path, 16), Timeout: embedTimeout}}
 }
 
 func (e *socketEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {

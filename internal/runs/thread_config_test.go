@@ -5,6 +5,11 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/server"
+	"github.com/weftdev/weft/internal/threads"
 )
 
 // A run makes its merged config (the assistant's under the run's) the
@@ -34,4 +39,31 @@ func TestRunSetsThreadConfigAndRestartsTTL(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// A thread a run creates on the way (if_not_exists "create") gets the
+// server's default thread ttl (langgraph.json's checkpointer.ttl under
+// weft dev), as one POST /threads creates does; on both paths of run
+// creation (enqueue's one round trip, reject's transaction).
+func TestRunCreatedThreadGetsTheDefaultTTL(t *testing.T) {
+	s := startWith(t, func(c *server.Config) {
+		c.ThreadDefaultTTL = threads.TTLRequest{Set: true, Minutes: 60, Strategy: threads.TTLDelete}
+	})
+	for _, strategy := range []string{"enqueue", "reject"} {
+		tid := uuid.NewString()
+		wait(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""},
+			"if_not_exists": "create", "multitask_strategy": strategy})
+		if n := dbCount(t, s, `SELECT count(*) FROM threads WHERE thread_id = $1 AND ttl_minutes = 60
+			AND ttl_strategy = 'delete' AND expires_at > now() + interval '59 minutes'`, tid); n != 1 {
+			t.Fatalf("%s: the thread the run created has no default ttl", strategy)
+		}
+	}
+	t.Run("without a default, none", func(t *testing.T) {
+		s := start(t)
+		tid := uuid.NewString()
+		wait(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""}, "if_not_exists": "create"})
+		if n := dbCount(t, s, `SELECT count(*) FROM threads WHERE thread_id = $1 AND ttl_minutes IS NULL AND expires_at IS NULL`, tid); n != 1 {
+			t.Fatal("a thread got a ttl no one set")
+		}
+	})
 }

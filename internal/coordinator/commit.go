@@ -404,11 +404,12 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 				'cancel', (SELECT coalesce(cancel_action, '') FROM run_dispatches WHERE dispatch_id = $4)))`,
 			d.RunID, key, jsonv.Must(res.CheckpointIDs), d.DispatchID)
 	}
-	if req.End != nil {
+	if req.End != nil && !req.InProcess {
 		// Only the end's answer is asked again once the run has ended (a
 		// worker sends its commits in order, the end last; a fenced one
 		// gets 409 whatever it replays): the other keys go, so a long
-		// thread does not keep one row per step of every run.
+		// thread does not keep one row per step of every run. In-process
+		// runs record no keys: nothing to delete.
 		p.Exec(ctx, `DELETE FROM run_commits WHERE run_id = $1 AND commit_key <> $2`, d.RunID, key)
 	}
 	switch {

@@ -52,10 +52,23 @@ class Committer:
     the claim token (409 once the lease is lost) and carries a commit_id, so
     a retried request is applied once. With sync durability a put resolves
     only once committed; otherwise when queued (sent linger_s later), and
-    the run ends only after every commit succeeded."""
+    the run ends only after every commit succeeded.
+
+    LangGraph emits a step's values event just before it saves the step's
+    checkpoint; Weft stores such an event as a reference to that checkpoint
+    only when both arrive in one commit, else whole (the state again, a
+    copy per turn on a long thread). The put comes once LangGraph's
+    previous put is done and this one is encoded (milliseconds on a long
+    thread). So unless puts never follow (exit durability) a commit due
+    while a root values event waits for its checkpoint is held, a linger at
+    a time, up to HOLD_MAX_S (a values event no put follows, as a fork's,
+    is held no longer)."""
+
+    HOLD_MAX_S = 0.1
 
     def __init__(self, client: WeftClient, dispatch_id: str, token: str, *, metadata: dict | None = None,
-                 sync: bool = False, linger_s: float = 0.005, on_cancel=None, on_fail=None, traceparent: str = ""):
+                 sync: bool = False, linger_s: float = 0.005, on_cancel=None, on_fail=None, traceparent: str = "",
+                 puts_follow_values: bool = True):
         self.client = client
         self.dispatch_id = dispatch_id
         self.token = token
@@ -74,6 +87,9 @@ class Committer:
         self.ended = False
         self.thread_empty = False
         self.last_root: _LastRoot | None = None
+        self.puts_follow_values = puts_follow_values
+        self.values_waiting = False  # a root values event queued after the last root put
+        self._held = 0
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task] = set()
 
@@ -95,6 +111,7 @@ class Committer:
         self.checkpoints.append(put_json)
         if complete is not None:
             self.last_root = _LastRoot(len(self.checkpoints) - 1, complete, checkpoint_id)
+            self.values_waiting = False
 
     def add_writes(self, batch_json: str, ns: str = "", checkpoint_id: str = "") -> None:
         self._check()
@@ -107,6 +124,8 @@ class Committer:
         if self.failed or self.ended:
             return
         self.events.append(f'{{"event":{json.dumps(event)},"data":{data_json}}}')
+        if event == "values" and self.puts_follow_values:
+            self.values_waiting = True
         self.soon()
 
     def soon(self) -> None:
@@ -116,15 +135,23 @@ class Committer:
 
         def go():
             self._timer = None
-            t = loop.create_task(self._flush_quiet())
+            t = loop.create_task(self._flush_due())
             self._tasks.add(t)
             t.add_done_callback(self._tasks.discard)
 
         self._timer = loop.call_later(self.linger_s, go)
 
-    async def _flush_quiet(self) -> None:
+    async def _flush_due(self) -> None:
+        """The linger's flush (its failure is the next call's to report),
+        unless a values event waits for its checkpoint (decided as the
+        batch is taken: the event may have come since the timer fired)."""
         try:
-            await self.flush()
+            async with self.lock:
+                if self.values_waiting and self._held * self.linger_s < self.HOLD_MAX_S:
+                    self._held += 1
+                    self.soon()
+                    return
+                await self._send(None)
         except Exception:
             pass
 
@@ -162,6 +189,7 @@ class Committer:
                 self.writes.extend(last.writes[:last.sent_writes])
         if last is not None:
             last.sent, last.sent_writes = True, len(last.writes)
+        self.values_waiting, self._held = False, 0
         self.seq += 1
         commit_id = f"end:{self.token}" if end is not None else f"{self.token}:{self.seq}"
         parts = [f'"claim_token":{json.dumps(self.token)}', f'"commit_id":{json.dumps(commit_id)}',
@@ -236,7 +264,7 @@ async def execute_run(claimed: dict, spec: Any, saver: Any, store: Any, client: 
     run_md.pop(UPDATE_STATE_KEY, None)
     committer = Committer(
         client, dispatch["dispatch_id"], token, metadata={} if update else run_md,
-        sync=kwargs.get("durability") == "sync", linger_s=linger_s, traceparent=claimed.get("traceparent") or "",
+        sync=kwargs.get("durability") == "sync", puts_follow_values=kwargs.get("durability") != "exit", linger_s=linger_s, traceparent=claimed.get("traceparent") or "",
         on_cancel=lambda action: handle.stop("cancel", f"run cancelled ({action})", action),
         on_fail=lambda err: handle.stop("lease" if is_fenced(err) else "commit", f"commit failed: {err}"),
     )

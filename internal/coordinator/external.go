@@ -211,12 +211,13 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 	}
 	cp := last.Checkpoint
 	cp.ChannelValues = make(map[string]any, len(last.Checkpoint.ChannelValues))
-	// A channel the put writes whose value reads back as the JSON it is
-	// stored as (no LangChain envelope to normalise) may be referenced by
-	// the thread row; a normalised one differs from its blob.
+	// A channel the put writes whose value SQL reads from its blob as the
+	// projection has it (the JSON as stored, or a list of message
+	// envelopes weft_thread_values normalises) may be referenced by the
+	// thread row.
 	blobs := map[string]string{}
 	for ch, v := range last.Checkpoint.ChannelValues {
-		sv, err := storedForm(v, true)
+		sv, sqlReads, err := storedForm(v, true)
 		if errors.Is(err, serde.ErrEmpty) {
 			continue
 		}
@@ -224,7 +225,7 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 			return nil, "", nil
 		}
 		cp.ChannelValues[ch] = sv
-		if _, raw := sv.(json.RawMessage); raw {
+		if sqlReads {
 			if ver, ok := last.NewVersions[ch]; ok {
 				blobs[ch] = ver
 			}
@@ -241,7 +242,7 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 			continue
 		}
 		for _, w := range b.Writes {
-			v, err := storedForm(w.Value, false)
+			v, _, err := storedForm(w.Value, false)
 			if err != nil && !errors.Is(err, serde.ErrEmpty) {
 				return nil, "", nil
 			}
@@ -295,23 +296,29 @@ var lcMarker = []byte(`"lc"`)
 // storedForm is v as a read of the store returns it once written: encoded
 // as the checkpoint writer encodes it, then decoded as the reader decodes
 // it (LangChain envelopes normalised; with raw, JSON without envelopes left
-// undecoded, as channel values are read).
-func storedForm(v any, raw bool) (any, error) {
+// undecoded, as channel values are read). sqlReads: SQL rendering the
+// blob as a thread's values (weft_thread_values) gives the same JSON.
+func storedForm(v any, raw bool) (out any, sqlReads bool, err error) {
 	typ, data, err := serde.Encode(v)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if raw && typ == serde.TypeJSON && !bytes.Contains(data, lcMarker) && json.Valid(data) {
-		return json.RawMessage(data), nil
+	if typ != serde.TypeJSON {
+		out, err = serde.Decode(typ, data)
+		return out, false, err
 	}
-	out, err := serde.Decode(typ, data)
-	if err != nil {
-		return nil, err
+	if !bytes.Contains(data, lcMarker) && json.Valid(data) {
+		if raw {
+			return json.RawMessage(data), true, nil
+		}
+		out, err = serde.Decode(typ, data)
+		return out, true, err
 	}
-	if typ == serde.TypeJSON {
-		out = serde.NormalizeLC(out)
+	if out, err = serde.Decode(typ, data); err != nil {
+		return nil, false, err
 	}
-	return out, nil
+	sqlReads = serde.NormalizedBySQL(out)
+	return serde.NormalizeLC(out), sqlReads, nil
 }
 
 // graphOf is the graph the thread of a run of graphID is projected with:

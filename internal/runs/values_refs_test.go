@@ -441,56 +441,131 @@ func TestThreadValuesRefsOldRowsAndForeignDeletes(t *testing.T) {
 	}
 }
 
-// An external worker's end projects the thread from its commit (the run's
-// last checkpoint sent complete, its list put needing no read) or reads it
-// back: a plain JSON list is referenced, a list of LangChain envelopes
-// (which reads normalised, unlike its blob) is stored whole. Both read as
-// the thread's state.
+// An external worker's list of LangChain message envelopes (the JS and
+// Python workers store messages so) is referenced like a plain list when
+// SQL renders it as the API shows it (migration 027); a list holding any
+// other envelope stays whole. Either way the thread reads as its state, and
+// a values filter matches inside the normalised messages.
 func TestThreadValuesRefsExternalWorker(t *testing.T) {
 	s := external(t, nil)
-	plain := make([]any, 40)
-	envelopes := make([]any, 20)
-	for i := range plain {
-		plain[i] = strings.Repeat("p", 40)
+	list := func(n int, elem func(i int) any) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = elem(i)
+		}
+		return out
 	}
-	for i := range envelopes {
-		envelopes[i] = map[string]any{"lc": 1, "type": "constructor", "id": []any{"langchain_core", "messages", "HumanMessage"},
-			"kwargs": map[string]any{"content": strings.Repeat("e", 60), "id": fmt.Sprintf("m%d", i)}}
+	envelope := func(path []any, kwargs map[string]any) map[string]any {
+		return map[string]any{"lc": 1, "type": "constructor", "id": path, "kwargs": kwargs}
+	}
+	jsNS, pyNS := []any{"langchain_core", "messages"}, []any{"langchain", "schema", "messages"}
+	class := func(ns []any, c string) []any { return append(slices.Clone(ns), c) }
+	content := strings.Repeat("e", 60)
+	bars := []struct {
+		name   string
+		bar    []any
+		refs   bool // referenced when the end carries its checkpoint complete
+		filter map[string]any
+	}{
+		{"plain", list(40, func(int) any { return strings.Repeat("p", 40) }), true, nil},
+		{"JS messages", list(20, func(i int) any {
+			return envelope(class(jsNS, []string{"HumanMessage", "AIMessageChunk"}[i%2]), map[string]any{"content": content, "id": fmt.Sprintf("m%d", i)})
+		}), true, map[string]any{"content": content, "type": "AIMessageChunk", "id": "m1"}},
+		{"Python messages", list(20, func(i int) any {
+			kw := map[string]any{"content": content, "id": fmt.Sprintf("m%d", i)}
+			if i == 3 {
+				kw["type"], kw["name"] = "", "someone"
+			}
+			return envelope(class(pyNS, []string{"HumanMessage", "AIMessage", "ToolMessage", "SystemMessage"}[i%4]), kw)
+		}), true, map[string]any{"type": "ai", "tool_calls": []any{}, "usage_metadata": nil, "name": nil, "id": "m1"}},
+		{"messages and plain values", list(20, func(i int) any {
+			if i%2 == 0 {
+				return map[string]any{"text": content}
+			}
+			return envelope(class(pyNS, "HumanMessage"), map[string]any{"content": content})
+		}), true, map[string]any{"type": "human", "additional_kwargs": map[string]any{}}},
+		{"an envelope in a message's kwargs", list(20, func(i int) any {
+			return envelope(class(jsNS, "AIMessage"), map[string]any{"content": content,
+				"additional_kwargs": map[string]any{"x": envelope(class(jsNS, "HumanMessage"), map[string]any{"content": "inner"})}})
+		}), false, map[string]any{"additional_kwargs": map[string]any{"x": map[string]any{"content": "inner", "type": "human"}}}},
+		{"another constructor", list(20, func(int) any {
+			return envelope([]any{"langchain_core", "documents", "Document"}, map[string]any{"page_content": content})
+		}), false, map[string]any{"page_content": content}},
+		{"a non-string type", list(20, func(int) any {
+			return envelope(class(pyNS, "HumanMessage"), map[string]any{"content": content, "type": 5})
+		}), false, map[string]any{"type": "human", "content": content}},
 	}
 	for _, complete := range []bool{true, false} {
-		for _, bar := range [][]any{plain, envelopes} {
-			tid, _, c := claimRun(t, s)
-			d := "/dispatch/" + c.Dispatch.DispatchID + "/commit"
-			// A first step with the list, then the end with one more
-			// element: the end's put extends a list this process put.
-			first := pausedCheckpoint(uuid.Must(uuid.NewV7()).String(), "a", false)
-			first["checkpoint"].(map[string]any)["channel_values"].(map[string]any)["bar"] = bar
-			s.Must(http.StatusOK, "POST", d, map[string]any{"claim_token": c.ClaimToken, "checkpoints": []any{first}})
-			last := pausedCheckpoint(uuid.Must(uuid.NewV7()).String(), "b", complete)
-			v3 := "00000000000000000000000000000003.0.5"
-			last["parent_checkpoint_id"] = first["checkpoint"].(map[string]any)["id"]
-			cp := last["checkpoint"].(map[string]any)
-			cp["channel_values"].(map[string]any)["bar"] = append(slices.Clone(bar), bar[0])
-			cp["channel_versions"].(map[string]any)["foo"], cp["channel_versions"].(map[string]any)["bar"] = v3, v3
-			last["new_versions"] = map[string]any{"foo": v3, "bar": v3}
-			s.Must(http.StatusOK, "POST", d, map[string]any{"claim_token": c.ClaimToken, "checkpoints": []any{last},
-				"end": map[string]any{"status": "success", "result": map[string]any{"foo": "b"}}})
+		for _, b := range bars {
+			tid := workerListRun(t, s, b.bar, complete)
 			refs := sameProjection(t, s, tid)
-			what := fmt.Sprintf("complete=%v, %d-element bar", complete, len(bar))
-			if len(bar) == len(plain) {
+			what := fmt.Sprintf("complete=%v, %s", complete, b.name)
+			if b.refs && complete || b.name == "plain" {
 				wantRef(t, s, what, tid, "bar", refs)
 			} else if refs != nil {
 				t.Fatalf("%s: the normalised list references %v", what, refs)
 			}
+			if b.filter == nil {
+				continue
+			}
+			var found []map[string]any
+			s.Must(http.StatusOK, "POST", "/threads/search", map[string]any{"values": map[string]any{"bar": []any{b.filter}},
+				"metadata": map[string]any{}, "limit": 100}).JSON(t, &found)
+			if !slices.ContainsFunc(found, func(th map[string]any) bool { return th["thread_id"] == tid }) {
+				t.Fatalf("%s: a values filter %s does not find the thread", what, js(b.filter))
+			}
 		}
 	}
+}
+
+// workerListRun is an external worker's run on a new thread whose two
+// steps set foo_bar's list bar: to list, then (its end) to list and its
+// second element again, the end's put extending a list this process put;
+// complete: the end carries its checkpoint complete. It returns the thread.
+func workerListRun(t *testing.T, s *servertest.Server, list []any, complete bool) string {
+	t.Helper()
+	tid, _, c := claimRun(t, s)
+	d := "/dispatch/" + c.Dispatch.DispatchID + "/commit"
+	first := pausedCheckpoint(uuid.Must(uuid.NewV7()).String(), "a", false)
+	first["checkpoint"].(map[string]any)["channel_values"].(map[string]any)["bar"] = list
+	s.Must(http.StatusOK, "POST", d, map[string]any{"claim_token": c.ClaimToken, "checkpoints": []any{first}})
+	last := pausedCheckpoint(uuid.Must(uuid.NewV7()).String(), "b", complete)
+	v3 := "00000000000000000000000000000003.0.5"
+	last["parent_checkpoint_id"] = first["checkpoint"].(map[string]any)["id"]
+	cp := last["checkpoint"].(map[string]any)
+	cp["channel_values"].(map[string]any)["bar"] = append(slices.Clone(list), list[1])
+	cp["channel_versions"].(map[string]any)["foo"], cp["channel_versions"].(map[string]any)["bar"] = v3, v3
+	last["new_versions"] = map[string]any{"foo": v3, "bar": v3}
+	s.Must(http.StatusOK, "POST", d, map[string]any{"claim_token": c.ClaimToken, "checkpoints": []any{last},
+		"end": map[string]any{"status": "success", "result": map[string]any{"foo": "b"}}})
+	return tid
 }
 
 // Migration 023's down stores every projection whole again (the values it
 // rendered), and its up reads them as they are.
 func TestThreadValuesRefsMigrationDown(t *testing.T) {
 	s := start(t)
-	tid := longChat(t, s)
+	migrateDownUp(t, s, longChat(t, s), "023_thread_values_refs")
+}
+
+// Migration 027's down stores a projection that references a list of
+// message envelopes whole, normalised as the API shows it; its up reads it
+// as it is.
+func TestThreadValuesMessagesMigrationDown(t *testing.T) {
+	s := external(t, nil)
+	msgs := make([]any, 20)
+	for i := range msgs {
+		msgs[i] = map[string]any{"lc": 1, "type": "constructor", "id": []any{"langchain", "schema", "messages", "AIMessage"},
+			"kwargs": map[string]any{"content": strings.Repeat("m", 60), "id": fmt.Sprintf("m%d", i)}}
+	}
+	migrateDownUp(t, s, workerListRun(t, s, msgs, true), "027_thread_values_messages")
+}
+
+// migrateDownUp runs migration name's down then its up in a transaction
+// (rolled back), and fails unless thread tid, which references a list,
+// stores the same values whole after each.
+func migrateDownUp(t *testing.T, s *servertest.Server, tid, name string) {
+	t.Helper()
 	want := js(thread(t, s, tid)["values"])
 	if refs := sameProjection(t, s, tid); len(refs) == 0 {
 		t.Fatal("no reference to migrate down")
@@ -501,13 +576,13 @@ func TestThreadValuesRefsMigrationDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	for _, name := range []string{"023_thread_values_refs.down.sql", "023_thread_values_refs.up.sql"} {
-		sql, err := migrations.FS.ReadFile(name)
+	for _, file := range []string{name + ".down.sql", name + ".up.sql"} {
+		sql, err := migrations.FS.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tx.Exec(ctx, string(sql)); err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: %v", file, err)
 		}
 		var values []byte
 		if err := tx.QueryRow(ctx, `SELECT "values" FROM threads WHERE thread_id = $1`, tid).Scan(&values); err != nil {
@@ -516,7 +591,7 @@ func TestThreadValuesRefsMigrationDown(t *testing.T) {
 		var v any
 		_ = json.Unmarshal(values, &v)
 		if js(v) != want {
-			t.Fatalf("after %s the row stores %.300s, want %.300s", name, values, want)
+			t.Fatalf("after %s the row stores %.300s, want %.300s", file, values, want)
 		}
 	}
 }

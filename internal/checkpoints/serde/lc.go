@@ -2,6 +2,7 @@ package serde
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -111,4 +112,89 @@ func lcEnvelope(m map[string]any) (any, bool) {
 		args = []any{}
 	}
 	return args, true
+}
+
+// NormalizedBySQL reports whether SQL renders v, a decoded JSON value
+// (before NormalizeLC, which rewrites it in place), as NormalizeLC
+// rewrites it: weft_thread_values (migration 027) rewrites the
+// LangChain message envelopes among a list's elements (NormalizeLC's first
+// two cases) and leaves every other element as it is. So v qualifies
+// when it is a list and each element either holds no envelope (no "lc"
+// key at any depth) or is such a message envelope (lc 1, the id LangChain
+// writes for a message, class name in ASCII) whose kwargs hold none and
+// whose kwargs "type", if any, is a string. A thread's projection may then reference the list's blob.
+func NormalizedBySQL(v any) bool {
+	list, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, e := range list {
+		if m, ok := e.(map[string]any); ok && m["lc"] != nil {
+			if !sqlMessageEnvelope(m) {
+				return false
+			}
+		} else if hasLCKey(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// sqlMessageEnvelope: m is a message envelope weft_lc_message rewrites as
+// NormalizeLC does: its id is ["langchain", "schema", "messages", class]
+// (Python LangChain's) or ["langchain_core", "messages", class]
+// (LangChain.js's).
+func sqlMessageEnvelope(m map[string]any) bool {
+	if m["lc"] != json.Number("1") || m["type"] != "constructor" {
+		return false
+	}
+	kwargs, ok := m["kwargs"].(map[string]any)
+	if !ok || hasLCKey(kwargs) {
+		return false
+	}
+	if t, ok := kwargs["type"]; ok {
+		if _, s := t.(string); !s {
+			return false
+		}
+	}
+	path, _ := m["id"].([]any)
+	var module []string
+	for _, p := range path {
+		s, ok := p.(string)
+		if !ok {
+			return false
+		}
+		module = append(module, s)
+	}
+	if len(module) < 2 {
+		return false
+	}
+	module, class := module[:len(module)-1], module[len(module)-1]
+	if !slices.Equal(module, []string{"langchain", "schema", "messages"}) && !slices.Equal(module, []string{"langchain_core", "messages"}) {
+		return false
+	}
+	for _, r := range class {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return isMessageClass(strings.Join(module, "."), class)
+}
+
+// hasLCKey: v holds an object with an "lc" key at any depth.
+func hasLCKey(v any) bool {
+	switch t := v.(type) {
+	case []any:
+		return slices.ContainsFunc(t, hasLCKey)
+	case map[string]any:
+		if _, ok := t["lc"]; ok {
+			return true
+		}
+		for _, e := range t {
+			if hasLCKey(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

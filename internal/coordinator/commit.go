@@ -274,15 +274,16 @@ func (s *Service) commitOneShot(ctx context.Context, dispatchID uuid.UUID, req *
 	return res, nil
 }
 
-// fenceSQL locks the dispatch and reads it with the result of an earlier
-// commit of the same key, in one round trip.
-var fenceSQL = `SELECT ` + dispatch.ColumnsOf("d") + `, c.result FROM run_dispatches d
+// fenceSQL locks the dispatch and reads it with whether a commit of the
+// same key was applied and its result, in one round trip.
+var fenceSQL = `SELECT ` + dispatch.ColumnsOf("d") + `, c.commit_key IS NOT NULL AS applied, c.result FROM run_dispatches d
 	LEFT JOIN run_commits c ON c.run_id = d.run_id AND c.commit_key = $2
 	WHERE d.dispatch_id = $1 FOR UPDATE OF d`
 
 type fenceRow struct {
 	dispatch.Dispatch
-	Result []byte `db:"result"`
+	Applied bool   `db:"applied"`
+	Result  []byte `db:"result"`
 }
 
 // commitTx is Commit's transaction: one round trip to lock and check the
@@ -306,13 +307,8 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 	if err != nil {
 		return nil, err
 	}
-	if fr.Result != nil {
-		var res CommitResult
-		if err := json.Unmarshal(fr.Result, &res); err != nil {
-			return nil, err
-		}
-		res.Replayed = true
-		return &res, nil
+	if fr.Applied {
+		return s.replayed(ctx, tx, &fr, req)
 	}
 	d := &fr.Dispatch
 	if err := dispatch.CheckFence(d, req.ClaimToken); err != nil {
@@ -335,6 +331,30 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 		}
 	}
 	return res, nil
+}
+
+// replayed is the answer to a commit whose key fr says was applied: the
+// result recorded with the key, or, for a run's end (recorded without
+// one), the same answer made again: nothing it holds changes once the run
+// has ended (its events, its dispatch's cancellation), and the checkpoint
+// ids are the request's own.
+func (s *Service) replayed(ctx context.Context, tx pgx.Tx, fr *fenceRow, req *CommitRequest) (*CommitResult, error) {
+	res := CommitResult{CheckpointIDs: []string{}, Replayed: true}
+	if fr.Result != nil {
+		if err := json.Unmarshal(fr.Result, &res); err != nil {
+			return nil, err
+		}
+		res.Replayed = true
+		return &res, nil
+	}
+	for _, c := range req.Checkpoints {
+		res.CheckpointIDs = append(res.CheckpointIDs, c.Checkpoint.ID)
+	}
+	if fr.CancelAction != nil {
+		res.Cancel = *fr.CancelAction
+	}
+	err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1`, fr.RunID).Scan(&res.LastSeq)
+	return &res, err
 }
 
 // queueCommit queues the writes of req for claimed dispatch d: the
@@ -395,7 +415,12 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 			return row.Scan(&res.LastSeq)
 		})
 	}
-	if key != "" {
+	switch {
+	case key != "" && req.End != nil:
+		// An end's key is recorded without its result (replayed makes it
+		// again): a long thread keeps a row of a few dozen bytes a run.
+		p.Exec(ctx, `INSERT INTO run_commits (run_id, commit_key) VALUES ($1, $2)`, d.RunID, key)
+	case key != "":
 		// Recorded before the end: a rollback deletes the run, and this row
 		// with it (a replay then meets the fence).
 		p.Exec(ctx, `INSERT INTO run_commits (run_id, commit_key, result)

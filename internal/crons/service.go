@@ -18,6 +18,7 @@ import (
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/threads"
 )
 
 // Config tunes crons.
@@ -30,6 +31,8 @@ type Config struct {
 	Clock func() time.Time
 	// Batch is how many due crons one transaction fires (default 100).
 	Batch int
+	// Threads gives the default ttl of a thread a cron creates (nil: none).
+	Threads *threads.Store
 }
 
 // DefaultInterval is how often each replica looks for due crons when no
@@ -122,8 +125,11 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Cron, error) {
 		}
 		if p.ThreadID != nil && p.Payload.IfNotExists == "create" {
 			md := map[string]any{"graph_id": graphID, "assistant_id": assistantID.String()}
-			if _, err := tx.Exec(ctx, `INSERT INTO threads (thread_id, metadata, tenant_id) VALUES ($1, $2, $3)
-				ON CONFLICT (thread_id) DO NOTHING`, *p.ThreadID, md, auth.Tenant(ctx)); err != nil {
+			var minutes, strategy any
+			if s.cfg.Threads != nil {
+				minutes, strategy = s.cfg.Threads.DefaultTTLArgs()
+			}
+			if _, err := tx.Exec(ctx, threads.InsertDefault, *p.ThreadID, md, auth.Tenant(ctx), minutes, strategy); err != nil {
 				return err
 			}
 		}

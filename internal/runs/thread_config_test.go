@@ -44,7 +44,8 @@ func TestRunSetsThreadConfigAndRestartsTTL(t *testing.T) {
 // A thread a run creates on the way (if_not_exists "create") gets the
 // server's default thread ttl (langgraph.json's checkpointer.ttl under
 // weft dev), as one POST /threads creates does; on both paths of run
-// creation (enqueue's one round trip, reject's transaction).
+// creation (enqueue's one round trip, reject's transaction), and a thread
+// a cron creates too.
 func TestRunCreatedThreadGetsTheDefaultTTL(t *testing.T) {
 	s := startWith(t, func(c *server.Config) {
 		c.ThreadDefaultTTL = threads.TTLRequest{Set: true, Minutes: 60, Strategy: threads.TTLDelete}
@@ -57,6 +58,13 @@ func TestRunCreatedThreadGetsTheDefaultTTL(t *testing.T) {
 			AND ttl_strategy = 'delete' AND expires_at > now() + interval '59 minutes'`, tid); n != 1 {
 			t.Fatalf("%s: the thread the run created has no default ttl", strategy)
 		}
+	}
+	tid := uuid.NewString()
+	s.Must(http.StatusOK, "POST", "/threads/"+tid+"/runs/crons", map[string]any{"assistant_id": "foo_bar",
+		"schedule": "0 0 1 1 *", "input": map[string]any{"foo": ""}, "if_not_exists": "create"})
+	if n := dbCount(t, s, `SELECT count(*) FROM threads WHERE thread_id = $1 AND ttl_minutes = 60
+		AND ttl_strategy = 'delete' AND expires_at > now() + interval '59 minutes'`, tid); n != 1 {
+		t.Fatal("the thread a cron created has no default ttl")
 	}
 	t.Run("without a default, none", func(t *testing.T) {
 		s := start(t)

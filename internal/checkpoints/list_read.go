@@ -75,7 +75,7 @@ type elementSet struct {
 	arena        []byte
 	start, end   []int
 	plain        []bool // the element is jsonv.Canonical
-	lc           []bool // the element holds lcMarker
+	lc           []bool // the element holds serde.LCMarker
 	hash         [][32]byte
 }
 
@@ -130,7 +130,7 @@ func fetchElements(ctx context.Context, db postgres.DBTX, threadID string, heade
 		s.end[k] = len(s.arena)
 		s.arena = append(s.arena, ',')
 		s.plain[k] = jsonv.Canonical(data)
-		s.lc[k] = bytes.Contains(data, lcMarker)
+		s.lc[k] = bytes.Contains(data, serde.LCMarker)
 		copy(s.hash[k][:], hash)
 	}
 	if err := rows.Err(); err != nil {

@@ -434,7 +434,7 @@ func CheckpointWritesOfTasks(ctx context.Context, db postgres.DBTX, threadID str
 // re-encoding a long message list would dominate their cost (see
 // Materialize).
 func decodeValue(typ string, data []byte) (any, error) {
-	if typ == serde.TypeJSON && !bytes.Contains(data, lcMarker) && json.Valid(data) {
+	if typ == serde.TypeJSON && !bytes.Contains(data, serde.LCMarker) && json.Valid(data) {
 		return json.RawMessage(data), nil
 	}
 	v, err := serde.Decode(typ, data)
@@ -446,9 +446,6 @@ func decodeValue(typ string, data []byte) (any, error) {
 	}
 	return v, nil
 }
-
-// lcMarker appears in every LangChain serialization envelope.
-var lcMarker = []byte(`"lc"`)
 
 // Materialize returns v as a decoded JSON value: values read from the store
 // may be json.RawMessage (undecoded JSON text); anything else is returned

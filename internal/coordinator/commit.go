@@ -17,6 +17,7 @@ import (
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
+	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/eventlog"
@@ -81,7 +82,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	e.Event, e.Data = raw.Event, nil
 	switch {
 	case len(raw.Data) == 0 || string(raw.Data) == "null":
-	case bytes.Contains(raw.Data, lcMarker) || bytes.Contains(raw.Data, []byte(`\u`)):
+	case bytes.Contains(raw.Data, serde.LCMarker) || bytes.Contains(raw.Data, []byte(`\u`)):
 		dec := json.NewDecoder(bytes.NewReader(raw.Data))
 		dec.UseNumber()
 		return dec.Decode(&e.Data)

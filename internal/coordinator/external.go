@@ -290,9 +290,6 @@ func dedupWrites(ws []checkpoints.Write) []checkpoints.Write {
 	return out
 }
 
-// lcMarker appears in every LangChain serialization envelope.
-var lcMarker = []byte(`"lc"`)
-
 // storedForm is v as a read of the store returns it once written: encoded
 // as the checkpoint writer encodes it, then decoded as the reader decodes
 // it (LangChain envelopes normalised; with raw, JSON without envelopes left
@@ -307,7 +304,7 @@ func storedForm(v any, raw bool) (out any, sqlReads bool, err error) {
 		out, err = serde.Decode(typ, data)
 		return out, false, err
 	}
-	if !bytes.Contains(data, lcMarker) && json.Valid(data) {
+	if !bytes.Contains(data, serde.LCMarker) && json.Valid(data) {
 		if raw {
 			return json.RawMessage(data), true, nil
 		}

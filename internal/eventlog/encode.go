@@ -329,9 +329,6 @@ func encodeJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// lcMarker appears in every LangChain serialization envelope.
-var lcMarker = []byte(`"lc"`)
-
 // storedForm is the JSON of v as a read of the checkpoint store returns it
 // once written (nil when it cannot be told): encoded as the store encodes
 // it, then decoded as its reads decode it — JSON without LangChain
@@ -342,7 +339,7 @@ func storedForm(v any) []byte {
 	if err != nil {
 		return nil
 	}
-	if typ == serde.TypeJSON && !bytes.Contains(data, lcMarker) {
+	if typ == serde.TypeJSON && !bytes.Contains(data, serde.LCMarker) {
 		if !json.Valid(data) {
 			return nil
 		}

@@ -67,7 +67,7 @@ func elementsBySeq(ctx context.Context, db postgres.DBTX, threadID string, seqs 
 // elementJSON is an element as a whole-list read shows it: LangChain
 // envelopes rewritten (serde.NormalizeLC), anything else as stored.
 func elementJSON(data []byte) (json.RawMessage, error) {
-	if !bytes.Contains(data, lcMarker) {
+	if !bytes.Contains(data, serde.LCMarker) {
 		return json.RawMessage(data), nil
 	}
 	v, err := serde.Decode(serde.TypeJSON, data)
@@ -76,9 +76,6 @@ func elementJSON(data []byte) (json.RawMessage, error) {
 	}
 	return json.Marshal(serde.NormalizeLC(v))
 }
-
-// lcMarker appears in every LangChain serialization envelope.
-var lcMarker = []byte(`"lc"`)
 
 // ElementSeqsLast is the greatest seq the thread's element log has handed
 // out (0 when none): seqs above it name no element yet.

@@ -198,3 +198,7 @@ func hasLCKey(v any) bool {
 	}
 	return false
 }
+
+// LCMarker appears in every LangChain serialization envelope's JSON: a
+// value without it has none to normalise.
+var LCMarker = []byte(`"lc"`)

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,33 +23,8 @@ func TestDevServesHTTPAppAndUI(t *testing.T) {
 	t.Parallel()
 	dev := startDev(t, []string{"--config", testProject(t, "httpproject"), "-workers", "0"})
 	base := "http://" + dev.addr
-	do := func(method, path string, body any, header ...string) (*http.Response, []byte) {
-		t.Helper()
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = bytes.NewReader(b)
-		}
-		req, _ := http.NewRequest(method, base+path, rd)
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, nil
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res, b
-	}
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if res, _ := do("GET", "/custom/hello", nil); res != nil && res.StatusCode == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the project's http.app was never served")
-		}
-	}
+	do := caller(t, base)
+	waitServed(t, do, "/custom/hello")
 
 	// A custom route, its middleware around it.
 	res, b := do("GET", "/custom/hello?name=ada", nil, "x-in", "hey")
@@ -132,4 +109,147 @@ func TestDevServesHTTPAppAndUI(t *testing.T) {
 	if res, b = do("GET", "/ui/config.json", nil); res.StatusCode != 200 || !bytes.Contains(b, []byte("assets")) {
 		t.Fatalf("the web UI's config: %d %s", res.StatusCode, b)
 	}
+}
+
+// caller is a function doing one request to base (a JSON body, headers as
+// name, value pairs): its response and body (nil, nil when it failed).
+func caller(t *testing.T, base string) func(method, path string, body any, header ...string) (*http.Response, []byte) {
+	return func(method, path string, body any, header ...string) (*http.Response, []byte) {
+		t.Helper()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, nil
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, b
+	}
+}
+
+// waitServed waits until GET path answers 200 (headers as for do).
+func waitServed(t *testing.T, do func(string, string, any, ...string) (*http.Response, []byte), path string, header ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if res, _ := do("GET", path, nil, header...); res != nil && res.StatusCode == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s never answered 200: the project's http.app was never served", path)
+		}
+	}
+}
+
+// sameRefusal fails unless got is the answer want is: the API's own answer
+// to a request that failed authentication.
+func sameRefusal(t *testing.T, what string, got *http.Response, gotBody []byte, want *http.Response, wantBody []byte) {
+	t.Helper()
+	if got == nil || want == nil {
+		t.Fatalf("%s: no answer", what)
+	}
+	if got.StatusCode != want.StatusCode || !bytes.Equal(gotBody, wantBody) ||
+		got.Header.Get("Content-Type") != want.Header.Get("Content-Type") ||
+		got.Header.Get("WWW-Authenticate") != want.Header.Get("WWW-Authenticate") {
+		t.Fatalf("%s: %d %q (%s, %q), want the API's %d %q (%s, %q)", what,
+			got.StatusCode, gotBody, got.Header.Get("Content-Type"), got.Header.Get("WWW-Authenticate"),
+			want.StatusCode, wantBody, want.Header.Get("Content-Type"), want.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// http.enable_custom_route_auth on a JS http.app (testdata/httpauth): a
+// request to one of the app's routes is authenticated by auth.path first,
+// as LangGraph.js's server authenticates it; its user is c.get("auth").
+// Without the flag the routes are not authenticated (the API routes are).
+func TestDevCustomRouteAuthJS(t *testing.T) {
+	t.Parallel()
+	t.Run("enabled", func(t *testing.T) {
+		t.Parallel()
+		dev := startDev(t, []string{"--config", testProject(t, "httpauth"), "-workers", "0"})
+		do := caller(t, "http://"+dev.addr)
+		alice := []string{"Authorization", "Bearer token-alice"}
+		waitServed(t, do, "/custom/whoami", alice...)
+
+		res, b := do("GET", "/custom/whoami", nil, alice...)
+		var who struct {
+			User   map[string]any `json:"user"`
+			Scopes []string       `json:"scopes"`
+		}
+		if err := json.Unmarshal(b, &who); err != nil || res.StatusCode != 200 {
+			t.Fatalf("whoami as alice: %d %s", res.StatusCode, b)
+		}
+		u := who.User
+		if u["identity"] != "alice" || u["display_name"] != "alice" || u["is_authenticated"] != true || u["team"] != "red" ||
+			fmt.Sprint(u["permissions"]) != "[read write]" || fmt.Sprint(who.Scopes) != "[read write]" {
+			t.Fatalf(`whoami as alice: %s, want c.get("auth") as LangGraph.js's server sets it`, b)
+		}
+		if got := res.Header.Get("x-middleware-user"); got != "alice" {
+			t.Fatalf("the app's middleware saw %q, want alice (authentication comes first)", got)
+		}
+		// The body of an authenticated request reaches its route.
+		if res, b = do("POST", "/custom/echo", map[string]any{"a": 1}, "Authorization", "Bearer token-bob"); string(b) != `{"got":{"a":1},"by":"bob"}` {
+			t.Fatalf("POST /custom/echo as bob: %d %s", res.StatusCode, b)
+		}
+
+		// Refused as the API refuses: the same status, body and headers.
+		api, apiBody := do("POST", "/threads/search", map[string]any{})
+		if api.StatusCode != 401 || string(apiBody) != "Invalid token" {
+			t.Fatalf("the API without a token: %d %q", api.StatusCode, apiBody)
+		}
+		res, b = do("GET", "/custom/whoami", nil)
+		sameRefusal(t, "a custom route without a token", res, b, api, apiBody)
+		if res.Header.Get("x-middleware-user") != "" {
+			t.Fatal("a refused request reached the app's middleware")
+		}
+		res, b = do("POST", "/custom/echo", map[string]any{"a": 1}, "Authorization", "Bearer nobody")
+		api, apiBody = do("POST", "/threads/search", map[string]any{}, "Authorization", "Bearer nobody")
+		sameRefusal(t, "a custom route with a bad token", res, b, api, apiBody)
+		res, b = do("GET", "/custom/whoami", nil, "Accept", "application/json")
+		api, apiBody = do("POST", "/threads/search", map[string]any{}, "Accept", "application/json")
+		sameRefusal(t, "a custom route asked for JSON", res, b, api, apiBody)
+		if string(bytes.TrimSpace(b)) != `{"detail":"Invalid token"}` {
+			t.Fatalf("JSON refusal %s", b)
+		}
+
+		// The API behind the app: authenticated by the API, once.
+		if res, b = do("POST", "/runs/wait", map[string]any{"assistant_id": "caller", "input": map[string]any{}}, alice...); string(bytes.TrimSpace(b)) != `{"caller":"alice"}` {
+			t.Fatalf("a run as alice through the app: %d %s", res.StatusCode, b)
+		}
+		if res, _ = do("GET", "/info", nil); res.StatusCode != 200 {
+			t.Fatalf("/info without a token: %d", res.StatusCode)
+		}
+		// A client cannot make the app's pass-on an authentication request.
+		res, b = do("POST", "/threads/search", map[string]any{}, append(alice, projecthttp.AuthenticateHeader, "1")...)
+		if res.StatusCode != 200 || !bytes.HasPrefix(b, []byte("[")) {
+			t.Fatalf("a client's %s: %d %s, want the API's search", projecthttp.AuthenticateHeader, res.StatusCode, b)
+		}
+	})
+	t.Run("disabled", func(t *testing.T) {
+		t.Parallel()
+		config := testProject(t, "httpauth")
+		raw, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = bytes.Replace(raw, []byte(`"enable_custom_route_auth": true`), []byte(`"enable_custom_route_auth": false`), 1)
+		if err := os.WriteFile(config, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dev := startDev(t, []string{"--config", config, "-workers", "0"})
+		do := caller(t, "http://"+dev.addr)
+		waitServed(t, do, "/custom/whoami")
+		if res, b := do("GET", "/custom/whoami", nil); res.StatusCode != 200 || string(b) != "null" {
+			t.Fatalf("a custom route without the flag: %d %s, want it served unauthenticated", res.StatusCode, b)
+		}
+		if res, _ := do("POST", "/threads/search", map[string]any{}); res.StatusCode != 401 {
+			t.Fatalf("the API without a token: %d, want 401", res.StatusCode)
+		}
+	})
 }

@@ -11,6 +11,13 @@
 // out). With ui alone, only POST /ui/{graph} and GET /ui/{graph}/{file} of
 // the config's ui graphs go to the worker; the web UI's own /ui/ paths stay
 // the server's.
+//
+// With http.enable_custom_route_auth, the worker asks this server to
+// authenticate a request one of the app's routes answers, before the route
+// runs: it sends the request's method, URL and headers back with the pass
+// and AuthenticateHeader, and Front answers the user (200, JSON) or the
+// API's own answer to a request that failed authentication, which the
+// worker relays to the client.
 package projecthttp
 
 import (
@@ -28,6 +35,15 @@ import (
 // PassHeader carries the pass of a request the app passed on to the API.
 const PassHeader = "X-Weft-App-Pass"
 
+// AuthenticateHeader, on a request with the pass, asks for the
+// authentication of the request it describes (a request to one of the
+// app's routes) instead of passing it on to the API.
+const AuthenticateHeader = "X-Weft-App-Authenticate"
+
+// HostHeader, on an authentication request, is the Host the client called
+// (a worker's HTTP client cannot send it as Host).
+const HostHeader = "X-Weft-App-Host"
+
 // Config is what langgraph.json asks for.
 type Config struct {
 	// Socket is where the worker serves the app and the ui.
@@ -36,6 +52,14 @@ type Config struct {
 	App bool
 	// UIGraphs are the keys of langgraph.json's ui.
 	UIGraphs []string
+	// Authenticate authenticates a request to one of the app's routes
+	// (http.enable_custom_route_auth with an auth.path), as the API
+	// authenticates its own: the user it answers is JSON-encoded for the
+	// worker. nil: the app's routes are not authenticated.
+	Authenticate func(r *http.Request) (any, error)
+	// AuthError writes a failed authentication's answer as the API writes
+	// it (its status, {"detail"} or plain text). Needed with Authenticate.
+	AuthError func(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // Front proxies requests to the project's app and ui.
@@ -63,7 +87,10 @@ func New(cfg Config, log *slog.Logger) (*Front, error) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "app"
 			pr.Out.Host = pr.In.Host // the app sees the address its client called
+			// Only a worker sends these, and only to this server.
 			pr.Out.Header.Del(PassHeader)
+			pr.Out.Header.Del(AuthenticateHeader)
+			pr.Out.Header.Del(HostHeader)
 		},
 		// The server's CORS answer (guard) stands: the API's, on a request
 		// the app passed on, would repeat it.
@@ -97,6 +124,10 @@ func (f *Front) Wrap(api http.Handler, guard func(http.Handler) http.Handler) ht
 		if pass := r.Header.Get(PassHeader); pass != "" {
 			if subtle.ConstantTimeCompare([]byte(pass), []byte(f.pass)) == 1 {
 				r.Header.Del(PassHeader)
+				if r.Header.Get(AuthenticateHeader) != "" {
+					f.authenticate(w, r) // a request to one of the app's routes
+					return
+				}
 				api.ServeHTTP(w, r) // passed on by the app
 				return
 			}
@@ -109,6 +140,26 @@ func (f *Front) Wrap(api http.Handler, guard func(http.Handler) http.Handler) ht
 		}
 		api.ServeHTTP(w, r)
 	})
+}
+
+// authenticate answers a worker's authentication request: 200 and the
+// user, or the API's answer to a request that failed authentication.
+func (f *Front) authenticate(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del(AuthenticateHeader)
+	if h := r.Header.Get(HostHeader); h != "" {
+		r.Host = h
+		r.Header.Del(HostHeader)
+	}
+	if f.cfg.Authenticate == nil {
+		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "this server does not authenticate the project's custom routes"})
+		return
+	}
+	who, err := f.cfg.Authenticate(r)
+	if err != nil {
+		f.cfg.AuthError(w, r, err)
+		return
+	}
+	httpx.WriteJSON(w, http.StatusOK, who)
 }
 
 // toWorker tells whether r goes to the worker.

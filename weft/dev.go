@@ -137,6 +137,9 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			if p.httpSocket != "" {
 				_ = os.RemoveAll(filepath.Dir(p.httpSocket))
 			}
+			if p.uiSocket != "" {
+				_ = os.RemoveAll(filepath.Dir(p.uiSocket))
+			}
 		}
 	})
 }
@@ -180,7 +183,8 @@ type project struct {
 	pyAuth      bool                // auth.path is Python: the Python worker serves it on authSocket
 	pySocket    string              // where the Python worker serves store.index.embed ("" none; dev_python.go)
 	jsSocket    string              // where the JS worker serves auth.path and/or store.index.embed ("" none)
-	httpSocket  string              // where a worker serves http.app and ui ("" none)
+	httpSocket  string              // where a worker serves http.app (and ui, but for a Python http.app) ("" none)
+	uiSocket    string              // where the JS worker serves ui beside a Python http.app ("" none)
 	pyHTTP      bool                // http.app is Python: the Python worker serves it on httpSocket
 	appPass     string              // the pass with which the http.app passes requests on to the API
 	auth        *projectauth.Client // auth.path's handlers (nil: none)
@@ -396,9 +400,13 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 		cmd.Args = append(cmd.Args, "--auth-socket", p.jsSocket)
 	}
 	cmd.Env = os.Environ()
-	if p.httpSocket != "" && !p.pyHTTP { // http.app and/or ui
+	switch {
+	case p.httpSocket != "" && !p.pyHTTP: // http.app and/or ui
 		cmd.Args = append(cmd.Args, "--http-socket", p.httpSocket)
 		cmd.Env = append(cmd.Env, "WEFT_APP_PASS="+p.appPass, "WEFT_APP_ROUTE_AUTH="+p.routeAuth)
+	case p.uiSocket != "": // ui beside a Python http.app
+		cmd.Args = append(cmd.Args, "--http-socket", p.uiSocket)
+		cmd.Env = append(cmd.Env, "WEFT_APP_PASS="+p.appPass)
 	}
 	cmd.Dir = filepath.Dir(p.config)
 	if p.apiKey != "" {
@@ -408,8 +416,9 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 }
 
 // frontApp puts the project's http.app and ui (langgraph.json) in front of
-// the API: the JS worker serves them on a socket of this process
-// (internal/projecthttp); a Python http.app, the Python worker. With
+// the API (internal/projecthttp): the JS worker serves a JS http.app and
+// the ui on a socket of this process; a Python http.app, the Python worker,
+// with the ui on a socket of the JS worker. With
 // http.enable_custom_route_auth and an auth.path, the app's routes are
 // authenticated by auth.path's authenticate handler before they run.
 func (p *project) frontApp(cfg *server.Config) error {
@@ -436,19 +445,30 @@ func (p *project) frontApp(cfg *server.Config) error {
 	}
 	p.pyHTTP = c.HTTP.App != "" && isPythonGraph(graphPath(json.RawMessage(strconv.Quote(c.HTTP.App))))
 	switch {
-	case p.pyHTTP && len(c.UI) > 0:
-		return fmt.Errorf("http.app %s is Python and ui is bundled by the JS worker: weft dev does not serve both yet", c.HTTP.App)
 	case p.pyHTTP && p.py == nil:
 		return fmt.Errorf("http.app %s is Python: the Python worker serves it, and the project has no Python graph to start one for", c.HTTP.App)
+	case p.pyHTTP && len(c.UI) > 0 && len(p.jsGraphs) == 0:
+		return errors.New("ui is bundled and served by the JS worker, and the project has no JS graph to start one for")
 	case !p.pyHTTP && len(p.jsGraphs) == 0:
 		return errors.New("a JS http.app and ui are served by the JS worker, and the project has no JS graph to start one for")
 	}
-	dir, err := os.MkdirTemp("", "weft-http-")
-	if err != nil {
+	socket := func(name string) (string, error) {
+		dir, err := os.MkdirTemp("", "weft-http-")
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, name), nil
+	}
+	var err error
+	if p.httpSocket, err = socket("http.sock"); err != nil {
 		return err
 	}
-	p.httpSocket = filepath.Join(dir, "http.sock")
-	fc := projecthttp.Config{Socket: p.httpSocket, App: c.HTTP.App != "", UIGraphs: slices.Sorted(maps.Keys(c.UI))}
+	if p.pyHTTP && len(c.UI) > 0 {
+		if p.uiSocket, err = socket("ui.sock"); err != nil {
+			return err
+		}
+	}
+	fc := projecthttp.Config{Socket: p.httpSocket, UISocket: p.uiSocket, App: c.HTTP.App != "", UIGraphs: slices.Sorted(maps.Keys(c.UI))}
 	if c.HTTP.App != "" && c.HTTP.EnableCustomRouteAuth {
 		// As LangGraph's server: the app's routes are authenticated with
 		// auth.path's authenticate handler; without an auth.path nobody is

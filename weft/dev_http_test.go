@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -252,4 +254,78 @@ func TestDevCustomRouteAuthJS(t *testing.T) {
 			t.Fatalf("the API without a token: %d, want 401", res.StatusCode)
 		}
 	})
+}
+
+// A Python http.app beside a JS ui (testdata/pyhttpui): the JS worker
+// bundles and serves the ui, the Python worker the app, the API the rest;
+// with http.enable_custom_route_auth the app's routes are authenticated by
+// the project's (JS) auth.path first, inside the app's own middleware, as
+// LangGraph's Python server does, and read the user as request.user.
+func TestDevPythonHTTPAppWithUI(t *testing.T) {
+	t.Parallel()
+	python := testPython(t)
+	dev := startDev(t, []string{"--config", testProject(t, "pyhttpui"), "-workers", "0"}, "WEFT_PYTHON="+python)
+	do := caller(t, "http://"+dev.addr)
+	alice := []string{"Authorization", "Bearer token-alice"}
+	waitServed(t, do, "/custom/whoami", alice...)
+
+	res, b := do("GET", "/custom/whoami", nil, alice...)
+	if res.StatusCode != 200 || string(b) != `{"identity":"alice","display_name":"alice","is_authenticated":true,"team":"red","scopes":["read","write"]}` {
+		t.Fatalf("whoami as alice: %d %s, want request.user and request.auth", res.StatusCode, b)
+	}
+	if res, b = do("POST", "/custom/echo", map[string]any{"a": 1}, alice...); string(b) != `{"got":{"a":1},"by":"alice"}` {
+		t.Fatalf("POST /custom/echo as alice: %d %s", res.StatusCode, b)
+	}
+	api, apiBody := do("POST", "/threads/search", map[string]any{})
+	if api.StatusCode != 401 || string(bytes.TrimSpace(apiBody)) != `{"detail":"Invalid token"}` {
+		t.Fatalf("the API without a token: %d %s", api.StatusCode, apiBody)
+	}
+	res, b = do("GET", "/custom/whoami", nil)
+	sameRefusal(t, "a custom route without a token", res, b, api, apiBody)
+	if res.Header.Get("x-app-middleware") != "seen" {
+		t.Fatal("a custom route's refusal did not go through the app's middleware")
+	}
+
+	// The ui, bundled and served by the JS worker.
+	res, b = do("POST", "/ui/card", map[string]any{"name": "card"})
+	want := `<script src="http://` + dev.addr + `/ui/card/entrypoint.js" onload='__LGUI_card.render("card", "{{shadowRootId}}")'></script>`
+	if res.StatusCode != 200 || !strings.Contains(string(b), want) {
+		t.Fatalf("POST /ui/card: %d %s, want it to hold %s", res.StatusCode, b, want)
+	}
+	res, b = do("GET", "/ui/card/entrypoint.js", nil)
+	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), "javascript") || !bytes.Contains(b, []byte("LGUI_REQUIRE")) {
+		t.Fatalf("the bundle: %d %s %.200s", res.StatusCode, res.Header.Get("Content-Type"), b)
+	}
+	if res, _ = do("POST", "/ui/nope", map[string]any{"name": "x"}); res.StatusCode != 404 {
+		t.Fatalf("POST /ui/nope: %d, want 404", res.StatusCode)
+	}
+	// The rest: the API, behind the Python app.
+	if res, b = do("GET", "/ui/config.json", nil); res.StatusCode != 200 || !bytes.Contains(b, []byte("assets")) {
+		t.Fatalf("the web UI's config: %d %s", res.StatusCode, b)
+	}
+	if res, b = do("POST", "/runs/wait", map[string]any{"assistant_id": "echo_py", "input": map[string]any{"text": "hi"}}, alice...); string(bytes.TrimSpace(b)) != `{"text":"hi (alice)"}` {
+		t.Fatalf("a Python run as alice: %d %s", res.StatusCode, b)
+	}
+	if res, _ = do("GET", "/does/not/exist", nil, alice...); res.StatusCode != 404 {
+		t.Fatalf("a path nobody has: %d, want 404", res.StatusCode)
+	}
+}
+
+// testPython is the interpreter for tests running the Python worker:
+// WEFT_TEST_PYTHON, else the Python suites' virtualenv (make test-go
+// makes it); it must import langgraph, uvicorn and starlette.
+func testPython(t *testing.T) string {
+	t.Helper()
+	python := os.Getenv("WEFT_TEST_PYTHON")
+	if python == "" {
+		p, err := filepath.Abs("../sdk-tests/py/.venv/bin/python")
+		if err != nil {
+			t.Fatal(err)
+		}
+		python = p
+	}
+	if out, err := exec.Command(python, "-c", "import langgraph.graph, uvicorn, starlette").CombinedOutput(); err != nil {
+		t.Fatalf("no Python with langgraph, uvicorn and starlette at %s (set WEFT_TEST_PYTHON, or make sdk-tests/py/.venv/.installed): %v %s", python, err, out)
+	}
+	return python
 }

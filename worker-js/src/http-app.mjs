@@ -31,7 +31,7 @@ import { tmpdir } from "node:os";
 import { dirname, extname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import { loadExport } from "./auth.mjs";
+import { isJsPath, loadExport } from "./auth.mjs";
 
 /** The header with which a request the app passes on reaches the API. */
 export const PASS_HEADER = "x-weft-app-pass";
@@ -273,9 +273,10 @@ function serveFetch(socket, handle, log) {
 }
 
 /**
- * Loads the http.app and builds the ui of the langgraph.json at config,
- * and serves them on socket; requests passed on go to apiUrl with pass.
- * routeAuth "server": the app's routes are authenticated by the server first.
+ * Loads the http.app (a JS one: a Python http.app is the Python worker's)
+ * and builds the ui of the langgraph.json at config, and serves them on
+ * socket; requests passed on go to apiUrl with pass. routeAuth "server":
+ * the app's routes are authenticated by the server first.
  */
 export async function startHttpApp(config, socket, { apiUrl, pass, routeAuth = "", log = () => {} }) {
   const abs = resolve(config);
@@ -283,7 +284,7 @@ export async function startHttpApp(config, socket, { apiUrl, pass, routeAuth = "
   const cfg = JSON.parse(readFileSync(abs, "utf8"));
   const base = apiUrl.replace(/\/+$/, "");
   const forward = forwarder(base, pass);
-  const spec = cfg.http?.app ?? null;
+  const spec = cfg.http?.app && isJsPath(cfg.http.app) ? cfg.http.app : null;
   let app = forward;
   if (spec) {
     const { value } = await loadExport(spec, dir);

@@ -14,16 +14,16 @@ build:
 
 test: test-go test-sdk test-py test-worker-js test-ui soak ## Every test: Go (race detector), the official JS and Python SDK suites, the JS worker, the web UI, the 2-minute chaos soak
 
-test-go: worker-js/node_modules ## Go tests, all packages sharing one throw-away PostgreSQL cluster (weft dev's test runs the JS worker)
-	$(GO) run ./cmd/weft-testdb $(GO) test -race -count=1 ./...
+PY_VENV ?= sdk-tests/py/.venv
+
+test-go: worker-js/node_modules $(PY_VENV)/.installed ## Go tests, all packages sharing one throw-away PostgreSQL cluster (weft dev's tests run the JS and Python workers)
+	WEFT_TEST_PYTHON=$(abspath $(PY_VENV))/bin/python $(GO) run ./cmd/weft-testdb $(GO) test -race -count=1 ./...
 
 worker-js/node_modules:
 	cd worker-js && npm ci --no-audit --no-fund
 
 test-sdk:
 	cd sdk-tests && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
-
-PY_VENV ?= sdk-tests/py/.venv
 
 # The virtualenv of the Python suites, from pinned requirements (made again when they change).
 $(PY_VENV)/.installed: sdk-tests/py/requirements.txt

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/weftdev/weft/internal/httpapi"
 	"github.com/weftdev/weft/internal/projectauth"
 	"github.com/weftdev/weft/internal/projecthttp"
 	"github.com/weftdev/weft/internal/runs"
@@ -73,8 +75,8 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			} else {
 				p.jsSocket = p.authSocket
 			}
-			c := projectauth.New(p.authSocket)
-			cfg.Authenticate, cfg.Authorize = c.Authenticate, c.Authorize
+			p.auth = projectauth.New(p.authSocket)
+			cfg.Authenticate, cfg.Authorize = p.auth.Authenticate, p.auth.Authorize
 		}
 		if err := p.frontApp(cfg); err != nil {
 			return err
@@ -135,6 +137,9 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			if p.httpSocket != "" {
 				_ = os.RemoveAll(filepath.Dir(p.httpSocket))
 			}
+			if p.uiSocket != "" {
+				_ = os.RemoveAll(filepath.Dir(p.uiSocket))
+			}
 		}
 	})
 }
@@ -170,17 +175,20 @@ type project struct {
 	node        string // the node executable
 	worker      string // the unpacked worker's bin/weft-worker.mjs
 	out         io.Writer
-	raw         []byte     // langgraph.json
-	apiKey      string     // the worker's key when the server authenticates ("" none)
-	jsGraphs    []string   // the graph ids the JS worker serves
-	py          *pyProject // the Python graphs' worker (dev_python.go), nil without any
-	authSocket  string     // where the worker serves auth.path ("" none)
-	pyAuth      bool       // auth.path is Python: the Python worker serves it on authSocket
-	pySocket    string     // where the Python worker serves store.index.embed ("" none; dev_python.go)
-	jsSocket    string     // where the JS worker serves auth.path and/or store.index.embed ("" none)
-	httpSocket  string     // where a worker serves http.app and ui ("" none)
-	pyHTTP      bool       // http.app is Python: the Python worker serves it on httpSocket
-	appPass     string     // the pass with which the http.app passes requests on to the API
+	raw         []byte              // langgraph.json
+	apiKey      string              // the worker's key when the server authenticates ("" none)
+	jsGraphs    []string            // the graph ids the JS worker serves
+	py          *pyProject          // the Python graphs' worker (dev_python.go), nil without any
+	authSocket  string              // where the worker serves auth.path ("" none)
+	pyAuth      bool                // auth.path is Python: the Python worker serves it on authSocket
+	pySocket    string              // where the Python worker serves store.index.embed ("" none; dev_python.go)
+	jsSocket    string              // where the JS worker serves auth.path and/or store.index.embed ("" none)
+	httpSocket  string              // where a worker serves http.app (and ui, but for a Python http.app) ("" none)
+	uiSocket    string              // where the JS worker serves ui beside a Python http.app ("" none)
+	pyHTTP      bool                // http.app is Python: the Python worker serves it on httpSocket
+	appPass     string              // the pass with which the http.app passes requests on to the API
+	auth        *projectauth.Client // auth.path's handlers (nil: none)
+	routeAuth   string              // http.enable_custom_route_auth: "server" (auth.path), "anonymous" (none), "" off
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -392,8 +400,12 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 		cmd.Args = append(cmd.Args, "--auth-socket", p.jsSocket)
 	}
 	cmd.Env = os.Environ()
-	if p.httpSocket != "" && !p.pyHTTP { // http.app and/or ui
+	switch {
+	case p.httpSocket != "" && !p.pyHTTP: // http.app and/or ui
 		cmd.Args = append(cmd.Args, "--http-socket", p.httpSocket)
+		cmd.Env = append(cmd.Env, "WEFT_APP_PASS="+p.appPass, "WEFT_APP_ROUTE_AUTH="+p.routeAuth)
+	case p.uiSocket != "": // ui beside a Python http.app
+		cmd.Args = append(cmd.Args, "--http-socket", p.uiSocket)
 		cmd.Env = append(cmd.Env, "WEFT_APP_PASS="+p.appPass)
 	}
 	cmd.Dir = filepath.Dir(p.config)
@@ -404,8 +416,11 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 }
 
 // frontApp puts the project's http.app and ui (langgraph.json) in front of
-// the API: the JS worker serves them on a socket of this process
-// (internal/projecthttp); a Python http.app, the Python worker.
+// the API (internal/projecthttp): the JS worker serves a JS http.app and
+// the ui on a socket of this process; a Python http.app, the Python worker,
+// with the ui on a socket of the JS worker. With
+// http.enable_custom_route_auth and an auth.path, the app's routes are
+// authenticated by auth.path's authenticate handler before they run.
 func (p *project) frontApp(cfg *server.Config) error {
 	var c struct {
 		HTTP struct {
@@ -428,25 +443,44 @@ func (p *project) frontApp(cfg *server.Config) error {
 	if c.HTTP.App == "" && len(c.UI) == 0 {
 		return nil
 	}
-	if c.HTTP.EnableCustomRouteAuth {
-		return errors.New("http.enable_custom_route_auth: weft dev does not authenticate a project's custom routes yet (the API routes the app passes on are)")
-	}
 	p.pyHTTP = c.HTTP.App != "" && isPythonGraph(graphPath(json.RawMessage(strconv.Quote(c.HTTP.App))))
 	switch {
-	case p.pyHTTP && len(c.UI) > 0:
-		return fmt.Errorf("http.app %s is Python and ui is bundled by the JS worker: weft dev does not serve both yet", c.HTTP.App)
 	case p.pyHTTP && p.py == nil:
 		return fmt.Errorf("http.app %s is Python: the Python worker serves it, and the project has no Python graph to start one for", c.HTTP.App)
+	case p.pyHTTP && len(c.UI) > 0 && len(p.jsGraphs) == 0:
+		return errors.New("ui is bundled and served by the JS worker, and the project has no JS graph to start one for")
 	case !p.pyHTTP && len(p.jsGraphs) == 0:
 		return errors.New("a JS http.app and ui are served by the JS worker, and the project has no JS graph to start one for")
 	}
-	dir, err := os.MkdirTemp("", "weft-http-")
-	if err != nil {
+	socket := func(name string) (string, error) {
+		dir, err := os.MkdirTemp("", "weft-http-")
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, name), nil
+	}
+	var err error
+	if p.httpSocket, err = socket("http.sock"); err != nil {
 		return err
 	}
-	p.httpSocket = filepath.Join(dir, "http.sock")
-	graphs := slices.Sorted(maps.Keys(c.UI))
-	front, err := projecthttp.New(projecthttp.Config{Socket: p.httpSocket, App: c.HTTP.App != "", UIGraphs: graphs}, slog.Default())
+	if p.pyHTTP && len(c.UI) > 0 {
+		if p.uiSocket, err = socket("ui.sock"); err != nil {
+			return err
+		}
+	}
+	fc := projecthttp.Config{Socket: p.httpSocket, UISocket: p.uiSocket, App: c.HTTP.App != "", UIGraphs: slices.Sorted(maps.Keys(c.UI))}
+	if c.HTTP.App != "" && c.HTTP.EnableCustomRouteAuth {
+		// As LangGraph's server: the app's routes are authenticated with
+		// auth.path's authenticate handler; without an auth.path nobody is
+		// refused (a Python route sees an unauthenticated user).
+		p.routeAuth = "anonymous"
+		if p.auth != nil {
+			p.routeAuth = "server"
+			fc.Authenticate = func(r *http.Request) (any, error) { return p.auth.Identify(r) }
+			fc.AuthError = httpapi.AuthErrorWriter(slog.Default(), cfg.ErrorBody == "text")
+		}
+	}
+	front, err := projecthttp.New(fc, slog.Default())
 	if err != nil {
 		return err
 	}

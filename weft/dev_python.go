@@ -183,7 +183,7 @@ func (p *project) runPythonWorker(ctx context.Context, url string, log *slog.Log
 	}
 	if p.pyHTTP { // http.app in Python
 		cmd.Args = append(cmd.Args, "--http-socket", p.httpSocket)
-		env = append(env, "WEFT_APP_PASS="+p.appPass)
+		env = append(env, "WEFT_APP_PASS="+p.appPass, "WEFT_APP_ROUTE_AUTH="+p.routeAuth)
 	}
 	cmd.Env = env
 	return p.runProcess(ctx, cmd, "Python worker", log, "python", p.py.python, "config", p.config)

@@ -48,6 +48,23 @@ func authenticate(a auth.Authenticator, log *slog.Logger) func(http.Handler) htt
 	}
 }
 
+// AuthErrorWriter writes an authentication failure (an *auth.Error, or any
+// other error: a 500) exactly as the API answers a request that failed
+// authentication: its status and {"detail"}, with WWW-Authenticate on a 401
+// and Retry-After on a 503, and with text (Deps.TextErrors) the detail as
+// plain text for a client that does not ask for JSON. For what answers in
+// front of the API (a project's custom routes, internal/projecthttp).
+func AuthErrorWriter(log *slog.Logger, text bool) func(w http.ResponseWriter, r *http.Request, err error) {
+	if !text {
+		return func(w http.ResponseWriter, r *http.Request, err error) { writeAuthError(w, r, log, err) }
+	}
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		textErrors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeAuthError(w, r, log, err)
+		})).ServeHTTP(w, r)
+	}
+}
+
 func writeAuthError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	ae, ok := auth.AsError(err)
 	if !ok {

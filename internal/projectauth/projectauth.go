@@ -83,12 +83,42 @@ func (c *Client) Authenticate(r *http.Request) (auth.Principal, error) {
 	if r.URL.Path == "/info" { // served without credentials, as LangGraph's server does
 		return auth.Principal{Scopes: []string{auth.ScopeTenant}}, nil
 	}
+	return auth.Principal{Scopes: []string{auth.ScopeTenant}, User: user{Request: requestOf(r)}}, nil
+}
+
+// requestOf is what the authenticate handler is given of r: its method,
+// URL and headers (not its body).
+func requestOf(r *http.Request) map[string]any {
 	headers := map[string]string{}
 	for k, v := range r.Header {
 		headers[strings.ToLower(k)] = strings.Join(v, ", ")
 	}
-	pending := map[string]any{"method": r.Method, "url": "http://" + r.Host + r.URL.RequestURI(), "headers": headers}
-	return auth.Principal{Scopes: []string{auth.ScopeTenant}, User: user{Request: pending}}, nil
+	return map[string]any{"method": r.Method, "url": "http://" + r.Host + r.URL.RequestURI(), "headers": headers}
+}
+
+// Identity is who the authenticate handler says a request comes from: the
+// user as the Agent Server normalizes it (identity, display_name,
+// is_authenticated, permissions and the handler's own fields; null when
+// the Auth has no authenticate handler) and its scopes (the permissions).
+type Identity struct {
+	User   map[string]any `json:"user"`
+	Scopes []string       `json:"scopes"`
+}
+
+// Identify authenticates r now, with the authenticate handler alone, as
+// the API authenticates its worker and admin routes: what a project's
+// custom routes are given (http.enable_custom_route_auth). A refusal is
+// an *auth.Error with the handler's status.
+func (c *Client) Identify(r *http.Request) (Identity, error) {
+	out, err := c.call(r.Context(), "/authenticate", requestOf(r))
+	if err != nil {
+		return Identity{}, err
+	}
+	id := Identity{User: out.User, Scopes: out.Scopes}
+	if id.Scopes == nil {
+		id.Scopes = []string{}
+	}
+	return id, nil
 }
 
 // Authorize authenticates the request and asks the on() handler of req's

@@ -32,7 +32,8 @@ Options:
                          to the server on this unix socket (weft dev passes it)
   --http-socket <path>   serve the config's http.app (custom routes, middleware around the API) and ui
                          (generative UI) on this unix socket; requests the app passes on go to --url
-                         with the pass of WEFT_APP_PASS (weft dev passes both)
+                         with the pass of WEFT_APP_PASS (weft dev passes both); with
+                         WEFT_APP_ROUTE_AUTH=server the server authenticates the app's routes first
   -h, --help`;
 
 let args;
@@ -96,7 +97,12 @@ try {
   const { graphs, failures } = await loadConfig(args.config, { only, onFailure });
   if (args["auth-socket"]) await startProjectAuth(args.config, args["auth-socket"], log);
   if (args["http-socket"]) {
-    await startHttpApp(args.config, args["http-socket"], { apiUrl: args.url, pass: process.env.WEFT_APP_PASS ?? "", log });
+    await startHttpApp(args.config, args["http-socket"], {
+      apiUrl: args.url,
+      pass: process.env.WEFT_APP_PASS ?? "",
+      routeAuth: process.env.WEFT_APP_ROUTE_AUTH ?? "",
+      log,
+    });
   }
   const worker = new Worker({
     url: args.url,

@@ -133,6 +133,12 @@ export class AuthHandlers {
 
 const JS_PATH = /\.(m|c)?(j|t)sx?$/;
 
+/** Whether a langgraph.json path ("./app.mts:app") names JS code (not Python's "./app.py:app"). */
+export function isJsPath(spec) {
+  const i = spec.lastIndexOf(":");
+  return JS_PATH.test(i > 0 ? spec.slice(0, i) : spec);
+}
+
 /**
  * Loads store.index.embed when it names a JS function (texts => vectors,
  * sync or async) or an object with embedDocuments (LangChain's Embeddings);

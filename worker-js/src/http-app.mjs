@@ -15,6 +15,14 @@
 //
 // The API is reached at the server's own URL with a pass header (WEFT_APP_PASS)
 // that tells the server's front the request comes back from the app.
+//
+// With http.enable_custom_route_auth and an auth.path (WEFT_APP_ROUTE_AUTH=server),
+// a request one of the app's routes answers is authenticated first, as
+// LangGraph.js's server authenticates it: the server runs auth.path's
+// authenticate handler (the same request back, with the pass and
+// x-weft-app-authenticate) and answers the user, which the app's handlers
+// and middleware read as c.get("auth") ({user, scopes}), or the API's answer
+// to a request that failed authentication, which goes to the client as it is.
 
 import { createServer } from "node:http";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync } from "node:fs";
@@ -23,10 +31,14 @@ import { tmpdir } from "node:os";
 import { dirname, extname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import { loadExport } from "./auth.mjs";
+import { isJsPath, loadExport } from "./auth.mjs";
 
 /** The header with which a request the app passes on reaches the API. */
 export const PASS_HEADER = "x-weft-app-pass";
+/** With the pass: authenticate this request (to one of the app's routes) rather than serve it. */
+export const AUTHENTICATE_HEADER = "x-weft-app-authenticate";
+/** With AUTHENTICATE_HEADER: the Host the client called (fetch cannot send Host). */
+export const HOST_HEADER = "x-weft-app-host";
 
 const HOP_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "host", "content-length"]);
 
@@ -38,6 +50,21 @@ async function importFromProject(dir, name) {
   return import(pathToFileURL(req.resolve(name)).href);
 }
 
+/** request's headers for the API: without hop-by-hop ones, with the pass. */
+function apiHeaders(request, pass) {
+  const headers = new Headers();
+  for (const [k, v] of request.headers) if (!HOP_HEADERS.has(k)) headers.append(k, v);
+  headers.set(PASS_HEADER, pass);
+  return headers;
+}
+
+/** The API's answer res as this server's answer. */
+function relay(res) {
+  const out = new Headers();
+  for (const [k, v] of res.headers) if (!HOP_HEADERS.has(k) && k !== "content-encoding") out.append(k, v);
+  return new Response(res.body, { status: res.status, headers: out });
+}
+
 /**
  * The handler of requests the app passes on: the same request (its body as
  * the app's middleware left it) to the API at apiUrl, with the pass header.
@@ -45,19 +72,65 @@ async function importFromProject(dir, name) {
 function forwarder(apiUrl, pass) {
   return async (request) => {
     const url = new URL(request.url);
-    const headers = new Headers();
-    for (const [k, v] of request.headers) if (!HOP_HEADERS.has(k)) headers.append(k, v);
-    headers.set(PASS_HEADER, pass);
     const hasBody = request.method !== "GET" && request.method !== "HEAD";
     const res = await fetch(apiUrl + url.pathname + url.search, {
       method: request.method,
-      headers,
+      headers: apiHeaders(request, pass),
       body: hasBody ? await request.arrayBuffer() : undefined,
       redirect: "manual",
     });
-    const out = new Headers();
-    for (const [k, v] of res.headers) if (!HOP_HEADERS.has(k) && k !== "content-encoding") out.append(k, v);
-    return new Response(res.body, { status: res.status, headers: out });
+    return relay(res);
+  };
+}
+
+/**
+ * Asks the server at apiUrl to authenticate request (its method, URL and
+ * headers; not its body) with auth.path's authenticate handler: {user,
+ * scopes}, or the server's answer to a request that failed authentication
+ * (a Response, for the client).
+ */
+function authenticator(apiUrl, pass) {
+  return async (request) => {
+    const url = new URL(request.url);
+    const headers = apiHeaders(request, pass);
+    headers.set(AUTHENTICATE_HEADER, "1");
+    headers.set(HOST_HEADER, request.headers.get("host") ?? url.host);
+    const res = await fetch(apiUrl + url.pathname + url.search, { method: request.method, headers, redirect: "manual" });
+    if (res.status === 200) return res.json();
+    return relay(res);
+  };
+}
+
+/** A handler Hono runs as middleware (it takes next), as Hono itself tells them apart. */
+function isMiddleware(handler) {
+  while (handler?.__COMPOSED_HANDLER) handler = handler.__COMPOSED_HANDLER; // a sub-app's, wrapped
+  return handler.length > 1;
+}
+
+/** Whether one of the Hono app's routes (not only its middleware) answers request. */
+export function isRoute(app, request) {
+  const method = request.method === "HEAD" ? "GET" : request.method;
+  const path = typeof app.getPath === "function" ? app.getPath(request) : new URL(request.url).pathname;
+  const [handlers] = app.router.match(method, path);
+  return handlers.some((h) => !isMiddleware(h[0][0]));
+}
+
+/**
+ * The middleware that authenticates a request to one of the app's routes
+ * before the app sees it, as LangGraph.js's server's auth middleware does
+ * (which leaves /info and GET /ui… alone): a failure is the server's
+ * answer; the user is c.get("auth"). route(request) tells whether the app
+ * has a route for request.
+ */
+function routeAuth(authenticate, route) {
+  return async (c, next) => {
+    const request = c.req.raw;
+    const path = new URL(request.url).pathname;
+    if (path === "/info" || (request.method === "GET" && path.startsWith("/ui")) || !route(request)) return next();
+    const who = await authenticate(request);
+    if (who instanceof Response) return who;
+    if (who.user) c.set("auth", { user: who.user, scopes: who.scopes ?? [] });
+    await next();
   };
 }
 
@@ -65,12 +138,15 @@ function forwarder(apiUrl, pass) {
  * The fetch handler of the project's app with the API behind it: a Hono app
  * is mounted in an outer Hono app whose last route passes every request on,
  * so the app's middleware wraps the API as on LangGraph's server; any other
- * fetch handler answers first, and its 404s are passed on.
+ * fetch handler answers first, and its 404s are passed on. With
+ * authenticate, requests to the app's routes are authenticated first (every
+ * request, for a fetch handler: its routes are not known).
  */
-async function appHandler(app, dir, forward) {
+async function appHandler(app, dir, forward, authenticate) {
   if (typeof app?.route === "function" && Array.isArray(app.routes)) {
     const { Hono } = await importFromProject(dir, "hono");
     const outer = new Hono();
+    if (authenticate) outer.use(routeAuth(authenticate, (request) => isRoute(app, request)));
     outer.route("/", app);
     // A body the app's middleware read (Hono keeps it) goes on as read.
     outer.all("*", async (c) => forward(c.req.raw.bodyUsed ? await rebuild(c) : c.req.raw));
@@ -79,6 +155,10 @@ async function appHandler(app, dir, forward) {
   const fetchFn = typeof app === "function" ? app : app?.fetch?.bind(app);
   if (typeof fetchFn !== "function") throw new Error("http.app: the export is neither a Hono app nor a fetch handler");
   return async (request) => {
+    if (authenticate) {
+      const who = await authenticate(request);
+      if (who instanceof Response) return who;
+    }
     const res = await fetchFn(request.clone());
     return res.status === 404 ? forward(request) : res;
   };
@@ -193,21 +273,25 @@ function serveFetch(socket, handle, log) {
 }
 
 /**
- * Loads the http.app and builds the ui of the langgraph.json at config,
- * and serves them on socket; requests passed on go to apiUrl with pass.
+ * Loads the http.app (a JS one: a Python http.app is the Python worker's)
+ * and builds the ui of the langgraph.json at config, and serves them on
+ * socket; requests passed on go to apiUrl with pass. routeAuth "server":
+ * the app's routes are authenticated by the server first.
  */
-export async function startHttpApp(config, socket, { apiUrl, pass, log = () => {} }) {
+export async function startHttpApp(config, socket, { apiUrl, pass, routeAuth = "", log = () => {} }) {
   const abs = resolve(config);
   const dir = dirname(abs);
   const cfg = JSON.parse(readFileSync(abs, "utf8"));
-  const forward = forwarder(apiUrl.replace(/\/+$/, ""), pass);
+  const base = apiUrl.replace(/\/+$/, "");
+  const forward = forwarder(base, pass);
+  const spec = cfg.http?.app && isJsPath(cfg.http.app) ? cfg.http.app : null;
   let app = forward;
-  if (cfg.http?.app) {
-    const { value } = await loadExport(cfg.http.app, dir);
-    app = await appHandler(value, dir, forward);
+  if (spec) {
+    const { value } = await loadExport(spec, dir);
+    app = await appHandler(value, dir, forward, routeAuth === "server" ? authenticator(base, pass) : null);
   }
   const files = cfg.ui ? await buildUI(cfg.ui, dir, cfg.ui_config, log) : {};
   const server = await serveFetch(socket, async (request) => (await uiAnswer(request, files)) ?? app(request), log);
-  log("info", "serving the project's http.app and ui", { app: cfg.http?.app ?? null, ui: Object.keys(files), socket });
+  log("info", "serving the project's http.app and ui", { app: spec, ui: Object.keys(files), socket, route_auth: routeAuth === "server" });
   return server;
 }

@@ -1,0 +1,3 @@
+const Card = (props: { title: string }) => <div className="card">{props.title}</div>;
+
+export default { card: Card };

@@ -469,15 +469,19 @@ func (p *project) frontApp(cfg *server.Config) error {
 		}
 	}
 	fc := projecthttp.Config{Socket: p.httpSocket, UISocket: p.uiSocket, App: c.HTTP.App != "", UIGraphs: slices.Sorted(maps.Keys(c.UI))}
+	if p.auth != nil {
+		// As LangGraph's servers: a ui component (POST /ui/{graph}) is
+		// authenticated with auth.path's authenticate handler, and the
+		// app's routes with http.enable_custom_route_auth.
+		fc.Authenticate = func(r *http.Request) (any, error) { return p.auth.Identify(r) }
+		fc.AuthError = httpapi.AuthErrorWriter(slog.Default(), cfg.ErrorBody == "text")
+	}
 	if c.HTTP.App != "" && c.HTTP.EnableCustomRouteAuth {
-		// As LangGraph's server: the app's routes are authenticated with
-		// auth.path's authenticate handler; without an auth.path nobody is
-		// refused (a Python route sees an unauthenticated user).
+		// Without an auth.path nobody is refused (a Python route sees an
+		// unauthenticated user).
 		p.routeAuth = "anonymous"
 		if p.auth != nil {
 			p.routeAuth = "server"
-			fc.Authenticate = func(r *http.Request) (any, error) { return p.auth.Identify(r) }
-			fc.AuthError = httpapi.AuthErrorWriter(slog.Default(), cfg.ErrorBody == "text")
 		}
 	}
 	front, err := projecthttp.New(fc, slog.Default())

@@ -95,8 +95,16 @@ func TestDevServesHTTPAppAndUI(t *testing.T) {
 	}
 
 	// Generative UI: the HTML that loads a component, and its bundle.
-	res, b = do("POST", "/ui/card", map[string]any{"name": "card"})
-	want := `<script src="http://` + dev.addr + `/ui/card/entrypoint.js" onload='__LGUI_card.render("card", "{{shadowRootId}}")'></script>`
+	servesUI(t, do, dev.addr)
+}
+
+// servesUI fails unless the project's ui "card" is served (the HTML that
+// loads the component, asked with header, its bundle, a 404 for another
+// name) and the web UI's own files stay the server's.
+func servesUI(t *testing.T, do func(method, path string, body any, header ...string) (*http.Response, []byte), addr string, header ...string) {
+	t.Helper()
+	res, b := do("POST", "/ui/card", map[string]any{"name": "card"}, header...)
+	want := `<script src="http://` + addr + `/ui/card/entrypoint.js" onload='__LGUI_card.render("card", "{{shadowRootId}}")'></script>`
 	if res.StatusCode != 200 || !strings.Contains(string(b), want) {
 		t.Fatalf("POST /ui/card: %d %s, want it to hold %s", res.StatusCode, b, want)
 	}
@@ -104,10 +112,9 @@ func TestDevServesHTTPAppAndUI(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), "javascript") || !bytes.Contains(b, []byte("LGUI_REQUIRE")) {
 		t.Fatalf("the bundle: %d %s %.200s", res.StatusCode, res.Header.Get("Content-Type"), b)
 	}
-	if res, _ = do("POST", "/ui/nope", map[string]any{"name": "x"}); res.StatusCode != 404 {
+	if res, _ = do("POST", "/ui/nope", map[string]any{"name": "x"}, header...); res.StatusCode != 404 {
 		t.Fatalf("POST /ui/nope: %d, want 404", res.StatusCode)
 	}
-	// The web UI's own files stay the server's.
 	if res, b = do("GET", "/ui/config.json", nil); res.StatusCode != 200 || !bytes.Contains(b, []byte("assets")) {
 		t.Fatalf("the web UI's config: %d %s", res.StatusCode, b)
 	}
@@ -286,23 +293,12 @@ func TestDevPythonHTTPAppWithUI(t *testing.T) {
 		t.Fatal("a custom route's refusal did not go through the app's middleware")
 	}
 
-	// The ui, bundled and served by the JS worker.
+	// The ui, bundled and served by the JS worker; a component is
+	// authenticated as the API's routes are, its files are not.
 	res, b = do("POST", "/ui/card", map[string]any{"name": "card"})
-	want := `<script src="http://` + dev.addr + `/ui/card/entrypoint.js" onload='__LGUI_card.render("card", "{{shadowRootId}}")'></script>`
-	if res.StatusCode != 200 || !strings.Contains(string(b), want) {
-		t.Fatalf("POST /ui/card: %d %s, want it to hold %s", res.StatusCode, b, want)
-	}
-	res, b = do("GET", "/ui/card/entrypoint.js", nil)
-	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), "javascript") || !bytes.Contains(b, []byte("LGUI_REQUIRE")) {
-		t.Fatalf("the bundle: %d %s %.200s", res.StatusCode, res.Header.Get("Content-Type"), b)
-	}
-	if res, _ = do("POST", "/ui/nope", map[string]any{"name": "x"}); res.StatusCode != 404 {
-		t.Fatalf("POST /ui/nope: %d, want 404", res.StatusCode)
-	}
+	sameRefusal(t, "a ui component without a token", res, b, api, apiBody)
+	servesUI(t, do, dev.addr, alice...)
 	// The rest: the API, behind the Python app.
-	if res, b = do("GET", "/ui/config.json", nil); res.StatusCode != 200 || !bytes.Contains(b, []byte("assets")) {
-		t.Fatalf("the web UI's config: %d %s", res.StatusCode, b)
-	}
 	if res, b = do("POST", "/runs/wait", map[string]any{"assistant_id": "echo_py", "input": map[string]any{"text": "hi"}}, alice...); string(bytes.TrimSpace(b)) != `{"text":"hi (alice)"}` {
 		t.Fatalf("a Python run as alice: %d %s", res.StatusCode, b)
 	}

@@ -57,10 +57,11 @@ type Config struct {
 	App bool
 	// UIGraphs are the keys of langgraph.json's ui.
 	UIGraphs []string
-	// Authenticate authenticates a request to one of the app's routes
-	// (http.enable_custom_route_auth with an auth.path), as the API
-	// authenticates its own: the user it answers is JSON-encoded for the
-	// worker. nil: the app's routes are not authenticated.
+	// Authenticate authenticates, as the API authenticates its own
+	// requests (auth.path), a ui component's request (POST /ui/{graph})
+	// and a request to one of the app's routes the worker asks about
+	// (http.enable_custom_route_auth): the user it answers is JSON-encoded
+	// for the worker. nil: neither is authenticated.
 	Authenticate func(r *http.Request) (any, error)
 	// AuthError writes a failed authentication's answer as the API writes
 	// it (its status, {"detail"} or plain text). Needed with Authenticate.
@@ -151,6 +152,13 @@ func (f *Front) Wrap(api http.Handler, guard func(http.Handler) http.Handler) ht
 		}
 		switch f.target(r) {
 		case toUI:
+			if r.Method == http.MethodPost && f.cfg.Authenticate != nil {
+				// A component, as the API's own routes: authenticated first.
+				if _, err := f.cfg.Authenticate(r); err != nil {
+					f.cfg.AuthError(w, r, err)
+					return
+				}
+			}
 			ui.ServeHTTP(w, r)
 		case toApp:
 			app.ServeHTTP(w, r)

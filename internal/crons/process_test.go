@@ -21,12 +21,14 @@ type replica struct {
 }
 
 // startReplica starts the server binary on dsn with its crons scheduler
-// looking for due crons every 5 ms, on the database's clock, with no run
-// workers (runs are counted here, not executed), and waits until it
+// looking for due crons every 5 ms, on the database's clock, firing 3 a
+// transaction (with a whole round in one transaction, the replica whose
+// polls come first after a round's update would take every round), with
+// no run workers (runs are counted here, not executed), and waits until it
 // answers. The process is stopped at the end of the test.
 func startReplica(t *testing.T, dsn, name string) *replica {
 	t.Helper()
-	p := servertest.StartProcess(t, dsn, name, "WEFT_WORKERS=0", "WEFT_TEST_CRON_INTERVAL=5ms",
+	p := servertest.StartProcess(t, dsn, name, "WEFT_WORKERS=0", "WEFT_TEST_CRON_INTERVAL=5ms", "WEFT_TEST_CRON_BATCH=3",
 		"WEFT_LOG_LEVEL=debug", "WEFT_LOG_FORMAT=json")
 	pool, err := postgres.Connect(context.Background(), dsn)
 	if err != nil {

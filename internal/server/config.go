@@ -79,6 +79,9 @@ type Config struct {
 	// a clock running N times faster than real time from the start, and an interval of 1s/N (at least 20ms);
 	// the test-only WEFT_TEST_CRON_INTERVAL (a duration, 1ms to 1m) sets the interval alone.
 	CronClock func() time.Time
+	// CronBatch is not a flag: how many due crons one transaction fires (0: crons' default, 100; the
+	// test-only WEFT_TEST_CRON_BATCH, 1 to 1000, sets it).
+	CronBatch int
 	// TempRetention is not a flag: how long a finished stateless run's thread is kept when nobody waited
 	// for its result (on_completion / on_run_completed delete; default 1m; tests shorten it, or lengthen it to
 	// see no background change).
@@ -285,6 +288,14 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 			return c, fmt.Errorf("WEFT_TEST_CRON_INTERVAL: %q must be a duration from 1ms to 1m", v)
 		}
 		c.CronInterval = d
+	}
+	if v := getenv("WEFT_TEST_CRON_BATCH"); v != "" {
+		// Test-only (server processes racing for the same crons: each takes a share of a round).
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return c, fmt.Errorf("WEFT_TEST_CRON_BATCH: %q must be an integer from 1 to 1000", v)
+		}
+		c.CronBatch = n
 	}
 	if c.Keyring, err = crypt.ParseKeyring(getenv("LANGGRAPH_AES_KEY"), getenv("WEFT_AES_OLD_KEYS")); err != nil {
 		return c, fmt.Errorf("encryption: %w", err)

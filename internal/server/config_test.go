@@ -100,6 +100,17 @@ func TestParseConfigCronSpeed(t *testing.T) {
 			t.Errorf("WEFT_TEST_CRON_INTERVAL=%q accepted", bad)
 		}
 	}
+	// WEFT_TEST_CRON_BATCH: how many due crons a transaction fires.
+	env = map[string]string{"WEFT_TEST_CRON_BATCH": "3"}
+	if c, err = server.ParseConfig(nil, getenv, io.Discard); err != nil || c.CronBatch != 3 {
+		t.Fatalf("batch 3: %d, err %v", c.CronBatch, err)
+	}
+	for _, bad := range []string{"0", "1001", "many"} {
+		env["WEFT_TEST_CRON_BATCH"] = bad
+		if _, err := server.ParseConfig(nil, getenv, io.Discard); err == nil {
+			t.Errorf("WEFT_TEST_CRON_BATCH=%q accepted", bad)
+		}
+	}
 }
 
 // -metrics-addr and WEFT_METRICS_ADDR set the metrics listener; the OTEL_*

@@ -224,7 +224,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		log.Info("store semantic index", "embed", cfg.StoreIndex.Embed, "dims", cfg.StoreIndex.Dims, "fields", cfg.StoreIndex.Fields)
 	}
 	waitSweep := storeItems.StartSweeper(bg, cfg.StoreSweepInterval, log)
-	cronSvc := crons.NewService(s.pool, runSvc, log, crons.Config{Interval: cfg.CronInterval, Clock: cfg.CronClock, Threads: threadStore})
+	cronSvc := crons.NewService(s.pool, runSvc, log, crons.Config{Interval: cfg.CronInterval, Clock: cfg.CronClock, Batch: cfg.CronBatch, Threads: threadStore})
 	waitCrons := cronSvc.Start(bg)
 	waitIndexer := storeItems.StartIndexer(bg, listener, cfg.StoreIndexer, log)
 	stopLoops := s.stopRuns

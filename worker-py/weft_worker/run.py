@@ -264,7 +264,8 @@ async def execute_run(claimed: dict, spec: Any, saver: Any, store: Any, client: 
     run_md.pop(UPDATE_STATE_KEY, None)
     committer = Committer(
         client, dispatch["dispatch_id"], token, metadata={} if update else run_md,
-        sync=kwargs.get("durability") == "sync", puts_follow_values=kwargs.get("durability") != "exit", linger_s=linger_s, traceparent=claimed.get("traceparent") or "",
+        sync=kwargs.get("durability") == "sync", puts_follow_values=kwargs.get("durability") != "exit",
+        linger_s=linger_s, traceparent=claimed.get("traceparent") or "",
         on_cancel=lambda action: handle.stop("cancel", f"run cancelled ({action})", action),
         on_fail=lambda err: handle.stop("lease" if is_fenced(err) else "commit", f"commit failed: {err}"),
     )

@@ -415,21 +415,23 @@ test("debug and updates modes pass through; join replays the log", async () => {
   assert.deepEqual(events.filter((e) => e === "updates").length, 2);
 });
 
-test("a long thread's values projection reads as its state; a plain list is stored by reference to its checkpoint blob", async () => {
+test("a long thread's values projection reads as its state; a list, of plain values or of messages, is stored by reference to its checkpoint blob", async () => {
   const c = client();
   const db = new pg.Client(weft.db);
   await db.connect();
   const refsOf = async (id) => (await db.query(`SELECT values_refs FROM threads WHERE thread_id = $1`, [id])).rows[0].values_refs;
+  const latest = async (id, channel) => (await db.query(`SELECT checkpoint->'channel_versions'->>$2 AS v FROM checkpoints
+    WHERE thread_id = $1 AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1`, [id, channel])).rows[0].v;
   try {
-    // agent: the messages pass 1 KB (LangChain envelopes in the blobs: the
-    // projection, normalised, is stored whole).
+    // agent: the messages pass 1 KB (LangChain envelopes in the blobs, which
+    // the projection's SQL renders as the API shows them).
     const chat = await c.threads.create();
     for (let i = 0; i < 4; i++) await c.runs.wait(chat.thread_id, "agent", { input: human(`turn ${i} ${"words ".repeat(40)}`) });
     const thread = await c.threads.get(chat.thread_id);
     assert.equal(thread.values.messages.length, 8);
     assert.deepEqual(thread.values, (await c.threads.getState(chat.thread_id)).values, "the chat's projection");
     await assertSameThread(chat.thread_id);
-    assert.equal(await refsOf(chat.thread_id), null, "messages read normalised, unlike their blob: stored whole");
+    assert.deepEqual(await refsOf(chat.thread_id), { messages: await latest(chat.thread_id, "messages") }, "the messages by reference");
     // foo_bar_js: bar, a list of plain strings past 1 KB, through
     // update_state (a worker's run) and then a run that appends to it.
     const t = await c.threads.create();
@@ -442,10 +444,7 @@ test("a long thread's values projection reads as its state; a plain list is stor
     assert.equal(values.bar.length, 34);
     assert.deepEqual(values, (await c.threads.getState(t.thread_id)).values, "after the run");
     assert.deepEqual(values, (await (await langgraph("foo_bar_js")).getState({ configurable: { thread_id: t.thread_id } })).values, "LangGraph's own read");
-    const refs = await refsOf(t.thread_id);
-    const { rows } = await db.query(`SELECT checkpoint->'channel_versions'->>'bar' AS v FROM checkpoints
-      WHERE thread_id = $1 AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1`, [t.thread_id]);
-    assert.deepEqual(refs, { bar: rows[0].v }, "the run's end references the latest bar");
+    assert.deepEqual(await refsOf(t.thread_id), { bar: await latest(t.thread_id, "bar") }, "the run's end references the latest bar");
   } finally {
     await db.end();
   }

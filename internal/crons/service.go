@@ -125,11 +125,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Cron, error) {
 		}
 		if p.ThreadID != nil && p.Payload.IfNotExists == "create" {
 			md := map[string]any{"graph_id": graphID, "assistant_id": assistantID.String()}
-			var minutes, strategy any
-			if s.cfg.Threads != nil {
-				minutes, strategy = s.cfg.Threads.DefaultTTLArgs()
-			}
-			if _, err := tx.Exec(ctx, threads.InsertDefault, *p.ThreadID, md, auth.Tenant(ctx), minutes, strategy); err != nil {
+			if _, err := tx.Exec(ctx, threads.InsertDefault, s.cfg.Threads.InsertDefaultArgs(*p.ThreadID, md, auth.Tenant(ctx))...); err != nil {
 				return err
 			}
 		}

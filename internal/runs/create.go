@@ -362,8 +362,7 @@ func (s *Service) create(ctx context.Context, threadID uuid.UUID, req *CreateReq
 func (s *Service) enqueue(ctx context.Context, threadID uuid.UUID, create bool, v *validated) (*Run, error) {
 	p := &postgres.Pipeline{}
 	if create {
-		minutes, strategy := s.threads.DefaultTTLArgs()
-		p.Exec(ctx, threads.InsertDefault, threadID, v.threadMetadata(), auth.Tenant(ctx), minutes, strategy)
+		p.Exec(ctx, threads.InsertDefault, s.threads.InsertDefaultArgs(threadID, v.threadMetadata(), auth.Tenant(ctx))...)
 	}
 	// Another tenant's thread (or none) locks no row: a 404. The run's
 	// insert then finds no thread either, and the dispatch's foreign key
@@ -487,8 +486,7 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 				return nil, apperr.Errorf(apperr.NotFound, "Thread with ID %s not found", threadID)
 			}
 			// An id another tenant holds is a 404, like any id of theirs.
-			minutes, strategy := s.threads.DefaultTTLArgs()
-			tag, err := tx.Exec(ctx, threads.InsertDefault, threadID, md, auth.Tenant(ctx), minutes, strategy)
+			tag, err := tx.Exec(ctx, threads.InsertDefault, s.threads.InsertDefaultArgs(threadID, md, auth.Tenant(ctx))...)
 			if err != nil {
 				return nil, err
 			}

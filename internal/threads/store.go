@@ -127,19 +127,20 @@ func openingEmit(ctx context.Context, emit func(*Thread) (bool, error)) func(*Th
 }
 
 // InsertDefault is the INSERT of a thread another request creates on the
-// way (a run's if_not_exists "create"): thread_id $1, metadata $2, tenant
-// $3, with the default ttl (DefaultTTLArgs: $4 minutes, $5 strategy, both
-// NULL for none); nothing when the id exists.
+// way (a run's or a cron's if_not_exists "create"), with InsertDefaultArgs:
+// thread_id $1, metadata $2, tenant $3, and the default ttl ($4 minutes,
+// $5 strategy, both NULL for none); nothing when the id exists.
 const InsertDefault = `INSERT INTO threads (thread_id, metadata, tenant_id, ttl_minutes, ttl_strategy, expires_at)
 	VALUES ($1, $2, $3, $4::float8, $5, now() + make_interval(secs => $4::float8 * 60)) ON CONFLICT (thread_id) DO NOTHING`
 
-// DefaultTTLArgs are InsertDefault's $4 and $5: the configured default
-// ttl of a thread created without one (nil, nil: none).
-func (s *Store) DefaultTTLArgs() (minutes, strategy any) {
-	if !s.cfg.DefaultTTL.Set {
-		return nil, nil
+// InsertDefaultArgs are InsertDefault's arguments: thread id, metadata and
+// tenant, then the configured default ttl of a thread created without one
+// (none on a nil Store).
+func (s *Store) InsertDefaultArgs(id uuid.UUID, metadata map[string]any, tenant string) []any {
+	if s == nil || !s.cfg.DefaultTTL.Set {
+		return []any{id, metadata, tenant, nil, nil}
 	}
-	return s.cfg.DefaultTTL.Minutes, s.cfg.DefaultTTL.Strategy
+	return []any{id, metadata, tenant, s.cfg.DefaultTTL.Minutes, s.cfg.DefaultTTL.Strategy}
 }
 
 // threadInsert inserts one thread; no row comes back when the id exists.

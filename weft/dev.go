@@ -62,11 +62,10 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 		if ap := projectauth.Path(p.raw); ap != "" {
 			// auth.path: the worker of its language serves its handlers on a
 			// socket of this process.
-			dir, err := os.MkdirTemp("", "weft-auth-")
-			if err != nil {
+			var err error
+			if p.authSocket, err = tempSocket("auth"); err != nil {
 				return err
 			}
-			p.authSocket = filepath.Join(dir, "auth.sock")
 			if isPythonGraph(graphPath(json.RawMessage(strconv.Quote(ap)))) {
 				if p.py == nil {
 					return fmt.Errorf("auth.path %s is Python: the Python worker serves it, and the project has no Python graph to start one for", ap)
@@ -415,6 +414,17 @@ func (p *project) runWorker(ctx context.Context, url string, log *slog.Logger) e
 	return p.runProcess(ctx, cmd, "JS worker", log, "config", p.config)
 }
 
+// tempSocket is the path of a unix socket named name.sock in a new
+// temporary directory weft-name-*: a worker serves something there for
+// this process.
+func tempSocket(name string) (string, error) {
+	dir, err := os.MkdirTemp("", "weft-"+name+"-")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name+".sock"), nil
+}
+
 // frontApp puts the project's http.app and ui (langgraph.json) in front of
 // the API (internal/projecthttp): the JS worker serves a JS http.app and
 // the ui on a socket of this process; a Python http.app, the Python worker,
@@ -452,19 +462,12 @@ func (p *project) frontApp(cfg *server.Config) error {
 	case !p.pyHTTP && len(p.jsGraphs) == 0:
 		return errors.New("a JS http.app and ui are served by the JS worker, and the project has no JS graph to start one for")
 	}
-	socket := func(name string) (string, error) {
-		dir, err := os.MkdirTemp("", "weft-http-")
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(dir, name), nil
-	}
 	var err error
-	if p.httpSocket, err = socket("http.sock"); err != nil {
+	if p.httpSocket, err = tempSocket("http"); err != nil {
 		return err
 	}
 	if p.pyHTTP && len(c.UI) > 0 {
-		if p.uiSocket, err = socket("ui.sock"); err != nil {
+		if p.uiSocket, err = tempSocket("ui"); err != nil {
 			return err
 		}
 	}

@@ -200,11 +200,10 @@ func (p *project) embedFunction(c *store.IndexConfig) error {
 			return fmt.Errorf("store.index.embed %s is JS: the JS worker serves it, and the project has no JS graph to start one for", c.Embed)
 		}
 		if p.jsSocket == "" {
-			dir, err := os.MkdirTemp("", "weft-js-")
-			if err != nil {
+			var err error
+			if p.jsSocket, err = tempSocket("js"); err != nil {
 				return err
 			}
-			p.jsSocket = filepath.Join(dir, "js.sock")
 		}
 		c.Embedder = store.NewSocketEmbedder(p.jsSocket, c.Dims)
 		return nil
@@ -215,11 +214,10 @@ func (p *project) embedFunction(c *store.IndexConfig) error {
 	if p.pyAuth {
 		p.pySocket = p.authSocket
 	} else {
-		dir, err := os.MkdirTemp("", "weft-py-")
-		if err != nil {
+		var err error
+		if p.pySocket, err = tempSocket("py"); err != nil {
 			return err
 		}
-		p.pySocket = filepath.Join(dir, "py.sock")
 	}
 	c.Embedder = store.NewSocketEmbedder(p.pySocket, c.Dims)
 	return nil

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,24 +40,17 @@ func TestDevAuthPath(t *testing.T) {
 	dev := startDev(t, []string{"--config", filepath.Join(dir, "langgraph.json")})
 	addr := dev.addr
 	base := "http://" + addr
+	do := caller(t, base)
 	call := func(method, path, token string, body any) (int, map[string]any, []byte) {
 		t.Helper()
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = bytes.NewReader(b)
-		}
-		req, _ := http.NewRequest(method, base+path, rd)
-		req.Header.Set("Content-Type", "application/json")
+		header := []string{"Content-Type", "application/json"}
 		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
+			header = append(header, "Authorization", "Bearer "+token)
 		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
+		res, raw := do(method, path, body, header...)
+		if res == nil {
 			return 0, nil, nil
 		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
 		var m map[string]any
 		_ = json.Unmarshal(raw, &m)
 		return res.StatusCode, m, raw

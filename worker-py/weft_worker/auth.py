@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.util
 import inspect
 import json
 import logging
@@ -22,6 +21,8 @@ import os
 import sys
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from .load import import_file
 
 log = logging.getLogger("weft_worker")
 
@@ -35,15 +36,9 @@ def load_object(spec: str, base: str, what: str) -> Any:
         path = os.path.normpath(os.path.join(base, module_name))
         if not os.path.exists(path):
             raise ValueError(f"{what} {spec}: no file {path}")
-        name = f"weft_project_{abs(hash(path))}"
-        mod_spec = importlib.util.spec_from_file_location(name, path)
-        if mod_spec is None or mod_spec.loader is None:
-            raise ValueError(f"{what} {spec}: cannot load {path}")
-        module = importlib.util.module_from_spec(mod_spec)
-        sys.modules[name] = module
         if base not in sys.path:
             sys.path.insert(0, base)
-        mod_spec.loader.exec_module(module)
+        module = import_file(path, f"weft_project_{abs(hash(path))}", f"{what} {spec}")
     else:
         if base not in sys.path:
             sys.path.insert(0, base)

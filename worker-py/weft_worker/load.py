@@ -138,11 +138,11 @@ async def _resolve(g: Any, graph_id: str) -> Any:
     return g
 
 
-def _import_file(path: Path, graph_id: str):
-    name = f"weft_graph_{graph_id.replace('-', '_').replace('.', '_')}_{path.stem}"
+def import_file(path: str | Path, name: str, what: str):
+    """The module of the Python file at path, run under name (in sys.modules)."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"graph {graph_id}: cannot load {path}")
+        raise ImportError(f"{what}: cannot load {path}")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
@@ -200,7 +200,9 @@ async def load_config(config_path: str, only: list[str] | None = None) -> Projec
 async def _load_graph(base: Path, gid: str, ref: str) -> GraphSpec:
     path, _, attr = ref.rpartition(":") if ":" in ref[2:] else (ref, "", "graph")
     if path.endswith(".py"):
-        mod = _import_file((base / path).resolve(), gid)
+        file = (base / path).resolve()
+        name = f"weft_graph_{gid.replace('-', '_').replace('.', '_')}_{file.stem}"
+        mod = import_file(file, name, f"graph {gid}")
     else:
         mod = importlib.import_module(path)
     if not hasattr(mod, attr):

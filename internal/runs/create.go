@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,6 +54,10 @@ type CreateRequest struct {
 	FeedbackKeys      []string   `json:"feedback_keys"`
 	Durability        string     `json:"durability" enums:"sync,async,exit"`
 	CheckpointDuring  *bool      `json:"checkpoint_during"`
+
+	// headers are the HTTP request's, which Config.configurable gets as
+	// the server's HeaderPolicy says (nil: a run created without one).
+	headers http.Header
 }
 
 // validated is a CreateRequest checked against the graph.
@@ -81,7 +86,8 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 	if _, set := v.metadata["assistant_id"]; !set {
 		v.metadata["assistant_id"] = a.AssistantID.String()
 	}
-	k := Kwargs{Input: req.Input, Command: req.Command, Config: req.Config, Context: req.Context,
+	k := Kwargs{Input: req.Input, Command: req.Command, Config: s.cfg.Headers.apply(req.Config, req.headers, g.Language),
+		Context:    req.Context,
 		StreamMode: req.StreamMode, InterruptBefore: req.InterruptBefore, InterruptAfter: req.InterruptAfter,
 		Subgraphs: req.StreamSubgraphs, Resumable: req.StreamResumable, OnDisconnect: req.OnDisconnect,
 		Webhook: req.Webhook, FeedbackKeys: req.FeedbackKeys, Durability: req.Durability}
@@ -319,6 +325,12 @@ const runAssistantKwargs = `$6::jsonb || jsonb_build_object(
 		'context', a.context || ($6::jsonb -> 'context'),
 		'assistant_version', a.version)`
 
+// runMetadata is the metadata of a new run as LangGraph's servers merge it:
+// its assistant's (a), its thread's (t, with the graph it now runs) and
+// the request's ($7), later keys winning; the assistant_id is always the
+// run's (weft_run_metadata puts it back when the row is read).
+const runMetadata = `(a.metadata || t.metadata || jsonb_build_object('graph_id', a.graph_id) || $7::jsonb) - 'assistant_id'`
+
 // errAssistantChanged is a run insert that found no assistant with the
 // id and graph the run was validated against.
 var errAssistantChanged = errors.New("runs: the assistant changed since it was resolved")
@@ -435,12 +447,12 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 	p.Queue(`
 		INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, multitask_strategy, kwargs, metadata, temporary, created_at, updated_at,
 			traceparent, tenant_id)
-		SELECT $1, $2, a.assistant_id, a.graph_id, $5, `+runAssistantKwargs+`, $7, $8, clock_timestamp() + $9::interval, clock_timestamp(),
+		SELECT $1, $2, a.assistant_id, a.graph_id, $5, `+runAssistantKwargs+`, `+runMetadata+`, $8, clock_timestamp() + $9::interval, clock_timestamp(),
 			nullif($10, ''), t.tenant_id
 		FROM assistants a, threads t WHERE a.assistant_id = $3 AND a.graph_id = $4 AND (a.tenant_id = $11 OR a.shared)
 			AND t.thread_id = $2 AND t.tenant_id = $11
 		RETURNING `+Columns,
-		runID, threadID, v.assistantID, v.graph.ID, v.strategy, kwargs, storedMetadata(v.metadata, v.assistantID), v.kwargs.Temporary, v.delay,
+		runID, threadID, v.assistantID, v.graph.ID, v.strategy, kwargs, v.metadata, v.kwargs.Temporary, v.delay,
 		tracing.Traceparent(ctx), auth.Tenant(ctx)).
 		Query(func(rows pgx.Rows) error {
 			r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Run])
@@ -458,11 +470,19 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 		return nil, err
 	}
 	// The thread's config becomes the run's (its assistant's merged under
-	// it), and a new run is activity that restarts the thread's ttl clock.
+	// it; for a Python graph, as the Python server keeps it, with the
+	// configurable of the assistant and the thread, not the run's), and a
+	// new run is activity that restarts the thread's ttl clock.
 	p.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
 		active_run_id = `+NextActiveRun+`, updated_at = now(),
-		config = coalesce((SELECT kwargs -> 'config' FROM runs WHERE run_id = $3), config),
-		expires_at = `+threads.ExpiresAtSQL+` WHERE thread_id = $1 AND tenant_id = $4`, threadID, v.threadMetadata(), runID, auth.Tenant(ctx))
+		config = coalesce((SELECT CASE WHEN NOT $5 THEN r.kwargs -> 'config'
+				ELSE ((r.kwargs -> 'config') - 'configurable') || jsonb_build_object('configurable',
+					coalesce((SELECT a.config -> 'configurable' FROM assistants a
+						WHERE a.assistant_id = r.assistant_id AND jsonb_typeof(a.config -> 'configurable') = 'object'), '{}') ||
+					CASE WHEN jsonb_typeof(threads.config -> 'configurable') = 'object' THEN threads.config -> 'configurable' ELSE '{}' END)
+				END FROM runs r WHERE r.run_id = $3), config),
+		expires_at = `+threads.ExpiresAtSQL+` WHERE thread_id = $1 AND tenant_id = $4`, threadID, v.threadMetadata(), runID, auth.Tenant(ctx),
+		v.graph.Language == graph.LanguagePython)
 	return run, nil
 }
 

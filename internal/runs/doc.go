@@ -39,7 +39,7 @@
 // # The row
 //
 // A run's row stores its kwargs and metadata without what every run holds
-// alike (storedKwargs, storedMetadata) and, once the run's input
+// alike (storedKwargs, runMetadata) and, once the run's input
 // checkpoint is committed, without its input: kwargs.input_ref names the
 // __start__ blob of that checkpoint, which holds the input (InputRefSet,
 // queued by the coordinator in the commit that writes the blob, when the

@@ -40,7 +40,7 @@ func (s *Service) CreateFromRequest(r *http.Request, threadID uuid.UUID) (*Run, 
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return nil, err
 	}
-	req.Config = s.cfg.Headers.apply(req.Config, r.Header)
+	req.headers = r.Header
 	return s.Create(r.Context(), threadID, &req)
 }
 
@@ -242,7 +242,7 @@ func (h *Handlers) Batch(w http.ResponseWriter, r *http.Request) error {
 		return apperr.Errorf(apperr.Invalid, "Invalid batch: must hold 1 to 100 runs")
 	}
 	for i := range reqs {
-		reqs[i].Config = h.svc.cfg.Headers.apply(reqs[i].Config, r.Header)
+		reqs[i].headers = r.Header
 		if _, err := h.svc.validate(r.Context(), &reqs[i], true); err != nil {
 			if ae, ok := err.(*apperr.Error); ok {
 				return apperr.Errorf(ae.Code, "runs[%d]: %s", i, ae.Message)

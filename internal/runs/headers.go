@@ -5,13 +5,16 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/weftdev/weft/graph"
 )
 
 // HeaderPolicy says which request headers a run's config.configurable gets
 // (langgraph.json's http.configurable_headers): header names matching an
 // Excludes pattern never; with Includes, only names matching one; with
-// neither, every x-* header and user-agent, as LangGraph.js's server
-// copies them. Patterns are lowercase names with * wildcards. Credentials
+// neither, every x-* header and user-agent for a LangGraph.js graph, as
+// LangGraph.js's server copies them, and none for a Python graph, as the
+// Python server copies none by default. Patterns are lowercase names with * wildcards. Credentials
 // (x-api-key, x-tenant-id, x-service-key, authorization, cookie) and
 // Weft's own x-weft-* headers are never copied.
 type HeaderPolicy struct {
@@ -41,13 +44,16 @@ func matchAny(patterns []string, key string) bool {
 	return false
 }
 
-// copies tells whether the header named key (lowercase) goes into the config.
-func (p HeaderPolicy) copies(key string) bool {
+// copies tells whether the header named key (lowercase) goes into the
+// config of a run of a graph in language (graph.Graph.Language).
+func (p HeaderPolicy) copies(key, language string) bool {
 	switch {
 	case neverInConfig[key] || strings.HasPrefix(key, "x-weft-") || matchAny(p.Excludes, key):
 		return false
 	case len(p.Includes) > 0:
 		return matchAny(p.Includes, key)
+	case language == graph.LanguagePython:
+		return false
 	}
 	return strings.HasPrefix(key, "x-") || key == "user-agent"
 }
@@ -57,11 +63,11 @@ func (p HeaderPolicy) copies(key string) bool {
 // (lowercase names, the first value); they win over the body's keys of the
 // same name. A graph reads a caller's per-request settings so (the SDK's
 // defaultHeaders, a header a proxy or an http.app middleware adds).
-func (p HeaderPolicy) apply(config map[string]any, h http.Header) map[string]any {
+func (p HeaderPolicy) apply(config map[string]any, h http.Header, language string) map[string]any {
 	var conf map[string]any
 	for name, values := range h {
 		key := strings.ToLower(name)
-		if len(values) == 0 || !p.copies(key) {
+		if len(values) == 0 || !p.copies(key, language) {
 			continue
 		}
 		if conf == nil {

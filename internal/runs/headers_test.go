@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+
+	"github.com/weftdev/weft/graph"
 )
 
 func TestHeaderPolicy(t *testing.T) {
@@ -13,16 +15,19 @@ func TestHeaderPolicy(t *testing.T) {
 		h.Set(k, v)
 	}
 	for _, c := range []struct {
-		name   string
-		policy HeaderPolicy
-		want   map[string]any
+		name     string
+		policy   HeaderPolicy
+		language string
+		want     map[string]any
 	}{
-		{"default: x-* and user-agent", HeaderPolicy{}, map[string]any{"x-caller": "ada", "x-trace-id": "t1", "user-agent": "ua"}},
-		{"includes", HeaderPolicy{Includes: []string{"x-caller", "accept", "authorization"}}, map[string]any{"x-caller": "ada", "accept": "*/*"}},
-		{"excludes", HeaderPolicy{Excludes: []string{"x-trace-*"}}, map[string]any{"x-caller": "ada", "user-agent": "ua"}},
-		{"both", HeaderPolicy{Includes: []string{"x-*"}, Excludes: []string{"x-caller"}}, map[string]any{"x-trace-id": "t1"}},
+		{"default: x-* and user-agent", HeaderPolicy{}, "", map[string]any{"x-caller": "ada", "x-trace-id": "t1", "user-agent": "ua"}},
+		{"default of a Python graph: none", HeaderPolicy{}, graph.LanguagePython, map[string]any{}},
+		{"includes", HeaderPolicy{Includes: []string{"x-caller", "accept", "authorization"}}, "", map[string]any{"x-caller": "ada", "accept": "*/*"}},
+		{"includes, Python", HeaderPolicy{Includes: []string{"x-caller"}}, graph.LanguagePython, map[string]any{"x-caller": "ada"}},
+		{"excludes", HeaderPolicy{Excludes: []string{"x-trace-*"}}, "", map[string]any{"x-caller": "ada", "user-agent": "ua"}},
+		{"both", HeaderPolicy{Includes: []string{"x-*"}, Excludes: []string{"x-caller"}}, "", map[string]any{"x-trace-id": "t1"}},
 	} {
-		got := c.policy.apply(map[string]any{"configurable": map[string]any{"x-caller": "body", "kept": 1}}, h)
+		got := c.policy.apply(map[string]any{"configurable": map[string]any{"x-caller": "body", "kept": 1}}, h, c.language)
 		want := map[string]any{"kept": 1}
 		if _, ok := c.want["x-caller"]; !ok {
 			want["x-caller"] = "body"

@@ -3,7 +3,6 @@ package runs
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"reflect"
 	"strings"
 
@@ -92,7 +91,7 @@ var Columns = ColumnsOf("")
 
 // ColumnsOf is Columns qualified by a table alias ("" for none). The
 // metadata and kwargs columns are the whole documents: a row leaves out
-// what every run stores alike (storedMetadata, storedKwargs) and, once its
+// what every run stores alike (runMetadata, storedKwargs) and, once its
 // input checkpoint is committed, the input it holds (InputRefSet), and the
 // functions of migrations 022 and 024 put them back.
 func ColumnsOf(alias string) string {
@@ -111,18 +110,6 @@ func ColumnsOf(alias string) string {
 var kwargsDefaults = map[string]string{"command": "null", "webhook": "null", "resumable": "false", "subgraphs": "false",
 	"temporary": "false", "feedback_keys": "null", "on_disconnect": `"continue"`, "interrupt_after": "null",
 	"interrupt_before": "null"}
-
-// storedMetadata is the metadata md of a run of assistant a as its row
-// stores it: without the assistant_id every run's metadata gets, which
-// weft_run_metadata puts back (a client's other assistant_id stays).
-func storedMetadata(md map[string]any, a uuid.UUID) map[string]any {
-	if md["assistant_id"] != a.String() {
-		return md
-	}
-	out := maps.Clone(md)
-	delete(out, "assistant_id")
-	return out
-}
 
 // storedKwargs is the kwargs document k as a run's row stores it: without
 // the fields that hold their default (kwargsDefaults).

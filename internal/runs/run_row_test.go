@@ -73,14 +73,22 @@ func TestRunRowStoredWithoutDefaults(t *testing.T) {
 			}
 		}
 	}
-	// The metadata's assistant_id: left out of the row, shown by every
-	// read; a client's own assistant_id is kept.
+	// The metadata: the assistant's, the thread's (with its graph) and the
+	// request's merged, as LangGraph's servers merge them; the run's
+	// assistant_id left out of the row and shown by every read, whatever
+	// the request said (as LangGraph's Python server, against spoofing).
 	other := create(t, s, tid, map[string]any{"assistant_id": "foo_bar", "input": map[string]any{"foo": ""},
 		"metadata": map[string]any{"assistant_id": "mine", "k": 1}})
+	aid := plain["assistant_id"].(string)
 	for _, tc := range []struct {
 		run          map[string]any
 		stored, read string
-	}{{plain, `{}`, `{"assistant_id": "` + plain["assistant_id"].(string) + `"}`}, {other, `{"k": 1, "assistant_id": "mine"}`, `{"k": 1, "assistant_id": "mine"}`}} {
+	}{
+		{plain, `{"graph_id": "foo_bar", "created_by": "system"}`,
+			`{"graph_id": "foo_bar", "created_by": "system", "assistant_id": "` + aid + `"}`},
+		{other, `{"k": 1, "graph_id": "foo_bar", "created_by": "system"}`,
+			`{"k": 1, "graph_id": "foo_bar", "created_by": "system", "assistant_id": "` + aid + `"}`},
+	} {
 		rid := tc.run["run_id"].(string)
 		var stored, read string
 		if err := s.DB.QueryRow(t.Context(), `SELECT metadata::text, weft_run_metadata(metadata, assistant_id)::text FROM runs WHERE run_id = $1`, rid).Scan(&stored, &read); err != nil {

@@ -99,6 +99,12 @@ type Graph struct {
 	// for Python LangGraph, "" for LangGraph.js and graphs compiled into
 	// the server. It decides how task ids are derived (pregel.TaskID).
 	Language string
+	// Subgraphs are the namespaces of the subgraphs a worker's graph
+	// declares (nodes that are graphs, nested ones joined with "|", as its
+	// runtime finds them): state reads nest a pending task's subgraph state
+	// only under such a node, as LangGraph's do. Nil for graphs compiled
+	// into the server, which have none.
+	Subgraphs []string
 }
 
 // LanguagePython marks a graph run by Python LangGraph (Graph.Language).

@@ -284,8 +284,10 @@ func DrawableNodes(d map[string]any) ([]string, error) {
 func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *graph.Graph, ok bool, err error) {
 	var raw, input, state, defaultsDoc, kindsDoc []byte
 	var language string
-	err = db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null'), channel_defaults, channel_kinds, language
-		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state, &defaultsDoc, &kindsDoc, &language)
+	var subgraphs []string
+	err = db.QueryRow(ctx, `SELECT drawable, coalesce(input_schema, 'null'), coalesce(state_schema, 'null'), channel_defaults, channel_kinds, language,
+			ARRAY(SELECT jsonb_object_keys(CASE jsonb_typeof(subgraphs) WHEN 'object' THEN subgraphs ELSE '{}' END))
+		FROM graphs WHERE graph_id = $1 AND source = $2`, graphID, SourceWorker).Scan(&raw, &input, &state, &defaultsDoc, &kindsDoc, &language, &subgraphs)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -300,7 +302,7 @@ func WorkerGraph(ctx context.Context, db postgres.DBTX, graphID string) (g *grap
 	if err != nil {
 		return nil, false, err
 	}
-	g = &graph.Graph{ID: graphID, Language: language}
+	g = &graph.Graph{ID: graphID, Language: language, Subgraphs: subgraphs}
 	for _, n := range names {
 		g.Nodes = append(g.Nodes, graph.Node{Name: n})
 	}

@@ -212,10 +212,20 @@ func PythonTaskID(cfg checkpoints.Config, step int, name string, path []any) str
 // errors, results); see AttachWrites.
 func Tasks(t *checkpoints.Tuple, g *graph.Graph) []Task {
 	cp := &t.Checkpoint
+	// A graph that names its nodes schedules only those (LangGraph's
+	// processes): a checkpoint of a graph run inside a node, read with the
+	// root graph, has no task of its own nodes.
+	known := func(n string) bool {
+		if g == nil || len(g.Nodes) == 0 || n == graph.START {
+			return true
+		}
+		_, ok := g.Node(n)
+		return ok
+	}
 	var pull []string
 	for ch := range cp.ChannelValues {
 		node := triggerOf(ch)
-		if node == "" {
+		if node == "" || !known(node) {
 			continue
 		}
 		seen := cp.VersionsSeen[node][ch]
@@ -251,23 +261,80 @@ func Tasks(t *checkpoints.Tuple, g *graph.Graph) []Task {
 	if sends, ok := v.([]any); ok {
 		for i, s := range sends {
 			if m, ok := s.(map[string]any); ok {
-				if n, ok := m["node"].(string); ok {
+				if n, ok := m["node"].(string); ok && known(n) {
 					tasks = append(tasks, Task{Name: n, Path: []any{PushPath, i}})
 				}
 			}
 		}
 	}
 	step, _ := t.Metadata.Step()
+	python := g != nil && g.Language == graph.LanguagePython
 	taskID := TaskID
-	if g != nil && g.Language == graph.LanguagePython {
+	if python {
 		taskID = PythonTaskID
 	}
 	for i := range tasks {
 		tasks[i].ID = taskID(t.Config, step, tasks[i].Name, tasks[i].Path)
 		tasks[i].Interrupts = []any{}
+		if python && tasks[i].Path[0] == PushPath {
+			// Python LangGraph's push task path ends with False: no
+			// functional call (the id above hashes the path without it).
+			tasks[i].Path = append(tasks[i].Path, false)
+		}
 	}
 	AttachWrites(tasks, t.PendingWrites)
+	if python {
+		for i := range tasks {
+			tasks[i].Result = pythonResult(&tasks[i])
+		}
+	}
 	return tasks
+}
+
+// pythonResult is a task's result as Python LangGraph's state snapshot
+// shows it: nil until the task finished (it has a write that is not an
+// error, interrupt or resume: finishing records at least one), else its
+// writes to state channels, a channel written more than once as
+// {"$writes": [each write]}; {} when it wrote none.
+func pythonResult(t *Task) map[string]any {
+	finished := false
+	out := map[string]any{}
+	for _, w := range t.Writes {
+		switch w.Channel {
+		case checkpoints.ChannelError, checkpoints.ChannelInterrupt, checkpoints.ChannelResume, errorSourceNode:
+			continue
+		}
+		finished = true
+		if !IsStateChannel(w.Channel) {
+			continue
+		}
+		prev, seen := out[w.Channel]
+		switch {
+		case !seen:
+			out[w.Channel] = w.Value
+		case isMultipleWrites(prev):
+			m := prev.(map[string]any)
+			m["$writes"] = append(m["$writes"].([]any), w.Value)
+		default:
+			out[w.Channel] = map[string]any{"$writes": []any{prev, w.Value}}
+		}
+	}
+	if !finished {
+		return nil
+	}
+	return out
+}
+
+// errorSourceNode is LangGraph's ERROR_SOURCE_NODE control write.
+const errorSourceNode = "__error_source_node__"
+
+func isMultipleWrites(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	_, ok = m["$writes"].([]any)
+	return ok
 }
 
 // AttachWrites puts each task's pending writes (interrupts, errors, normal

@@ -15,14 +15,36 @@ import (
 
 // CheckpointRef is the Checkpoint object of the API (reference §5.1).
 type CheckpointRef struct {
-	ThreadID      string         `json:"thread_id" validate:"required"`
-	NS            string         `json:"checkpoint_ns" validate:"required"`
-	CheckpointID  string         `json:"checkpoint_id" validate:"required"`
-	CheckpointMap map[string]any `json:"checkpoint_map" validate:"required" extensions:"x-nullable"`
+	ThreadID     string `json:"thread_id" validate:"required"`
+	NS           string `json:"checkpoint_ns" validate:"required"`
+	CheckpointID string `json:"checkpoint_id" validate:"required"`
+	// CheckpointMap is null for a LangGraph.js graph's checkpoint, as
+	// LangGraph.js's server sends it, and absent for a Python graph's, as
+	// the Python server sends none.
+	CheckpointMap json.RawMessage `json:"checkpoint_map,omitempty" swaggertype:"object" extensions:"x-nullable"`
 }
 
-func refOf(c checkpoints.Config) *CheckpointRef {
-	return &CheckpointRef{ThreadID: c.ThreadID, NS: c.NS, CheckpointID: c.CheckpointID}
+// refOf is the reference to checkpoint c of a thread of graph g (nil: not
+// known) as the official server of g's language shows it.
+func refOf(c checkpoints.Config, g *graph.Graph) *CheckpointRef {
+	r := &CheckpointRef{ThreadID: c.ThreadID, NS: c.NS, CheckpointID: c.CheckpointID}
+	if g == nil || g.Language != graph.LanguagePython {
+		r.CheckpointMap = jsonNull
+	}
+	return r
+}
+
+var jsonNull = json.RawMessage("null")
+
+// checkpointMap is {namespace: checkpoint id} of a subgraph checkpoint c
+// whose metadata md names its parents' checkpoints ("parents").
+func checkpointMap(md map[string]any, c checkpoints.Config) json.RawMessage {
+	m := map[string]any{}
+	if parents, ok := md["parents"].(map[string]any); ok {
+		maps.Copy(m, parents)
+	}
+	m[c.NS] = c.CheckpointID
+	return jsonv.Must(m)
 }
 
 // ThreadState is one checkpoint as the API shows it (reference §5.1).
@@ -35,9 +57,11 @@ type ThreadState struct {
 	ParentCheckpoint *CheckpointRef `json:"parent_checkpoint" validate:"required" extensions:"x-nullable"`
 	Tasks            []Task         `json:"tasks" validate:"required"`
 	Interrupts       []any          `json:"interrupts" validate:"required"`
-	// Deprecated duplicates the official Python server still emits.
-	CheckpointID       *string `json:"checkpoint_id,omitempty"`
-	ParentCheckpointID *string `json:"parent_checkpoint_id,omitempty"`
+	// Deprecated duplicates the official Python server still emits
+	// (parent_checkpoint_id null on a Python graph's first checkpoint, as
+	// it sends it; absent on a LangGraph.js graph's).
+	CheckpointID       *string         `json:"checkpoint_id,omitempty"`
+	ParentCheckpointID json.RawMessage `json:"parent_checkpoint_id,omitempty" swaggertype:"string" extensions:"x-nullable"`
 	// MessagesWindow describes the window shown in place of a list
 	// channel's value; only in a state read that asked for one
 	// (messages_window), absent otherwise.
@@ -150,7 +174,7 @@ func assemble(t *checkpoints.Tuple, g *graph.Graph) *ThreadState {
 	values := pregel.StateValues(t.Checkpoint.ChannelValues, g)
 	s := &ThreadState{
 		Values:     values,
-		Checkpoint: refOf(t.Config),
+		Checkpoint: refOf(t.Config, g),
 		Metadata:   t.Metadata,
 		Interrupts: []any{},
 	}
@@ -172,17 +196,33 @@ func assemble(t *checkpoints.Tuple, g *graph.Graph) *ThreadState {
 		s.CreatedAt = &ts
 	}
 	if t.Parent != nil {
-		s.ParentCheckpoint = refOf(*t.Parent)
-		pid := t.Parent.CheckpointID
-		s.ParentCheckpointID = &pid
+		s.ParentCheckpoint = refOf(*t.Parent, g)
+		s.ParentCheckpointID = jsonv.Must(t.Parent.CheckpointID)
+	} else if g != nil && g.Language == graph.LanguagePython {
+		s.ParentCheckpointID = jsonNull
+	}
+	if g != nil && g.Language == graph.LanguagePython && t.Config.NS != "" {
+		// Python LangGraph addresses a subgraph's checkpoint with the map
+		// of its parents' checkpoints and its own.
+		s.Checkpoint.CheckpointMap = checkpointMap(t.Metadata, t.Config)
+		if t.Parent != nil {
+			s.ParentCheckpoint.CheckpointMap = checkpointMap(t.Metadata, *t.Parent)
+		}
 	}
 	tasks := pregel.Tasks(t, g)
-	s.Interrupts = pregel.AttachWrites(nil, t.PendingWrites)
+	python := g != nil && g.Language == graph.LanguagePython
+	if !python {
+		s.Interrupts = pregel.AttachWrites(nil, t.PendingWrites)
+	}
 	s.Tasks = make([]Task, len(tasks))
 	s.Next = make([]string, len(tasks))
 	for i, pt := range tasks {
 		s.Tasks[i] = Task{ID: pt.ID, Name: pt.Name, Path: pt.Path, Error: pt.Error, Interrupts: pt.Interrupts, Result: pt.Result}
 		s.Next[i] = pt.Name
+		if python {
+			// Python LangGraph's state interrupts are its tasks'.
+			s.Interrupts = append(s.Interrupts, pt.Interrupts...)
+		}
 	}
 	return s
 }

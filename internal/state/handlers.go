@@ -261,7 +261,7 @@ func (h *Handlers) UpdateState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ref := *refOf(cfg)
+	ref := *refOf(cfg, h.svc.graphOfThread(r.Context(), id))
 	httpx.WriteJSON(w, http.StatusOK, UpdateResponse{Checkpoint: ref, Configurable: ref, CheckpointID: cfg.CheckpointID})
 	return nil
 }

@@ -106,7 +106,7 @@ func (s *Service) Messages(ctx context.Context, threadID uuid.UUID, p MessagesPa
 	if err != nil {
 		return nil, err
 	}
-	page.Checkpoint, page.Total, page.Compact = refOf(v.Config), v.Len(), v.Compact
+	page.Checkpoint, page.Total, page.Compact = refOf(v.Config, nil), v.Len(), v.Compact
 	end := v.Len()
 	if p.Before > 0 {
 		if end = v.IndexOf(p.Before); end < 0 {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -115,9 +117,9 @@ func (s *Service) GetWindowed(ctx context.Context, threadID uuid.UUID, cfg check
 	if err != nil {
 		return nil, err
 	}
-	st := assemble(t, g)
+	st := assemble(t, graphAt(g, t.Config.NS))
 	st.MessagesWindow = sw
-	return st, s.linkSubgraphs(ctx, threadID, []*ThreadState{st}, subgraphs, 0)
+	return st, s.linkSubgraphs(ctx, threadID, g, []*ThreadState{st}, subgraphs, 0)
 }
 
 // maxSubgraphDepth bounds the expansion of nested subgraph states.
@@ -133,17 +135,68 @@ func subgraphNS(parent string, t *Task) string {
 	return ns
 }
 
+// subgraphView is what state reads know of a subgraph of g: its runtime
+// (task ids), not its nodes or channels, which g does not describe (nil
+// for a graph compiled into this server, which has no subgraphs).
+func subgraphView(g *graph.Graph) *graph.Graph {
+	if g == nil {
+		return nil
+	}
+	return &graph.Graph{ID: g.ID, Language: g.Language}
+}
+
+// graphAt is the graph a state read of namespace ns of a thread of g
+// assembles with: g for the root, and, as LangGraph reads a namespace
+// with the graph that declares it, the subgraph's view for a subgraph g
+// declares, else g itself (a graph run inside a node, e.g. by a tool, is
+// read as LangGraph's servers read it: with the root graph's nodes).
+func graphAt(g *graph.Graph, ns string) *graph.Graph {
+	if ns == "" || g == nil {
+		return g
+	}
+	parent, last := "", ns
+	if i := strings.LastIndex(ns, "|"); i >= 0 {
+		parent, last = ns[:i], ns[i+1:]
+	}
+	if declaresSubgraph(g, parent, strings.SplitN(last, ":", 2)[0]) {
+		return subgraphView(g)
+	}
+	return g
+}
+
+// declaresSubgraph reports whether node name, run from a checkpoint in
+// namespace ns of a thread of graph g, is a subgraph g declares (its
+// Subgraphs, by the path of node names): a graph that declares none (nil
+// Subgraphs: compiled into this server, or registered before Weft kept
+// them) lets every task's checkpoints count.
+func declaresSubgraph(g *graph.Graph, ns, name string) bool {
+	if g == nil || g.Subgraphs == nil {
+		return true
+	}
+	path := name
+	if ns != "" {
+		var nodes []string
+		for _, part := range strings.Split(ns, "|") {
+			nodes = append(nodes, strings.SplitN(part, ":", 2)[0])
+		}
+		path = strings.Join(append(nodes, name), "|")
+	}
+	return slices.Contains(g.Subgraphs, path)
+}
+
 // linkSubgraphs points every pending task whose subgraph has checkpoints
 // at the subgraph's namespace (task.checkpoint, one query for all the
 // states), or with expand fills in the subgraph's latest state instead
 // (task.state, recursively; task.checkpoint stays null, as in LangGraph,
 // whose expanded task state is a snapshot rather than a config). Subgraphs are not
 // graphs this server knows, so their values are every non-internal channel.
-func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, states []*ThreadState, expand bool, depth int) error {
+func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, g *graph.Graph, states []*ThreadState, expand bool, depth int) error {
 	var nss []string
 	for _, st := range states {
 		for i := range st.Tasks {
-			nss = append(nss, subgraphNS(st.Checkpoint.NS, &st.Tasks[i]))
+			if declaresSubgraph(g, st.Checkpoint.NS, st.Tasks[i].Name) {
+				nss = append(nss, subgraphNS(st.Checkpoint.NS, &st.Tasks[i]))
+			}
 		}
 	}
 	latest, err := checkpoints.CheckpointNamespacesLatest(ctx, s.db, threadID.String(), nss)
@@ -167,11 +220,11 @@ func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, states 
 			if err != nil {
 				return err
 			}
-			if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, nil); err != nil {
+			if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
 				return err
 			}
-			sub := assemble(t, nil)
-			if err := s.linkSubgraphs(ctx, threadID, []*ThreadState{sub}, true, depth+1); err != nil {
+			sub := assemble(t, subgraphView(g))
+			if err := s.linkSubgraphs(ctx, threadID, g, []*ThreadState{sub}, true, depth+1); err != nil {
 				return err
 			}
 			task.State = nestedState(sub)
@@ -228,10 +281,10 @@ func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryPara
 		}
 		out := make([]*ThreadState, len(list))
 		for i := range list {
-			out[i] = assemble(&list[i], g)
+			out[i] = assemble(&list[i], graphAt(g, p.NS))
 			list[i] = checkpoints.Tuple{} // the raw rows go as the states are built
 		}
-		if err := s.linkSubgraphs(ctx, threadID, out, false, 0); err != nil {
+		if err := s.linkSubgraphs(ctx, threadID, g, out, false, 0); err != nil {
 			return false, err
 		}
 		for i, st := range out {
@@ -289,6 +342,17 @@ func (s *Service) Update(ctx context.Context, threadID uuid.UUID, p UpdateParams
 		return s.external.UpdateState(ctx, threadID, d.graphID, p)
 	}
 	return out, err
+}
+
+// graphOfThread is the graph state reads of thread id assemble with (see
+// readGraph), nil when none is known.
+func (s *Service) graphOfThread(ctx context.Context, id uuid.UUID) *graph.Graph {
+	ref, err := s.threads.LockForState(ctx, s.db, id, false)
+	if err != nil {
+		return nil
+	}
+	g, _ := s.readGraph(ctx, ref)
+	return g
 }
 
 // updateTx is Update inside the caller's transaction.

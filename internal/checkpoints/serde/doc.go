@@ -86,8 +86,9 @@
 // "function", "chat", "remove"; chunks keep the class name, e.g.
 // "AIMessageChunk"), and the fields every message has (content,
 // additional_kwargs, response_metadata, name, id; for AI messages also
-// tool_calls, invalid_tool_calls, usage_metadata) filled with LangChain's
-// defaults when absent.
+// tool_calls, invalid_tool_calls, usage_metadata, and for their chunks
+// tool_call_chunks and chunk_position; for tool messages artifact and
+// status) filled with LangChain's defaults when absent: model_dump's fields.
 //
 // A class this package does not know degrades to its arguments or fields, as
 // Python's own JSON conversion does; it is never an error. An unknown ext code,

@@ -154,10 +154,18 @@ func message(name string, m map[string]any) map[string]any {
 	setDefault(m, "response_metadata", map[string]any{})
 	setDefault(m, "name", nil)
 	setDefault(m, "id", nil)
-	if name == "AIMessage" || name == "AIMessageChunk" {
+	switch name {
+	case "AIMessage", "AIMessageChunk":
 		setDefault(m, "tool_calls", []any{})
 		setDefault(m, "invalid_tool_calls", []any{})
 		setDefault(m, "usage_metadata", nil)
+		if name == "AIMessageChunk" {
+			setDefault(m, "tool_call_chunks", []any{})
+			setDefault(m, "chunk_position", nil)
+		}
+	case "ToolMessage", "ToolMessageChunk":
+		setDefault(m, "artifact", nil)
+		setDefault(m, "status", "success")
 	}
 	return m
 }

@@ -109,6 +109,7 @@ func TestDecodeJsonPlusMessages(t *testing.T) {
 			map[string]any{
 				"type": "tool", "content": "ok", "tool_call_id": "call_1", "id": nil, "name": nil,
 				"additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
+				"artifact": nil, "status": "success",
 			}},
 		{"AIMessageChunk keeps class name as type", ext(5, arr(
 			str("langchain_core.messages.ai"), str("AIMessageChunk"),
@@ -117,6 +118,7 @@ func TestDecodeJsonPlusMessages(t *testing.T) {
 				"type": "AIMessageChunk", "content": "par", "id": nil, "name": nil,
 				"tool_calls": []any{}, "invalid_tool_calls": []any{}, "usage_metadata": nil,
 				"additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
+				"tool_call_chunks": []any{}, "chunk_position": nil,
 			}},
 		{"RemoveMessage as kwargs", ext(2, arr(
 			str("langchain_core.messages.modifier"), str("RemoveMessage"), obj(str("id"), str("m1")))),

@@ -38,8 +38,16 @@ def test_langgraph_types_revive():
 
 
 def test_events_are_plain():
-    data = {"__interrupt__": (Interrupt(value=1, id="i"),), "send": Send("n", 2)}
-    assert json.loads(dumps_event(data)) == {"__interrupt__": [{"value": 1, "id": "i"}], "send": {"node": "n", "arg": 2}}
+    """As the Agent Server streams them: an Interrupt with its
+    response_schema, a Command with every field."""
+    data = {"__interrupt__": (Interrupt(value=1, id="i"),), "send": Send("n", 2), "cmd": Command(update={"a": 1})}
+    assert json.loads(dumps_event(data)) == {
+        "__interrupt__": [{"value": 1, "id": "i", "response_schema": None}], "send": {"node": "n", "arg": 2},
+        "cmd": {"graph": None, "update": {"a": 1}, "resume": None, "goto": []}}
+
+
+def test_stored_interrupt_leaves_out_an_unset_response_schema():
+    assert to_json(Interrupt(value=1, id="i"))["kwargs"] == {"value": 1, "id": "i"}
 
 
 def test_other_values_take_their_json_form():

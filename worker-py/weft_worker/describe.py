@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .delta import channel_kinds
 from .serde import to_json
 
 
@@ -84,5 +85,6 @@ def describe_graph(graph_id: str, graph: Any) -> dict:
         pass
     return {"graph_id": graph_id, "drawable": drawable, "xray_drawables": xray, "subgraphs": subgraphs,
             **graph_schemas(graph, graph_id), "channel_defaults": channel_defaults(graph),
+            "channel_kinds": channel_kinds(graph),
             # Python LangGraph's task ids (xxh3-128), not LangGraph.js's.
             "language": "python"}

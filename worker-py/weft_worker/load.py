@@ -3,15 +3,21 @@
 A graph is "./path/to/file.py:attr" (a file of the project) or
 "package.module:attr" (importable from the project's path). The attribute
 is a compiled graph, a StateGraph (compiled here), or a factory: a
-function (sync or async) taking the run's config, or nothing, and
-returning one of those, or a context manager (sync or async) yielding
-one; a factory is called again for each run (its context held for the
-run).
+function (sync or async) returning one of those, or a context manager
+(sync or async) yielding one; a factory is called again for each run
+(its context held for the run). A factory takes what the official server
+gives it: nothing, the run's config, a ServerRuntime (a parameter
+annotated so), or both (by keyword, in either order). The runtime's
+access_context says why it is called: "threads.create_run" for a run
+(with the run's context), "threads.update" for update_state,
+"assistants.read" when its graph is registered; its user is the run's
+authenticated user (None without auth), its store the run's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import importlib.util
 import inspect
@@ -22,7 +28,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 log = logging.getLogger("weft_worker.load")
 
@@ -82,49 +88,114 @@ class GraphSpec:
     graph_id: str
     target: Any  # what the reference names
     factory: bool = False
-    graph: Any = None  # the compiled graph (the factory's, called with an empty config, for registration)
-    params: int = 0
+    graph: Any = None  # the compiled graph (the factory's, for registration)
+    # the factory's keyword arguments: parameter name → "config" or "runtime"
+    params: dict[str, str] = field(default_factory=dict)
 
-    def for_run(self, config: dict) -> contextlib.AbstractAsyncContextManager:
+    def for_run(self, config: dict, access_context: str = "threads.create_run", store: Any = None,
+                context: Any = None) -> contextlib.AbstractAsyncContextManager:
         """The graph of one run, for the run's duration: the compiled graph,
-        or what the factory makes for this config (a factory returning a
-        context manager is entered for the run and exited after it)."""
+        or what the factory makes for this config and runtime (a factory
+        returning a context manager is entered for the run and exited after
+        it)."""
 
         @contextlib.asynccontextmanager
         async def graph():
             if not self.factory:
                 yield self.graph
                 return
-            v = await _call(self.target, config, self.params)
-            if hasattr(v, "__aenter__"):
-                async with v as g:
-                    yield await _resolve(g, self.graph_id)
-            elif hasattr(v, "__enter__"):
-                with v as g:
-                    yield await _resolve(g, self.graph_id)
-            else:
-                yield await _resolve(v, self.graph_id)
+            user = (config.get("configurable") or {}).get("langgraph_auth_user")
+            rt = server_runtime(access_context, store, context, user) if "runtime" in self.params.values() else None
+            async with _entered(await _call(self.target, self.params, config, rt), self.graph_id) as g:
+                yield g
 
         return graph()
 
 
-async def _call(fn, config, params):
-    v = fn(config) if params else fn()
+def factory_params(fn) -> dict[str, str]:
+    """How a factory is called, by its signature, as the official server
+    calls it: no parameter; one (the runtime when annotated as a
+    ServerRuntime, else the config); or two, one of them annotated as a
+    ServerRuntime and the other the config. Anything else is refused."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return {"config": "config"}
+    try:
+        hints = get_type_hints(fn, localns=_runtime_names())
+    except Exception:  # noqa: BLE001 — unresolvable annotations: read them as written
+        hints = {}
+    runtime = [p.name for p in params if _is_runtime(hints.get(p.name, p.annotation))]
+    if len(params) == 0:
+        return {}
+    if len(params) == 1:
+        return {params[0].name: "runtime" if runtime else "config"}
+    if len(params) == 2 and len(runtime) == 1:
+        return {p.name: "runtime" if p.name == runtime[0] else "config" for p in params}
+    if len(params) == 2:
+        raise TypeError(f"graph factory {getattr(fn, '__name__', fn)} takes two parameters: one must be annotated "
+                        "as a ServerRuntime (from langgraph_sdk.runtime) and the other is the config, got "
+                        f"{[str(p.annotation) for p in params]}")
+    raise TypeError(f"graph factory {getattr(fn, '__name__', fn)} must take 0, 1 or 2 parameters (config and/or "
+                    f"runtime), got {[p.name for p in params]}")
+
+
+def _runtime_names() -> dict:
+    try:
+        from langgraph_sdk.runtime import ServerRuntime
+    except ImportError:  # an older langgraph_sdk: no runtime to give
+        return {}
+    from langchain_core.runnables import RunnableConfig
+    return {"ServerRuntime": ServerRuntime, "RunnableConfig": RunnableConfig}
+
+
+def _is_runtime(annotation: Any) -> bool:
+    """Whether an annotation names LangGraph's ServerRuntime (plain,
+    parameterized, Annotated, a string, or one of its two variants)."""
+    if isinstance(annotation, str):
+        return annotation.split("[", 1)[0].strip() == "ServerRuntime"
+    try:
+        from langgraph_sdk.runtime import ServerRuntime, _ExecutionRuntime, _ReadRuntime
+    except ImportError:
+        return False
+    if annotation is ServerRuntime or get_origin(annotation) is ServerRuntime:
+        return True
+    if get_origin(annotation) is Annotated:
+        return _is_runtime(get_args(annotation)[0])
+    return isinstance(annotation, type) and issubclass(annotation, (_ExecutionRuntime, _ReadRuntime))
+
+
+def server_runtime(access_context: str, store: Any, context: Any, user: Any) -> Any:
+    """The ServerRuntime the official server gives a factory: the execution
+    variant (with the run's context) for a run, the read variant otherwise."""
+    from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
+
+    from .auth import User
+    u = User(user) if isinstance(user, dict) and user.get("identity") is not None else None
+    if access_context == "threads.create_run":
+        return _ExecutionRuntime(access_context=access_context, user=u, store=store,
+                                 context=copy.copy(context) if context is not None else None)
+    return _ReadRuntime(access_context=access_context, user=u, store=store)
+
+
+async def _call(fn, params: dict[str, str], config: dict, runtime: Any):
+    v = fn(**{name: runtime if kind == "runtime" else config for name, kind in params.items()})
     if inspect.isawaitable(v):
         v = await v
     return v
 
 
-async def _describe_factory(fn, params: int, graph_id: str) -> Any:
-    """The graph a factory makes for an empty config (registration only)."""
-    v = await _call(fn, {"configurable": {}}, params)
+@contextlib.asynccontextmanager
+async def _entered(v: Any, graph_id: str):
+    """The graph a factory's answer holds, for as long as its context lasts."""
     if hasattr(v, "__aenter__"):
         async with v as g:
-            return await _resolve(g, graph_id)
-    if hasattr(v, "__enter__"):
+            yield await _resolve(g, graph_id)
+    elif hasattr(v, "__enter__"):
         with v as g:
-            return await _resolve(g, graph_id)
-    return await _resolve(v, graph_id)
+            yield await _resolve(g, graph_id)
+    else:
+        yield await _resolve(v, graph_id)
 
 
 async def _resolve(g: Any, graph_id: str) -> Any:
@@ -211,11 +282,10 @@ async def _load_graph(base: Path, gid: str, ref: str) -> GraphSpec:
     g = GraphSpec(gid, target)
     if callable(target) and not _is_compiled(target) and not hasattr(target, "compile"):
         g.factory = True
-        try:
-            g.params = len(inspect.signature(target).parameters)
-        except (TypeError, ValueError):
-            g.params = 1
-        g.graph = await _describe_factory(target, g.params, gid)
+        g.params = factory_params(target)
+        rt = server_runtime("assistants.read", None, None, None) if "runtime" in g.params.values() else None
+        async with _entered(await _call(target, g.params, {"configurable": {}}, rt), gid) as graph:
+            g.graph = graph
     else:
         g.graph = await _resolve(target, gid)
     return g

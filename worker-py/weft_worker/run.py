@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import uuid
 from typing import Any
 
@@ -25,6 +26,16 @@ MODE_MAP = {
     "values": "values", "updates": "updates", "custom": "custom", "debug": "debug",
     "checkpoints": "checkpoints", "tasks": "tasks", "messages-tuple": "messages", "messages": "messages",
 }
+
+
+def default_recursion_limit() -> int:
+    """The recursion limit of a run that sets none: the official server's
+    (LANGGRAPH_DEFAULT_RECURSION_LIMIT, else 10011), not LangGraph's 25, so
+    an agent's many tool rounds run as they do there."""
+    try:
+        return int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10011"))
+    except ValueError:
+        return 10011
 
 
 class Stop(Exception):
@@ -66,13 +77,12 @@ class Committer:
 
     HOLD_MAX_S = 0.1
 
-    def __init__(self, client: WeftClient, dispatch_id: str, token: str, *, metadata: dict | None = None,
+    def __init__(self, client: WeftClient, dispatch_id: str, token: str, *,
                  sync: bool = False, linger_s: float = 0.005, on_cancel=None, on_fail=None, traceparent: str = "",
                  puts_follow_values: bool = True):
         self.client = client
         self.dispatch_id = dispatch_id
         self.token = token
-        self.metadata = metadata or {}
         self.sync = sync
         self.linger_s = linger_s
         self.on_cancel = on_cancel or (lambda action: None)
@@ -210,6 +220,30 @@ class Committer:
         return res
 
 
+def checkpoint_ref(config: dict | None) -> dict | None:
+    """A checkpoint's address as the Agent Server shows it, from a config:
+    thread and checkpoint ids, and its namespace and map when the config
+    names them; None without both ids."""
+    c = (config or {}).get("configurable") or {}
+    if not c.get("thread_id") or not c.get("checkpoint_id"):
+        return None
+    ref = {"checkpoint_id": c["checkpoint_id"], "thread_id": c["thread_id"]}
+    if "checkpoint_ns" in c:
+        ref["checkpoint_ns"] = c["checkpoint_ns"] or ""
+    if "checkpoint_map" in c:
+        ref["checkpoint_map"] = c["checkpoint_map"]
+    return ref
+
+
+def with_checkpoint_refs(payload: Any) -> Any:
+    """A debug checkpoint payload with its checkpoint and parent's
+    addresses beside their configs, as the Agent Server streams it."""
+    if not isinstance(payload, dict):
+        return payload
+    return {**payload, "checkpoint": checkpoint_ref(payload.get("config")),
+            "parent_checkpoint": checkpoint_ref(payload.get("parent_config"))}
+
+
 def command_of(c: dict) -> Command:
     """A run's command ({resume, update, goto}) as LangGraph's Command."""
     kw: dict[str, Any] = {}
@@ -257,14 +291,17 @@ async def execute_run(claimed: dict, spec: Any, saver: Any, store: Any, client: 
     dispatch, run, token = claimed["dispatch"], claimed["run"], claimed["claim_token"]
     kwargs = run.get("kwargs") or {}
     config_in = kwargs.get("config") or {}
+    # The run config's metadata and configurable, as LangGraph's server
+    # hands them to the graph (and its saver to each checkpoint's metadata):
+    # the run's metadata (its assistant's and thread's merged in when the
+    # run was created), the attempt, and the caller's ids ("" without auth).
     run_md = {**(run.get("metadata") or {}), **(config_in.get("metadata") or {}),
               "run_id": run["run_id"], "thread_id": run["thread_id"], "graph_id": dispatch["graph_id"],
-              "assistant_id": run.get("assistant_id")}
+              "assistant_id": run.get("assistant_id"), "run_attempt": dispatch.get("attempt", 1)}
     update = (run.get("metadata") or {}).get(UPDATE_STATE_KEY)
     run_md.pop(UPDATE_STATE_KEY, None)
     committer = Committer(
-        client, dispatch["dispatch_id"], token, metadata={} if update else run_md,
-        sync=kwargs.get("durability") == "sync", puts_follow_values=kwargs.get("durability") != "exit",
+        client, dispatch["dispatch_id"], token, sync=kwargs.get("durability") == "sync", puts_follow_values=kwargs.get("durability") != "exit",
         linger_s=linger_s, traceparent=claimed.get("traceparent") or "",
         on_cancel=lambda action: handle.stop("cancel", f"run cancelled ({action})", action),
         on_fail=lambda err: handle.stop("lease" if is_fenced(err) else "commit", f"commit failed: {err}"),
@@ -272,19 +309,29 @@ async def execute_run(claimed: dict, spec: Any, saver: Any, store: Any, client: 
     committer.thread_empty = claimed.get("thread_empty") is True
     saver.attach(run["thread_id"], committer)
     try:
-        configurable = {**(config_in.get("configurable") or {}), "thread_id": run["thread_id"], "checkpoint_ns": "",
+        configurable = {**(config_in.get("configurable") or {}), "thread_id": run["thread_id"],
                         "run_id": run["run_id"], "graph_id": dispatch["graph_id"],
                         "assistant_id": run.get("assistant_id")}
         configurable.pop("checkpoint_id", None)
+        configurable.pop("checkpoint_ns", None)  # the root's: LangGraph's loop sets it
+        for k, v in (("langgraph_auth_user", None), ("langgraph_auth_user_id", ""), ("langgraph_auth_permissions", [])):
+            configurable.setdefault(k, v)
+        configurable.setdefault("user_id", configurable["langgraph_auth_user_id"])
         config: dict[str, Any] = {"configurable": configurable, "metadata": run_md,
-                                  "recursion_limit": config_in.get("recursion_limit") or 25}
+                                  "recursion_limit": config_in.get("recursion_limit") or default_recursion_limit()}
         if config_in.get("tags"):
             config["tags"] = config_in["tags"]
-        async with spec.for_run(config) as graph:
-            graph = graph.copy(update={"checkpointer": saver,
-                                       "store": store.for_run(dispatch["dispatch_id"], token) if store else None})
+        run_store = store.for_run(dispatch["dispatch_id"], token) if store else None
+        async with spec.for_run(config, "threads.update" if update is not None else "threads.create_run",
+                                run_store, kwargs.get("context")) as graph:
+            # As LangGraph's server: its graph named after the graph id
+            # unless it has a name of its own (the root of astream_events).
+            attach = {"checkpointer": saver, "store": run_store}
+            if graph.name == "LangGraph":
+                attach["name"] = dispatch["graph_id"]
+            graph = graph.copy(update=attach)
             if update is not None:
-                return await _apply_update(update, run, graph, committer, handle)
+                return await _apply_update(update, run, dispatch["graph_id"], graph, committer, handle)
             return await _stream(claimed, kwargs, graph, config, committer, saver, handle)
     except Exception as err:
         if handle.reason is not None:
@@ -319,7 +366,10 @@ async def _stream(claimed, kwargs, graph, config, committer: Committer, saver, h
     if checkpoint_id:
         config["configurable"]["checkpoint_id"] = checkpoint_id
     committer.emit("metadata", json.dumps({"run_id": run["run_id"], "attempt": dispatch.get("attempt", 1)}))
-    opts: dict[str, Any] = {"stream_mode": modes, "subgraphs": bool(kwargs.get("subgraphs"))}
+    # Only the graph's output channels are streamed and returned, as on
+    # LangGraph's server (no private state such as a middleware's).
+    opts: dict[str, Any] = {"stream_mode": modes, "subgraphs": bool(kwargs.get("subgraphs")),
+                            "output_keys": graph.output_channels}
     if kwargs.get("context") is not None:
         opts["context"] = kwargs["context"]
     if kwargs.get("interrupt_before"):
@@ -344,6 +394,8 @@ async def _stream(claimed, kwargs, graph, config, committer: Committer, saver, h
                 legacy_messages.add(data)
             if not tuple_messages:
                 return
+        if mode == "debug" and isinstance(data, dict) and data.get("type") == "checkpoint":
+            data = {**data, "payload": with_checkpoint_refs(data.get("payload"))}
         data_json = dumps_event(data)
         committer.emit(mode if not ns else f"{mode}|{'|'.join(ns)}", data_json)
         if ns:
@@ -400,20 +452,23 @@ async def _stream(claimed, kwargs, graph, config, committer: Committer, saver, h
     return {"outcome": "ended", "status": "success"}
 
 
-async def _apply_update(update: dict, run: dict, graph, committer: Committer, handle: RunHandle) -> dict:
+async def _apply_update(update: dict, run: dict, graph_id: str, graph, committer: Committer, handle: RunHandle) -> dict:
     """Applies an update_state ({values, as_node, checkpoint_id}) with
     LangGraph's own aupdate_state (its reducers, as_node's writers and
     edges; an older checkpoint_id forks) and ends the run with the new
     checkpoint's config as {"__update_state__": …}, or LangGraph's refusal
     as {"__update_error__": {error, message}}. A list of values is applied
     as successive updates."""
-    config: dict = {"configurable": {"thread_id": run["thread_id"], "checkpoint_ns": ""}}
+    # The update's checkpoint metadata names the graph, as on LangGraph's server.
+    config: dict = {"configurable": {"thread_id": run["thread_id"], "checkpoint_ns": ""},
+                    "metadata": {"graph_id": graph_id}}
     if update.get("checkpoint_id"):
         config["configurable"]["checkpoint_id"] = update["checkpoint_id"]
     values = update.get("values")
     try:
         for v in values if isinstance(values, list) else [values]:
-            config = await graph.aupdate_state(config, v, as_node=update.get("as_node") or None)
+            out = await graph.aupdate_state(config, v, as_node=update.get("as_node") or None)
+            config = {**out, "metadata": config["metadata"]}
         result = {"__update_state__": dict(config["configurable"])}
     except Exception as err:
         if handle.reason is not None:

@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
+    get_serializable_checkpoint_metadata,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -56,6 +57,28 @@ _SUFFIX = string.digits + string.ascii_letters
 
 def _text(v: Any) -> str:
     return str(v)
+
+
+# configurable keys a checkpoint's metadata never takes (they name the
+# checkpoint itself), and the request-scoped ones that are not kept at all.
+_NOT_METADATA = {"checkpoint_ns", "checkpoint_id", "run_id", "thread_id"}
+_TRANSIENT = {"langgraph_request_id", "langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions"}
+
+
+def checkpoint_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> dict:
+    """A checkpoint's metadata as LangGraph's server saves it: the run's
+    configurable keys (but LangGraph's own, the checkpoint's ids and the
+    request-scoped auth keys), under the run config's metadata (the run's,
+    its thread's and assistant's, the graph's own with_config metadata),
+    under the step's metadata (source, step, parents, …); then, as every
+    LangGraph saver does, the scalar keys of both again where missing. So
+    a history filtered on a configurable key or on thread metadata finds
+    the run's checkpoints."""
+    conf = config.get("configurable") or {}
+    md = {k: v for k, v in conf.items() if not k.startswith("__") and k not in _NOT_METADATA and k not in _TRANSIENT}
+    md.update((k, v) for k, v in (config.get("metadata") or {}).items() if k not in _TRANSIENT)
+    md.update((k, v) for k, v in (metadata or {}).items() if k not in _TRANSIENT)
+    return get_serializable_checkpoint_metadata(config, md)
 
 
 class WeftSaver(BaseCheckpointSaver[str]):
@@ -178,11 +201,10 @@ class WeftSaver(BaseCheckpointSaver[str]):
                                  for n, m in (checkpoint.get("versions_seen") or {}).items()}
         head["channel_values"] = "\x00"
         head_json = json.dumps(head, separators=(",", ":"))
-        # Like PostgresSaver, the run's metadata (run_id, thread_id,
-        # graph_id, assistant_id) goes with every checkpoint under
-        # LangGraph's own keys: retries and rollbacks find a run's
+        # The run's metadata (run_id, thread_id, graph_id, assistant_id)
+        # goes with every checkpoint: retries and rollbacks find a run's
         # checkpoints by it.
-        md = dumps({**committer.metadata, **(metadata or {})}).replace("\\u0000", "")
+        md = dumps(checkpoint_metadata(config, metadata))
         versions = json.dumps({k: _text(v) for k, v in new_versions.items()})
 
         def render(complete: bool) -> str:

@@ -79,17 +79,24 @@ def to_json(v: Any, revive: bool = True, depth: int = 0) -> Any:
         return [to_json(x, revive, d) for x in v]
     if isinstance(v, Interrupt):
         kw = {"value": to_json(v.value, revive, d), "id": v.id}
+        # LangGraph ≥ 1.2's response_schema: streamed always (None unless
+        # set), as the Agent Server streams an Interrupt; stored when set.
+        schema = getattr(v, "response_schema", None)
+        if hasattr(v, "response_schema") and (schema is not None or not revive):
+            kw["response_schema"] = to_json(schema, revive, d)
         return _lc2("Interrupt", kw) if revive else kw
     if isinstance(v, Send):
         kw = {"node": v.node, "arg": to_json(v.arg, revive, d)}
         return _lc2("Send", kw) if revive else kw
     if isinstance(v, Command):
+        if not revive:  # every field, as the Agent Server streams a Command
+            return {f: to_json(getattr(v, f, None), revive, d) for f in ("graph", "update", "resume", "goto")}
         kw = {}
         for f in ("graph", "update", "resume", "goto"):
             x = getattr(v, f, None)
             if x is not None and x != ():
                 kw[f] = to_json(x, revive, d)
-        return _lc2("Command", kw) if revive else kw
+        return _lc2("Command", kw)
     if Overwrite is not None and isinstance(v, Overwrite):
         kw = {"value": to_json(v.value, revive, d)}
         return _lc2("Overwrite", kw) if revive else kw

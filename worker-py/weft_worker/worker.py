@@ -13,6 +13,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from . import delta
 from .client import SyncWeftClient, WeftClient, is_fenced
 from .describe import describe_graph
 from .run import RunHandle, execute_run
@@ -105,6 +106,7 @@ class Worker:
         self.sync_client = SyncWeftClient(url, api_key=api_key)
         self.hb_client = SyncWeftClient(url, api_key=api_key)
         self.graphs = graphs  # graph id → load.GraphSpec
+        delta.install()  # delta channels Weft cannot replay store their values
         self.failures = failures or []  # graphs of the config that did not load: [{graph_id, error}]
         self.worker_id = worker_id or f"weft-worker-py-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.concurrency = concurrency

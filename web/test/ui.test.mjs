@@ -823,6 +823,53 @@ describe("the time-travel UI", () => {
     }
   }, 120_000);
 
+  step("a deep agent's thread (deepagents through the Python worker): its conversation, todos and files", async (t) => {
+    assert.ok(existsSync(PYTHON), `no Python with langgraph at ${PYTHON}: make test-py builds it (or set WEFT_PYTHON)`);
+    const project = join(REPO, "sdk-tests", "py", "fixtures", "pyagents");
+    const worker = spawn(PYTHON, ["-m", "weft_worker", "--config", join(project, "langgraph.json"), "--url", server.url,
+      "--graphs", "deep", "--worker-id", "ui-deep"], {
+      cwd: project, stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, PYTHONPATH: join(REPO, "worker-py"), PYTHONDONTWRITEBYTECODE: "1" },
+    });
+    let log = "";
+    worker.stderr.on("data", (b) => (log += b));
+    const exited = new Promise((r) => worker.once("exit", r));
+    try {
+      await eventually(async () => {
+        assert.equal(worker.exitCode, null, `the Python worker exited: ${log}`);
+        await api("GET", "/assistants/deep");
+      }, 90_000);
+      // The scripted model plans (todos), writes a file, asks the researcher
+      // subagent, whose lookup waits for a human; approved, it answers.
+      const deep = (await api("POST", "/threads", { metadata: { fixture: "deep-agent" } })).thread_id;
+      const input = { messages: [{ role: "user", content: "plan cats" }] };
+      await api("POST", `/threads/${deep}/runs/wait`, { assistant_id: "deep", input });
+      await api("POST", `/threads/${deep}/runs/wait`, { assistant_id: "deep", command: { resume: { decisions: [{ type: "approve" }] } } });
+      const values = (await api("GET", `/threads/${deep}/state`)).values;
+      assert.equal(values.messages.at(-1).content, "Finished cats: research result: facts on find facts about cats");
+      await page.goto(ui(`#/threads/${deep}`));
+      const channel = (name) => page.locator(`[data-testid=channel][data-channel="${name}"]`);
+      await eventually(async () => {
+        assert.equal(await count("[data-testid=conversation] [data-testid=message]"), values.messages.length);
+        assert.match(await tid("conversation").textContent(), /Finished cats: research result/);
+        assert.match(await channel("todos").textContent(), /todos \[2\]/);
+        assert.match(await channel("files").textContent(), /\/notes\.md/);
+      });
+      // Each todo and the file open to what the agent wrote.
+      for (const name of ["todos", "files"]) {
+        const closed = channel(name).locator(".j-toggle[aria-expanded=false]");
+        while (await closed.count()) await closed.first().click();
+      }
+      assert.match(await channel("todos").textContent(), /"research cats".*"in_progress".*"write notes".*"pending"/);
+      assert.match(await channel("files").textContent(), /"# cats\\nstarted\\n"/);
+      assert.doesNotMatch(await tid("checkpoint-detail").textContent(), /__weft_unresolved__|delta_channel/);
+      await screenshot(t, "deep-agent");
+    } finally {
+      worker.kill("SIGTERM");
+      await bounded(exited, 30_000, "the Python worker's exit").catch(() => worker.kill("SIGKILL"));
+    }
+  }, 150_000);
+
   step("deep links: a run and a checkpoint tab reload to the same view; an unknown thread is an error, not a crash", async () => {
     await page.goto(ui(`#/threads/${fx.fork}/runs/${fx.forkRun}`));
     await eventually(async () => assert.equal(await tid("run-view").getAttribute("data-run-id"), fx.forkRun));

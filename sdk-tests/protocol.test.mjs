@@ -3,7 +3,9 @@
 // values projections (text streamed per message, final state from
 // thread.output), state.get and agent.getTree; hitl (lifecycle interrupted,
 // thread.interrupts, input.respond resuming it, an interrupt that is not
-// pending → ProtocolError no_such_interrupt); a stream the network cuts
+// pending → ProtocolError no_such_interrupt); run.start on a thread waiting on
+// an interrupt resuming it with its input (command.resume, as LangGraph.js's
+// server 1.5 does; a thread waiting on none gets the input); a stream the network cuts
 // mid-message (the SDK reconnects and its event-id dedup sees every event
 // exactly once, the message whole); a thread with history (a second
 // ThreadStream sees only the latest run); an unknown method → an error frame
@@ -114,6 +116,39 @@ if (SDK_LINE === "1") describe("SDK 1.x: client.threads.stream (protocol v2)", (
       assert.equal(last.result, "x:yes");
       const state = await thread.state.get({});
       assert.deepEqual(state.values, { input: "x", answer: "yes", result: "x:yes" });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  test("run.start on a thread waiting on an interrupt resumes it with the input (command.resume), as LangGraph.js's server 1.5", async () => {
+    const client = new Client({ apiUrl: server.url });
+    const thread = client.threads.stream(randomUUID(), { assistantId: "hitl" });
+    try {
+      await thread.run.start({ input: { input: "x" } });
+      await thread.output;
+      await until(() => thread.interrupted, "thread.interrupted");
+
+      // Any input but null is the resume value, whole: a string here (a
+      // fresh run of hitl would refuse it: input must be an object).
+      const { run_id } = await thread.run.start({ input: "yes" });
+      await client.runs.join(thread.threadId, run_id);
+      const run = await client.runs.get(thread.threadId, run_id);
+      assert.deepEqual([run.status, run.kwargs.input, run.kwargs.command], ["success", null, { resume: "yes" }]);
+      const state = await thread.state.get({});
+      assert.deepEqual(state.values, { input: "x", answer: "yes", result: "x:yes" });
+
+      // The thread waits on nothing now: the input starts a run with it.
+      const again = await thread.run.start({ input: { input: "z" } });
+      await client.runs.join(thread.threadId, again.run_id);
+      const second = await client.runs.get(thread.threadId, again.run_id);
+      assert.deepEqual([second.kwargs.input, second.kwargs.command], [{ input: "z" }, null]);
+      assert.equal((await client.threads.get(thread.threadId)).status, "interrupted");
+      // An object resumes as a whole too.
+      const third = await thread.run.start({ input: { input: "not an input" } });
+      await client.runs.join(thread.threadId, third.run_id);
+      assert.deepEqual((await client.runs.get(thread.threadId, third.run_id)).kwargs.command, { resume: { input: "not an input" } });
+      assert.equal((await thread.state.get({})).values.answer, JSON.stringify({ input: "not an input" }));
     } finally {
       await thread.close();
     }

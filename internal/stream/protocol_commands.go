@@ -237,6 +237,22 @@ func (h *Handlers) protocolRunStart(ctx context.Context, tid uuid.UUID, p *proto
 			req.CheckpointID = id
 		}
 	}
+	// On a thread waiting on an interrupt(), run.start resumes it, as
+	// LangGraph.js's server does (1.5): any input but null becomes
+	// command.resume, whole, for every pending interrupt (not keyed by
+	// interrupt id), and the run has no input. A thread without a pending
+	// interrupt (none yet, or only a cancelled run's status "interrupted")
+	// gets the input. A command of its own (this server's extension of
+	// run.start) is left as it is.
+	if p.Command == nil && jsonv.Present(p.Input) {
+		waits, err := h.svc.waitsOnInterrupt(ctx, tid)
+		if err != nil {
+			return nil, err
+		}
+		if waits {
+			req.Command, req.Input = &runs.Command{Resume: p.Input}, nil
+		}
+	}
 	run, err := h.svc.runs.Create(ctx, tid, req)
 	if err != nil {
 		return nil, err
@@ -295,6 +311,32 @@ func orNull(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return raw
+}
+
+// waitsOnInterrupt says whether thread tid waits on an interrupt: a task
+// of its latest checkpoint has one (false for a thread that does not
+// exist, or not in the caller's tenant).
+func (s *Service) waitsOnInterrupt(ctx context.Context, tid uuid.UUID) (bool, error) {
+	var interrupts json.RawMessage
+	err := s.db.QueryRow(ctx, `SELECT interrupts FROM threads WHERE thread_id = $1 AND tenant_id = $2`,
+		tid, auth.Tenant(ctx)).Scan(&interrupts)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if interrupts, err = crypt.FromContext(ctx).OpenJSON(interrupts); err != nil {
+		return false, err
+	}
+	var byTask map[string][]json.RawMessage
+	_ = json.Unmarshal(interrupts, &byTask)
+	for _, list := range byTask {
+		if len(list) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // pendingInterruptIDs reads the ids of a thread's interrupts (task id →

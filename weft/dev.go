@@ -55,6 +55,7 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			return err
 		}
 		p.out = stderr
+		cfg.GraphDescriptions = p.graphDesc
 		if cfg.ErrorBody == "" && p.py == nil {
 			// Errors as LangGraph.js's server writes them, for JS projects.
 			cfg.ErrorBody = "text"
@@ -177,6 +178,7 @@ type project struct {
 	raw         []byte              // langgraph.json
 	apiKey      string              // the worker's key when the server authenticates ("" none)
 	jsGraphs    []string            // the graph ids the JS worker serves
+	graphDesc   map[string]string   // graphs.<id>.description by graph id (their system assistants')
 	py          *pyProject          // the Python graphs' worker (dev_python.go), nil without any
 	authSocket  string              // where the worker serves auth.path ("" none)
 	pyAuth      bool                // auth.path is Python: the Python worker serves it on authSocket
@@ -215,6 +217,9 @@ func loadProject(configPath string, getenv func(string) string) (*project, error
 		return nil, fmt.Errorf("%s names no graphs", abs)
 	}
 	p := &project{config: abs, raw: raw}
+	if p.graphDesc, err = graphDescriptions(cfg.Graphs); err != nil {
+		return nil, fmt.Errorf("%s: %w", abs, err)
+	}
 	jsGraphs, pyGraphs := splitGraphs(cfg.Graphs)
 	if len(pyGraphs) > 0 {
 		if p.py, err = loadPythonProject(abs, pyGraphs, getenv); err != nil {
@@ -254,6 +259,28 @@ func loadProject(configPath string, getenv func(string) string) (*project, error
 		return nil, fmt.Errorf("unpack the JS worker into %s: %w", p.nodeModules, err)
 	}
 	return p, nil
+}
+
+// graphDescriptions are the descriptions a config gives its graphs
+// ({"path": "./agent.py:graph", "description": "…"}), by graph id: what
+// LangGraph's server gives each graph's system assistant. A graph named by
+// its path alone, or with a null description, has none.
+func graphDescriptions(graphs map[string]json.RawMessage) (map[string]string, error) {
+	out := map[string]string{}
+	for id, spec := range graphs {
+		var obj struct {
+			Description json.RawMessage `json:"description"`
+		}
+		if json.Unmarshal(spec, &obj) != nil || obj.Description == nil || string(obj.Description) == "null" {
+			continue
+		}
+		var d string
+		if err := json.Unmarshal(obj.Description, &d); err != nil {
+			return nil, fmt.Errorf("graph %s: description must be a string, not %s", id, obj.Description)
+		}
+		out[id] = d
+	}
+	return out, nil
 }
 
 // unpackWorker writes the embedded worker into nodeModules/.weft-worker-<hash>

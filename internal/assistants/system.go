@@ -41,3 +41,22 @@ func PruneBuiltin(ctx context.Context, db postgres.DBTX, keep []string) ([]strin
 	}
 	return gone, nil
 }
+
+// SetSystemDescription gives the system assistant of graphID description
+// (nil: none), as LangGraph's server gives a graph's system assistant the
+// description its config names at every start. The assistant and its
+// current version change in place (its version number stays, as on
+// LangGraph's server), and only when the description differs; a system
+// assistant that does not exist is left so.
+func SetSystemDescription(ctx context.Context, db postgres.DBTX, graphID string, description *string) error {
+	_, err := db.Exec(ctx, `WITH a AS (
+			UPDATE assistants SET description = $3, updated_at = now()
+			WHERE assistant_id = $1 AND graph_id = $2 AND shared AND description IS DISTINCT FROM $3
+			RETURNING assistant_id, version)
+		UPDATE assistant_versions v SET description = $3 FROM a WHERE v.assistant_id = a.assistant_id AND v.version = a.version`,
+		SystemID(graphID), graphID, description)
+	if err != nil {
+		return fmt.Errorf("describe the system assistant of %s: %w", graphID, err)
+	}
+	return nil
+}

@@ -156,6 +156,11 @@ type Config struct {
 	// WorkerKey is not a flag: a credential accepted with the worker scope in every auth mode, that
 	// weft dev gives the JS worker it runs.
 	WorkerKey string
+	// GraphDescriptions is not a flag: the description of each graph's system assistant, by graph id
+	// (weft dev: langgraph.json's graphs.<id>.description, as LangGraph's server reads it). When
+	// non-nil, every registration of a worker's graph sets its system assistant's description to
+	// this one, none for a graph missing here. nil: registrations leave descriptions as they are.
+	GraphDescriptions map[string]string
 }
 
 // AuthOn tells whether requests are authenticated (WEFT_AUTH keys or jwt, or an Authenticate hook).

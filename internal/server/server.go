@@ -198,6 +198,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	hooks := webhook.NewService(s.pool, log, webhook.Config{SelfURL: selfURL(s.ln.Addr()),
 		AllowPrivate: cfg.WebhookAllowPrivate, Backoff: cfg.WebhookBackoff, Metrics: m, Tracer: tracer})
 	workers := workerapi.NewHandlers(s.pool, graphs, assistantStore, coord, runSvc, log)
+	workers.DescribeGraphs(cfg.GraphDescriptions)
 	stateSvc.SetExternalUpdater(workers) // update_state of graphs external workers serve
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	listener := postgres.NewListener(s.pool.Config().ConnString(), log, append(coordinator.NotifyChannels(), store.NotifyChannel)...)

@@ -142,8 +142,18 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 		if _, err := tx.Exec(ctx, `DELETE FROM graph_load_errors WHERE graph_id = $1`, req.GraphID); err != nil {
 			return err
 		}
-		return assistants.EnsureSystem(ctx, tx, []string{req.GraphID},
-			map[string]assistants.SystemDefaults{req.GraphID: {Config: req.Config, Context: req.Context}})
+		if err := assistants.EnsureSystem(ctx, tx, []string{req.GraphID},
+			map[string]assistants.SystemDefaults{req.GraphID: {Config: req.Config, Context: req.Context}}); err != nil {
+			return err
+		}
+		if h.descriptions == nil {
+			return nil
+		}
+		var description *string
+		if d, ok := h.descriptions[req.GraphID]; ok {
+			description = &d
+		}
+		return assistants.SetSystemDescription(ctx, tx, req.GraphID, description)
 	})
 	if err != nil {
 		return nil, err

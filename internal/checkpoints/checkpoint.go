@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/weftdev/weft/internal/checkpoints/metabase"
 	"github.com/weftdev/weft/internal/jsonv"
 )
 
@@ -308,6 +309,27 @@ func versionMap(m map[string]any) map[string]string {
 // encodeMetadata renders metadata for the jsonb column with every NUL
 // character removed from keys and strings (jsonb cannot hold \u0000; the
 // savers strip it too). nil becomes {}.
+// encodeStoredMetadata is md as a checkpoint row stores it: whole, or,
+// when the part every checkpoint of its run repeats is worth it, its own
+// keys and the key (metabase.Key) of that part (base), which the thread
+// stores once (thread_checkpoint_metadata).
+func encodeStoredMetadata(md Metadata) (row, base []byte, key string, err error) {
+	own, shared := metabase.Split(md)
+	if shared != nil {
+		if base, err = encodeMetadata(shared); err != nil {
+			return nil, nil, "", err
+		}
+		if len(base) >= metabase.MinBase {
+			key = metabase.KeyOf(base)
+			own[metabase.Key] = key
+			row, err = encodeMetadata(own)
+			return row, base, key, err
+		}
+	}
+	row, err = encodeMetadata(md)
+	return row, nil, "", err
+}
+
 func encodeMetadata(md Metadata) ([]byte, error) {
 	if md == nil {
 		return []byte("{}"), nil

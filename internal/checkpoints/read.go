@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/checkpoints/metabase"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
@@ -137,7 +138,8 @@ func checkpointListQuery(cfg Config, opt ListOptions) (string, []any, error) {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	b.WriteString(`SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+	b.WriteString(`SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint,
+    weft_checkpoint_metadata(thread_id, metadata) AS metadata
 FROM checkpoints WHERE thread_id = $1`)
 	if !opt.AllNamespaces {
 		b.WriteString(" AND checkpoint_ns = " + arg(cfg.NS))
@@ -153,7 +155,10 @@ FROM checkpoints WHERE thread_id = $1`)
 		if err != nil {
 			return "", nil, apperr.Errorf(apperr.Invalid, "checkpoint list: bad metadata filter: %v", err)
 		}
-		b.WriteString(" AND metadata @> " + arg(string(f)) + "::jsonb")
+		// The row's own keys first: a run_id filter needs no base.
+		fa := arg(string(f))
+		b.WriteString(" AND (metadata @> " + fa + "::jsonb OR (metadata ? '" + metabase.Key +
+			"' AND weft_checkpoint_metadata(thread_id, metadata) @> " + fa + "::jsonb))")
 	}
 	if opt.AllNamespaces {
 		b.WriteString(" ORDER BY checkpoint_id DESC, checkpoint_ns")

@@ -22,6 +22,10 @@ WITH blobs AS (
     SELECT $1, b.ns, b.channel, b.version, b.type, b.blob
     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) AS b(ns, channel, version, type, blob)
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+), bases AS (
+    INSERT INTO thread_checkpoint_metadata (thread_id, base, doc)
+    SELECT $1, m.base, m.doc::jsonb FROM unnest($12::text[], $13::text[]) AS m(base, doc)
+    ON CONFLICT (thread_id, base) DO NOTHING
 )
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
 SELECT $1, c.ns, c.id, c.parent, c.checkpoint::jsonb, c.metadata::jsonb
@@ -127,9 +131,12 @@ func CheckpointPutMany(ctx context.Context, db postgres.DBTX, puts []Put) error 
 		if err != nil {
 			return fmt.Errorf("checkpoint put: %w", err)
 		}
-		mdJSON, err := encodeMetadata(p.Metadata)
+		mdJSON, base, key, err := encodeStoredMetadata(p.Metadata)
 		if err != nil {
 			return fmt.Errorf("checkpoint put: %w", err)
+		}
+		if base != nil && !slices.Contains(b.mKeys, key) {
+			b.mKeys, b.mDocs = append(b.mKeys, key), append(b.mDocs, string(base))
 		}
 		b.add(p.Config, cp.ID, channels, versions, types, blobs, string(cpJSON), string(mdJSON))
 	}
@@ -144,6 +151,7 @@ type putBatch struct {
 	bBlobs                             [][]byte
 	cNS, cIDs, cCheckpoints, cMetadata []string
 	cParents                           []*string
+	mKeys, mDocs                       []string // metadata bases (metabase)
 }
 
 func (b *putBatch) has(ns, id string) bool { return b.ids[[2]string{ns, id}] }
@@ -171,7 +179,7 @@ func (b *putBatch) send(ctx context.Context, db postgres.DBTX) error {
 		return nil
 	}
 	_, err := db.Exec(ctx, checkpointPutSQL, b.thread, b.bNS, b.bChannels, b.bVersions, b.bTypes, b.bBlobs,
-		b.cNS, b.cIDs, b.cParents, b.cCheckpoints, b.cMetadata)
+		b.cNS, b.cIDs, b.cParents, b.cCheckpoints, b.cMetadata, b.mKeys, b.mDocs)
 	*b = putBatch{thread: b.thread}
 	if err != nil {
 		return fmt.Errorf("checkpoint put: %w", err)
@@ -307,7 +315,8 @@ WITH blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[])),
      writes AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1::text[])),
      elements AS (DELETE FROM thread_elements WHERE thread_id = ANY($1::text[])),
      seqs AS (DELETE FROM thread_element_seqs WHERE thread_id = ANY($1::text[])),
-     summaries AS (DELETE FROM thread_summaries WHERE thread_id = ANY($1::text[]))
+     summaries AS (DELETE FROM thread_summaries WHERE thread_id = ANY($1::text[])),
+     bases AS (DELETE FROM thread_checkpoint_metadata WHERE thread_id = ANY($1::text[]))
 DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])`
 
 // CheckpointThreadDelete deletes every checkpoint, blob, write, list
@@ -347,6 +356,11 @@ WITH blobs AS (
 ), summaries AS (
     INSERT INTO thread_summaries (thread_id, channel, from_seq, to_seq, summary, created_at)
     SELECT $2, channel, from_seq, to_seq, summary, created_at FROM thread_summaries WHERE thread_id = $1
+), bases AS (
+    INSERT INTO thread_checkpoint_metadata (thread_id, base, doc)
+    SELECT $2, base, CASE WHEN jsonb_typeof(doc -> 'thread_id') = 'string' THEN jsonb_set(doc, '{thread_id}', to_jsonb($2::text))
+        ELSE doc END
+    FROM thread_checkpoint_metadata WHERE thread_id = $1
 )
 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
 SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,

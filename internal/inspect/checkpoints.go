@@ -232,7 +232,8 @@ type blobMeta struct {
 // checkpointDetailRowSQL reads a checkpoint row with its parent's
 // channel_versions (two primary-key probes).
 const checkpointDetailRowSQL = `
-SELECT c.parent_checkpoint_id, c.checkpoint, c.metadata, p.checkpoint->'channel_versions' AS parent_versions
+SELECT c.parent_checkpoint_id, c.checkpoint, weft_checkpoint_metadata(c.thread_id, c.metadata) AS metadata,
+    p.checkpoint->'channel_versions' AS parent_versions
 FROM checkpoints c
 LEFT JOIN checkpoints p ON p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns AND p.checkpoint_id = c.parent_checkpoint_id
 WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3`

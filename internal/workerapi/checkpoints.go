@@ -69,7 +69,7 @@ const rawTupleSQL = `SELECT jsonb_build_object(
 	'config', jsonb_build_object('thread_id', c.thread_id, 'checkpoint_ns', c.checkpoint_ns, 'checkpoint_id', c.checkpoint_id),
 	'parent_checkpoint_id', c.parent_checkpoint_id,
 	'checkpoint', c.checkpoint,
-	'metadata', c.metadata,
+	'metadata', weft_checkpoint_metadata(c.thread_id, c.metadata),
 	'channel_values', (SELECT coalesce(jsonb_agg(jsonb_build_array(b.channel, weft_blob_type(b.type), translate(encode(weft_blob(b.thread_id, b.type, b.blob), 'base64'), E'\n', ''))), '[]'::jsonb)
 		FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v
 		JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
@@ -81,7 +81,7 @@ const rawTupleSQL = `SELECT jsonb_build_object(
 FROM checkpoints c
 WHERE c.thread_id = $1 AND ($2::text IS NULL OR c.checkpoint_ns = $2)
   AND ($3 = '' OR c.checkpoint_id = $3) AND ($4 = '' OR c.checkpoint_id < $4)
-  AND ($5::jsonb IS NULL OR c.metadata @> $5::jsonb)
+  AND ($5::jsonb IS NULL OR c.metadata @> $5::jsonb OR weft_checkpoint_metadata(c.thread_id, c.metadata) @> $5::jsonb)
 ORDER BY c.checkpoint_id DESC LIMIT $6`
 
 // CheckpointRawList returns the stored checkpoints of a thread matching

@@ -211,5 +211,7 @@ export async function describeGraph(id, graph, fromTypes = null) {
       subgraphs[ns] = subgraphEntry(sub, ns, fromTypes?.subgraphs?.[ns] ?? fromTypes?.schemas ?? null);
     }
   } catch {}
-  return { graph_id: id, drawable, xray_drawables: xray, subgraphs, ...graphSchemas(graph, id, fromTypes?.schemas ?? null), channel_defaults: channelDefaults(graph), channel_kinds: channelKinds(graph) };
+  return { graph_id: id, drawable, xray_drawables: xray, subgraphs, ...graphSchemas(graph, id, fromTypes?.schemas ?? null), channel_defaults: channelDefaults(graph), channel_kinds: channelKinds(graph),
+    // LangGraph.js's rules: its task ids, and reads shaped as its server answers them.
+    language: "js" };
 }

@@ -70,39 +70,60 @@ export const FACTORY = Symbol.for("weft.graph_factory");
 /**
  * A graph export: a compiled graph, a builder (compiled here) or a factory
  * (a function returning either, sync or async). A factory is called here
- * with an empty config for the graph's registration (drawing, schemas);
- * the compiled graph keeps it under FACTORY, and each run calls it again
- * with the run's config (graphForRun), as LangGraph's server does.
+ * for the graph's registration (drawing, schemas) as LangGraph's server
+ * calls it to read an assistant's graph: (an empty config,
+ * {accessContext: "assistants.read", executionRuntime: null}); the
+ * compiled graph keeps it under FACTORY, and each run calls it again
+ * (graphForRun), as LangGraph's server does.
  */
 export async function resolveGraph(value, id) {
   let g = await value;
   let factory = null;
   if (typeof g === "function" && !isCompiled(g)) {
     factory = g;
-    g = await compiled(await g({ configurable: {} }), id);
+    g = await compiled(await g({ configurable: {} }, { accessContext: "assistants.read", executionRuntime: null }), id);
     g[FACTORY] = factory;
     return g;
   }
   return compiled(g, id);
 }
 
+/**
+ * The compiled graph inside a wrapper that holds one under .graph, as
+ * LangChain's createAgent's ReactAgent does (it looks like a compiled graph
+ * itself: stream, getGraphAsync, builder): LangGraph's server runs the
+ * inner graph whenever there is one (a compiled graph with a builder), so
+ * its channels, output channels and bound config (withConfig) are the
+ * graph's, not the wrapper's, and the wrapper's own stream (which writes
+ * its middleware's state before the graph starts) is never called.
+ */
+export function innerGraph(g) {
+  const inner = g && typeof g === "object" ? g.graph : undefined;
+  if (inner != null && typeof inner === "object" && inner.builder != null && typeof inner.builder === "object") return inner;
+  return g;
+}
+
 async function compiled(g, id) {
   if (g && !isCompiled(g) && typeof g.compile === "function") g = g.compile();
-  // LangChain's createAgent returns a wrapper holding the compiled graph under .graph.
-  if (g && !isCompiled(g) && isCompiled(g.graph)) g = g.graph;
+  g = innerGraph(g);
   if (!isCompiled(g)) throw new Error(`graph ${id}: the export is not a LangGraph.js graph (compiled graph, StateGraph or a function returning one)`);
   return g;
 }
 
 /**
  * The graph a run executes: graph itself, or for a factory's graph a fresh
- * one from the factory called with the run's config ({configurable, ...}),
- * given the same checkpointer and store.
+ * one from the factory called as LangGraph's server calls it: with the
+ * run's config ({configurable, ...}) and the server runtime
+ * {accessContext, executionRuntime} — accessContext "threads.create_run"
+ * (with executionRuntime {context}: the run's context) for a run,
+ * "threads.update" (executionRuntime null) for a state update —, given
+ * the same checkpointer and store.
  */
-export async function graphForRun(graph, config, id) {
+export async function graphForRun(graph, config, id, { accessContext = "threads.create_run", context } = {}) {
   const factory = graph?.[FACTORY];
   if (!factory) return graph;
-  const g = await compiled(await factory({ ...config, configurable: { ...(config?.configurable ?? {}) } }), id);
+  const runtime = accessContext === "threads.create_run" ? { accessContext, executionRuntime: { context } } : { accessContext, executionRuntime: null };
+  const g = await compiled(await factory({ ...config, configurable: { ...(config?.configurable ?? {}) } }, runtime), id);
   g.checkpointer = graph.checkpointer;
   g.store = graph.store;
   return g;

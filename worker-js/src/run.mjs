@@ -2,10 +2,20 @@
 // heartbeat, and its execution by LangGraph.js's own Pregel loop.
 
 import { Command, Send } from "@langchain/langgraph";
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { isFenced } from "./client.mjs";
 import { startRunSpan } from "./trace.mjs";
 import { graphForRun } from "./load.mjs";
 import { startTransformers } from "./transformers.mjs";
+
+/**
+ * A callback handler that only asks chat models to stream (LangChain's
+ * lc_prefer_streaming), as streamEvents' own handler does.
+ */
+class PreferStreaming extends BaseCallbackHandler {
+  name = "weft_prefer_streaming";
+  lc_prefer_streaming = true;
+}
 
 /** Why a run's AbortController fired. */
 export class StopReason extends Error {
@@ -24,7 +34,7 @@ export class StopReason extends Error {
  * lost) and carries a commit_id, so a retried request is applied once.
  */
 export class Committer {
-  constructor({ client, dispatchId, token, onCancel, onFail, metadata = {}, sync = false, lingerMs = 0, traceparent = "" }) {
+  constructor({ client, dispatchId, token, onCancel, onFail, sync = false, lingerMs = 0, traceparent = "" }) {
     this.client = client;
     // The run's trace context: every commit carries it as a traceparent
     // header, so Weft's spans of the commit join the run's trace.
@@ -36,7 +46,6 @@ export class Committer {
     // "sync" durability); otherwise they resolve when queued, and the run
     // ends only after every commit succeeded (a failed one stops the run).
     this.sync = sync;
-    this.metadata = metadata;
     this.dispatchId = dispatchId;
     this.token = token;
     this.onCancel = onCancel;
@@ -171,6 +180,43 @@ export class Committer {
   }
 }
 
+/**
+ * The stream modes whose events carry state values: their data is written
+ * in the checkpoints' format (LangGraph's serializer; Weft normalises it
+ * as it normalises the checkpoints), so that Weft stores the values an
+ * event repeats from a checkpoint as a reference to it. The other modes'
+ * data is written as LangGraph.js's server writes it (serverJSON).
+ */
+const REFERENCED_MODES = new Set(["values", "updates", "debug", "checkpoints"]);
+
+/**
+ * JSON text of a stream event's data as LangGraph.js's server writes it
+ * (its serialiseAsDict): JSON.stringify, a message as its toDict()
+ * ({...data, type}: "ai" for an AIMessageChunk), undefined left out. A
+ * value JSON cannot hold (a BigInt, a cycle) is written "null".
+ */
+export function serverJSON(value) {
+  try {
+    return (
+      JSON.stringify(value, function (key, v) {
+        const raw = this[key];
+        if (raw != null && typeof raw === "object" && typeof raw.toDict === "function") {
+          const { type, data } = raw.toDict();
+          return { ...data, type };
+        }
+        return v;
+      }) ?? "null"
+    );
+  } catch {
+    return "null";
+  }
+}
+
+/** LangGraph.js's lightweight checkpoint envelope ({id, parent_id?, step, source}) of a checkpoints chunk. */
+function isCheckpointEnvelope(p) {
+  return p != null && typeof p === "object" && typeof p.id === "string" && ("source" in p || typeof p.step === "number") && !("values" in p) && !("config" in p);
+}
+
 /** Stream modes the SSE layer knows, and what LangGraph calls them. */
 const MODE_MAP = {
   values: "values",
@@ -201,9 +247,15 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
   workerSignal?.addEventListener("abort", onWorkerStop, { once: true });
   let cancelAction = "";
   const configIn = kwargs.config ?? {};
+  // The run config's metadata, as LangGraph's server hands it to the graph
+  // (and its saver to every checkpoint, see WeftSaver.put): the run's
+  // metadata (its assistant's and thread's merged in when the run was
+  // created), the config's, the attempt, and the run's ids (which
+  // LangGraph.js copies from configurable into metadata too).
   const runMetadata = {
     ...(run.metadata ?? {}),
     ...(configIn.metadata ?? {}),
+    run_attempt: dispatch.attempt ?? 1,
     run_id: run.run_id,
     thread_id: run.thread_id,
     graph_id: dispatch.graph_id,
@@ -211,6 +263,7 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
   };
   // An update_state Weft hands to the worker (see applyUpdate).
   const update = run.metadata?.[UPDATE_STATE_KEY];
+  delete runMetadata[UPDATE_STATE_KEY];
   // The run continues the trace of the request that created it.
   const span = startRunSpan(claimed.traceparent, {
     "weft.run_id": run.run_id,
@@ -221,9 +274,6 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
   const headers = span.traceparent ? { traceparent: span.traceparent } : undefined;
   const committer = new Committer({
     traceparent: span.traceparent,
-    // Checkpoints of an update carry LangGraph's metadata only: the run is
-    // plumbing, deleted once Weft has read its result.
-    metadata: update ? {} : runMetadata,
     // An update reads back what it just wrote (bulkUpdateState chains its
     // supersteps): each of its puts is committed before it resolves.
     sync: kwargs.durability === "sync" || !!update,
@@ -278,7 +328,8 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
   const dataJSON = async (v) => saver.dumpJSON(v);
   let spanErr;
   try {
-    if (update) return await applyUpdate({ update, run, graph, committer, controller });
+    if (update) return await applyUpdate({ update, run, graph, graphId: dispatch.graph_id, committer, controller });
+    const rawModes = new Set(kwargs.stream_mode ?? []);
     const requested = new Set((kwargs.stream_mode ?? ["values"]).map((m) => MODE_MAP[m]).filter(Boolean));
     // values and updates are always recorded (the result, interrupts, and
     // the thread stream need them); custom too, as the in-process pool does.
@@ -286,7 +337,6 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     const configurable = {
       ...(configIn.configurable ?? {}),
       thread_id: run.thread_id,
-      checkpoint_ns: "",
       run_id: run.run_id,
       graph_id: dispatch.graph_id,
       assistant_id: run.assistant_id,
@@ -310,12 +360,16 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
       configurable,
       metadata: runMetadata,
       tags: configIn.tags,
-      recursionLimit: configIn.recursion_limit ?? 25,
       context: kwargs.context,
       streamMode: [...modes],
       subgraphs: !!kwargs.subgraphs,
       signal: controller.signal,
     };
+    // A run without a recursion limit runs with the graph's own (bound with
+    // withConfig, as deepagents' 10000), else LangGraph's default (25): as
+    // LangGraph.js's server, which leaves the option out rather than
+    // override the graph's.
+    if (configIn.recursion_limit != null) options.recursionLimit = configIn.recursion_limit;
     if (kwargs.interrupt_before?.length) options.interruptBefore = kwargs.interrupt_before;
     if (kwargs.interrupt_after?.length) options.interruptAfter = kwargs.interrupt_after;
     if (kwargs.durability) options.durability = kwargs.durability;
@@ -323,17 +377,22 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     // is this worker's), not for the tenant of the worker's credentials.
     if (typeof graph.store?.forRun === "function") options.store = graph.store.forRun(dispatch.dispatch_id, token);
 
-    let lastValues = null;
-    let lastValuesJSON = "null"; // its text, as its event sent it
-    let interrupts = null;
+    // The run's result: its last values chunk (as its event sent it), which
+    // for a run that stopped at an interrupt holds only __interrupt__, as
+    // LangGraph.js's server answers runs.wait.
+    let lastValuesJSON = "null";
     let failure = null;
     let transformers = null;
     try {
       // A graph factory's graph is made anew for the run, from its config.
-      const runGraph = await graphForRun(graph, { ...configIn, configurable }, dispatch.graph_id);
-      // Its stream transformers see every chunk, of the modes they need too.
+      const runGraph = await graphForRun(graph, { ...configIn, configurable, metadata: runMetadata }, dispatch.graph_id, { context: kwargs.context });
+      // Its stream transformers see every chunk, of the modes they need too
+      // but "messages": that mode's callback handler gives the messages it
+      // sees an id (a tool's message "run-<id>-tool-<call id>"), which
+      // then goes into the state, where LangGraph.js's server (which runs
+      // no transformers for these runs) leaves it to the messages reducer.
       transformers = startTransformers(runGraph);
-      if (transformers) options.streamMode = [...new Set([...options.streamMode, ...transformers.modes])];
+      if (transformers) options.streamMode = [...new Set([...options.streamMode, ...transformers.modes.filter((m) => m !== "messages")])];
       const onChunk = async (chunk) => {
         let ns = [];
         let mode;
@@ -341,28 +400,41 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
         if (options.subgraphs) [ns, mode, data] = chunk;
         else [mode, data] = chunk;
         const root = ns.length === 0;
-        // LangGraph's last values chunk of an interrupted run holds only
-        // __interrupt__; the run's result is the state with it.
-        if (root && mode === "updates" && data && typeof data === "object" && "__interrupt__" in data) {
-          interrupts = data.__interrupt__;
-        }
         transformers?.process(ns, mode, data);
-        if (!modes.has(mode)) return;
-        const json = await dataJSON(serverShape(mode, data));
-        committer.emit(root ? mode : `${mode}|${ns.join("|")}`, json);
-        if (root && mode === "values" && !isInterruptOnly(data)) {
-          lastValues = data;
-          lastValuesJSON = json; // the result's text: a long chat is not serialized again
+        const event = root ? mode : `${mode}|${ns.join("|")}`;
+        if (mode === "checkpoints" && isCheckpointEnvelope(data)) {
+          // LangGraph.js streams a checkpoint's envelope ({id, parent_id,
+          // step, source}) before each values chunk of a run streaming
+          // subgraphs with the values mode; LangGraph.js's server sends it
+          // as a checkpoints event when the run asked for values (or
+          // messages, which adds them) and not for checkpoints (whose
+          // events are the checkpoints themselves). This worker streams
+          // values always: it records the envelope as the server would
+          // send it, and Weft streams the stored "checkpoint_envelope" so.
+          if ((rawModes.has("values") || rawModes.has("messages")) && !rawModes.has("checkpoints")) {
+            committer.emit(root ? "checkpoint_envelope" : `checkpoint_envelope|${ns.join("|")}`, serverJSON(data));
+          }
+          return;
         }
+        if (!modes.has(mode)) return;
+        const json = REFERENCED_MODES.has(mode) ? await dataJSON(serverShape(mode, data)) : serverJSON(serverShape(mode, data));
+        committer.emit(event, json);
+        if (root && mode === "values") lastValuesJSON = json; // the result's text: a long chat is not serialized again
         if (root && mode === "values" && messageEvents) await messageEvents.values(data);
       };
-      // The events mode and the messages mode (messages/partial, /complete,
-      // /metadata from the chat models' callbacks) need LangGraph's
-      // streamEvents, whose root on_chain_stream events carry the chunks
-      // stream() would give.
-      const rawModes = new Set(kwargs.stream_mode ?? []);
-      const messageEvents = rawModes.has("messages") ? new MessageEvents((event, data) => committer.emit(event, data), dataJSON) : null;
-      if (rawModes.has("events") || messageEvents) {
+      // LangGraph.js's server runs every run through LangGraph's
+      // streamEvents (v2), whose callback handler makes chat models stream:
+      // a model's message is then its chunks concatenated (their id,
+      // response metadata and tool call chunks), whatever modes the run
+      // asked for. The worker does too when the run needs the events
+      // themselves: the events mode, the messages mode (messages/partial,
+      // /complete, /metadata from the chat models' callbacks), and subgraph
+      // streams (LangGraph streams the checkpoint envelopes only there).
+      // Other runs go through stream() (cheaper: no event for every
+      // runnable) with a callback handler that makes chat models stream
+      // all the same.
+      const messageEvents = rawModes.has("messages") ? new MessageEvents((event, data) => committer.emit(event, data), serverJSON) : null;
+      if (rawModes.has("events") || messageEvents || options.subgraphs) {
         const events = runGraph.streamEvents(input, { ...options, version: "v2", runId: run.run_id });
         for await (const ev of events) {
           if (ev.tags?.includes("langsmith:hidden")) continue;
@@ -370,11 +442,11 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
             await onChunk(ev.data.chunk);
             continue;
           }
-          if (rawModes.has("events")) committer.emit("events", await dataJSON(ev));
+          if (rawModes.has("events")) committer.emit("events", serverJSON(ev));
           if (ev.event === "on_chat_model_stream" && !ev.tags?.includes("nostream")) await messageEvents?.token(ev);
         }
       } else {
-        const stream = await runGraph.stream(input, options);
+        const stream = await runGraph.stream(input, { ...options, runId: run.run_id, callbacks: [new PreferStreaming()] });
         for await (const chunk of stream) await onChunk(chunk);
       }
     } catch (err) {
@@ -400,14 +472,9 @@ export async function executeRun({ claimed, graph, saver, client, log, heartbeat
     // The transformers' final values, as LangGraph's server sends them when
     // a run's stream closes (see transformers.mjs).
     for (const { name, payload } of (await transformers?.finish()) ?? []) {
-      committer.emit(`custom:${name}`, await dataJSON(payload));
+      committer.emit(`custom:${name}`, serverJSON(payload));
     }
-    let result = lastValuesJSON;
-    if (interrupts) {
-      const values = lastValues && typeof lastValues === "object" && !Array.isArray(lastValues) ? lastValues : {};
-      result = await dataJSON({ ...values, __interrupt__: interrupts });
-    }
-    await committer.end({ status: "success", json: `{"status":"success","result":${result}}` });
+    await committer.end({ status: "success", json: `{"status":"success","result":${lastValuesJSON}}` });
     return { outcome: "ended", status: "success" };
   } catch (err) {
     spanErr = err;
@@ -489,34 +556,46 @@ function publicConfig(config) {
   return out;
 }
 
-/** A task of a debug / tasks payload: its state config as a checkpoint reference. */
-function serverTask(task) {
-  const ref = task && typeof task === "object" ? checkpointRef(task.state, { needId: false }) : null;
-  if (!ref) return task;
-  const { state, ...rest } = task;
-  return { ...rest, checkpoint: ref };
+/**
+ * o without its keys whose value is undefined, as the JSON LangGraph.js's
+ * server sends has them (LangGraph's serializer would write each as an
+ * envelope, which reads as null).
+ */
+function defined(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out;
 }
 
-/** A checkpoint payload (debug "checkpoint", checkpoints mode) in the Agent Server's shape. */
+/** A task of a debug / tasks payload: its state config as a checkpoint reference. */
+function serverTask(task) {
+  if (!task || typeof task !== "object") return task;
+  const ref = checkpointRef(task.state, { needId: false });
+  if (!ref) return defined(task);
+  const { state, ...rest } = task;
+  return defined({ ...rest, checkpoint: ref });
+}
+
+/** A debug "checkpoint" payload in the Agent Server's shape. */
 function serverCheckpoint(p) {
   if (!p || typeof p !== "object") return p;
   const { parentConfig, ...rest } = p;
-  return {
+  return defined({
     ...rest,
     config: publicConfig(p.config),
     parent_config: publicConfig(parentConfig ?? p.parent_config),
     checkpoint: checkpointRef(p.config),
     parent_checkpoint: checkpointRef(parentConfig ?? p.parent_config),
     tasks: Array.isArray(p.tasks) ? p.tasks.map(serverTask) : p.tasks,
-  };
+  });
 }
 
 /**
- * A stream chunk as LangGraph's server sends it: LangGraph.js's checkpoint
- * payloads (debug "checkpoint" events, the checkpoints mode) carry
- * checkpoint / parent_checkpoint references and parent_config instead of
- * the library's parentConfig; tasks carry a checkpoint reference instead
- * of their state config.
+ * A stream chunk as LangGraph.js's server sends it: its debug "checkpoint"
+ * payloads carry checkpoint / parent_checkpoint references and
+ * parent_config instead of the library's parentConfig; tasks carry a
+ * checkpoint reference instead of their state config; the checkpoints
+ * mode sends a checkpoint's values, metadata and next.
  */
 export function serverShape(mode, data) {
   if (mode === "debug" && data && typeof data === "object") {
@@ -524,13 +603,9 @@ export function serverShape(mode, data) {
     if (data.type === "task_result" || data.type === "task") return { ...data, payload: serverTask(data.payload) };
     return data;
   }
-  if (mode === "checkpoints") return serverCheckpoint(data);
+  if (mode === "checkpoints" && data && typeof data === "object") return { values: data.values, metadata: data.metadata, next: data.next };
   if (mode === "tasks") return serverTask(data);
   return data;
-}
-
-function isInterruptOnly(v) {
-  return v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && "__interrupt__" in v;
 }
 
 /** The run metadata key with which Weft hands an update_state to a worker. */
@@ -545,15 +620,17 @@ export const UPDATE_STATE_KEY = "__weft_update_state__";
  * {"__update_error__": {error, message}} (Weft answers 400 with it). A list
  * of values is applied as successive updates.
  */
-async function applyUpdate({ update, run, graph, committer, controller }) {
+async function applyUpdate({ update, run, graph, graphId, committer, controller }) {
   // checkpoint_ns names a subgraph's namespace: LangGraph's updateState
   // hands the update to that subgraph (its reducers and edges, its
-  // checkpoints); the parent's checkpoint is left as it is.
-  let config = { configurable: { thread_id: run.thread_id, checkpoint_ns: update.checkpoint_ns || "" } };
+  // checkpoints); the parent's checkpoint is left as it is. The graph id
+  // goes with it, as LangGraph.js's server sends it (and its saver writes
+  // it to the new checkpoint's metadata).
+  let config = { configurable: { thread_id: run.thread_id, checkpoint_ns: update.checkpoint_ns || "", graph_id: graphId } };
   if (update.checkpoint_id) config.configurable.checkpoint_id = update.checkpoint_id;
   let result;
   try {
-    const runGraph = await graphForRun(graph, { ...(run.kwargs?.config ?? {}), configurable: { ...(run.kwargs?.config?.configurable ?? {}), thread_id: run.thread_id } }, run.graph_id);
+    const runGraph = await graphForRun(graph, { ...(run.kwargs?.config ?? {}), configurable: { ...(run.kwargs?.config?.configurable ?? {}), thread_id: run.thread_id } }, graphId, { accessContext: "threads.update" });
     if (Array.isArray(update.supersteps)) {
       // POST /threads with supersteps: LangGraph's bulk update, each superstep one step.
       const steps = update.supersteps.map((st) => ({

@@ -69,6 +69,75 @@ function isPlainJSON(v, depth) {
   return true;
 }
 
+/**
+ * value with each LangChain message in it (at any depth of its arrays and
+ * plain objects) replaced by the envelope LangGraph's serializer writes for
+ * it ({lc: 1, type: "constructor", id, kwargs}), as LangGraph.js's server
+ * shows the message (its toDict()), which a message made from the envelope
+ * reads the same as before:
+ *
+ * - without the kwargs that are undefined (the serializer would write each
+ *   as an envelope of its own, {"lc": 2, "type": "undefined"}, which reads
+ *   as null): no "usage_metadata" on a streamed AIMessageChunk, no
+ *   "artifact" on a ToolMessage;
+ * - a chunk's kwargs with its message type ("ai" for an AIMessageChunk),
+ *   which readers show as the message's type (the class name otherwise).
+ *
+ * Other values are left as they are; value itself when it holds no message.
+ */
+export function storedMessages(value, depth = 0) {
+  if (value === null || typeof value !== "object" || depth > 64) return value;
+  if (Array.isArray(value)) {
+    let out = null;
+    for (let i = 0; i < value.length; i++) {
+      const v = storedMessages(value[i], depth + 1);
+      if (v !== value[i]) (out ??= value.slice())[i] = v;
+    }
+    return out ?? value;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto === objectProto || proto === null) {
+    let out = null;
+    for (const k of Object.keys(value)) {
+      const v = storedMessages(value[k], depth + 1);
+      if (v !== value[k]) (out ??= { ...value })[k] = v;
+    }
+    return out ?? value;
+  }
+  if (value.lc_serializable !== true || typeof value.toJSON !== "function" || !Array.isArray(value.lc_namespace) || !value.lc_namespace.includes("messages")) return value;
+  const env = value.toJSON();
+  if (env?.lc !== 1 || env.type !== "constructor" || !env.kwargs || typeof env.kwargs !== "object" || !Array.isArray(env.id)) return value;
+  const kwargs = {};
+  for (const [k, v] of Object.entries(env.kwargs)) if (v !== undefined) kwargs[k] = storedMessages(v, depth + 1);
+  if (String(env.id.at(-1)).endsWith("Chunk") && kwargs.type === undefined && typeof value.getType === "function") kwargs.type = value.getType();
+  return { ...env, kwargs };
+}
+
+/** The configurable keys LangGraph.js's server's saver leaves out of a checkpoint's metadata. */
+const METADATA_EXCLUDED = new Set(["checkpoint_ns", "checkpoint_id", "run_id", "thread_id"]);
+
+/**
+ * A checkpoint's metadata as LangGraph.js's server's saver writes it: the
+ * config's configurable keys (but LangGraph's internal "__" ones and
+ * checkpoint_ns, checkpoint_id, run_id, thread_id), then the config's
+ * metadata (the run's: its metadata, thread's and assistant's, run_id,
+ * thread_id, graph_id, assistant_id, run_attempt), then LangGraph's own
+ * (source, step, parents), later ones winning. Rollback, retries and
+ * history filters (user_id, a thread's metadata) find a run's checkpoints
+ * by it, as they do there.
+ */
+export function checkpointMetadata(config, metadata) {
+  const out = {};
+  for (const [k, v] of Object.entries(config?.configurable ?? {})) {
+    if (!k.startsWith("__") && !METADATA_EXCLUDED.has(k)) out[k] = v;
+  }
+  Object.assign(out, config?.metadata, metadata);
+  // A key whose value is undefined reads as absent there (JSON has no
+  // undefined; LangGraph's serializer would write an envelope for it).
+  for (const [k, v] of Object.entries(out)) if (v === undefined) delete out[k];
+  return out;
+}
+
 export class WeftSaver extends BaseCheckpointSaver {
   /**
    * @param {import("./client.mjs").WeftClient} client
@@ -107,6 +176,7 @@ export class WeftSaver extends BaseCheckpointSaver {
    */
   async dumpJSON(value) {
     if (this.plainJSON && isPlainJSON(value, 0)) return JSON.stringify(value);
+    if (this.plainJSON) value = storedMessages(value);
     const [type, bytes] = await this.serde.dumpsTyped(value);
     if (type !== "json") throw new Error(`WeftSaver: values of serializer type ${type} are not supported (only json)`);
     return typeof bytes === "string" ? bytes : decoder.decode(bytes);
@@ -205,7 +275,8 @@ export class WeftSaver extends BaseCheckpointSaver {
   async put(config, checkpoint, metadata, newVersions) {
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
     const committer = this._committer(thread_id);
-    const render = (all) => this._renderPut(committer, checkpoint, metadata, newVersions, checkpoint_id, checkpoint_ns, all);
+    const md = checkpointMetadata(config, metadata);
+    const render = (all) => this._renderPut(checkpoint, md, newVersions, checkpoint_id, checkpoint_ns, all);
     // A root checkpoint can be sent complete (every channel's value) if it
     // turns out to be the run's last: the end's commit then lets Weft
     // project the thread without reading it back.
@@ -215,7 +286,7 @@ export class WeftSaver extends BaseCheckpointSaver {
   }
 
   /** The JSON of a commit's checkpoint put (all: every channel's value, "complete"). */
-  async _renderPut(committer, checkpoint, metadata, newVersions, checkpoint_id, checkpoint_ns, all) {
+  async _renderPut(checkpoint, metadata, newVersions, checkpoint_id, checkpoint_ns, all) {
     const values = [];
     for (const channel of all ? Object.keys(checkpoint.channel_values) : Object.keys(newVersions)) {
       if (channel in checkpoint.channel_values) {
@@ -227,12 +298,7 @@ export class WeftSaver extends BaseCheckpointSaver {
     for (const [node, m] of Object.entries(versions_seen ?? {})) seen[node] = versionsText(m);
     const head = JSON.stringify({ ...rest, channel_versions: versionsText(channel_versions), versions_seen: seen });
     const cp = `${head.slice(0, -1)}${head.length > 2 ? "," : ""}"channel_values":{${values.join(",")}}}`;
-    // Like Python's savers (and Weft's own executor), the run's metadata
-    // (run_id, thread_id, graph_id, assistant_id, the run's metadata) goes
-    // with every checkpoint under LangGraph's own keys (source, step,
-    // parents): rollback, retries and history filters find a run's
-    // checkpoints by it.
-    const md = (await this.dumpJSON({ ...committer.metadata, ...metadata })).replace(/\\u0000/g, "");
+    const md = (await this.dumpJSON(metadata)).replace(/\\u0000/g, "");
     return (
       `{"parent_checkpoint_id":${JSON.stringify(checkpoint_id ?? "")},"checkpoint_ns":${JSON.stringify(checkpoint_ns)},` +
       `"checkpoint":${cp},"metadata":${md},"new_versions":${JSON.stringify(versionsText(newVersions))}${all ? ',"complete":true' : ""}}`

@@ -234,7 +234,7 @@ test("messages-tuple streams the model's tokens; values and state follow", async
   assert.ok(tokens.length > 5, `token by token: ${tokens.length} chunks`);
   for (const { data } of tokens) {
     const [m, meta] = data;
-    assert.equal(m.type, "AIMessageChunk");
+    assert.equal(m.type, "ai", "a chunk as LangGraph.js's server sends it (toDict)");
     assert.equal(meta.langgraph_node, "agent");
     assert.equal(meta.thread_id, t.thread_id);
     assert.equal(meta.graph_id, "agent");
@@ -256,7 +256,7 @@ test("interrupt() pauses the run; Command resume finishes it through the tool", 
   const t = await c.threads.create();
   const first = await c.runs.wait(t.thread_id, "agent", { input: human("weather in Paris") });
   assert.equal(first.__interrupt__[0].value.question, "run the tool?");
-  assert.equal(first.messages.length, 2, "the values so far come with the interrupt");
+  assert.deepEqual(Object.keys(first), ["__interrupt__"], "the interrupt alone, as LangGraph.js's server answers");
   const paused = await c.threads.get(t.thread_id);
   assert.equal(paused.status, "interrupted");
   const st = await c.threads.getState(t.thread_id);

@@ -96,8 +96,11 @@ type Graph struct {
 	// against them.
 	ConfigSchema, ContextSchema map[string]any
 	// Language is the runtime a worker runs the graph in: LanguagePython
-	// for Python LangGraph, "" for LangGraph.js and graphs compiled into
-	// the server. It decides how task ids are derived (pregel.TaskID).
+	// for Python LangGraph, LanguageJS for LangGraph.js, "" for graphs
+	// compiled into the server or a Go worker's. It decides how task ids
+	// are derived (pregel.TaskID: LangGraph.js's rule unless Python) and
+	// the shape of state reads (as the language's official server answers
+	// them; Weft's own superset of both for "").
 	Language string
 	// Subgraphs are the namespaces of the subgraphs a worker's graph
 	// declares (nodes that are graphs, nested ones joined with "|", as its
@@ -107,8 +110,11 @@ type Graph struct {
 	Subgraphs []string
 }
 
-// LanguagePython marks a graph run by Python LangGraph (Graph.Language).
-const LanguagePython = "python"
+// Graph.Language values of graphs workers run.
+const (
+	LanguagePython = "python" // Python LangGraph (weft_worker)
+	LanguageJS     = "js"     // LangGraph.js (weft-worker)
+)
 
 // Node returns the node called name.
 func (g *Graph) Node(name string) (Node, bool) {

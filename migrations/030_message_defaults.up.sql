@@ -2,7 +2,9 @@
 -- (serde.message): an AI message chunk's tool_call_chunks and
 -- chunk_position, a tool message's artifact and status, which the
 -- worker's envelopes leave out at their defaults and LangGraph's Python
--- server shows. weft_lc_message (migration 027) fills them in too, so a
+-- server shows; a LangChain.js chunk reads with its message's type ("ai"
+-- for an AIMessageChunk), as LangGraph.js's server shows it (serde's
+-- NormalizeLC). weft_lc_message (migration 027) renders them so too, so a
 -- thread row that references a list of envelopes reads as its state.
 
 CREATE OR REPLACE FUNCTION weft_lc_message(p bytea) RETURNS bytea
@@ -38,6 +40,9 @@ BEGIN
                 WHEN cls IN ('ToolMessage', 'ToolMessageChunk') THEN '{"artifact": null, "status": "success"}'::jsonb
                 ELSE '{}'::jsonb END
             || kw;
+    END IF;
+    IF NOT py AND cls LIKE '%MessageChunk' THEN
+        cls := left(cls, -length('Chunk')); -- LangChain.js's chunk has its message's type
     END IF;
     IF coalesce(kw ->> 'type', '') = '' THEN
         kw := kw || jsonb_build_object('type', CASE cls

@@ -2038,8 +2038,12 @@ type StateCheckpointInput struct {
 
 // StateCheckpointRef defines model for state.CheckpointRef.
 type StateCheckpointRef struct {
-	CheckpointId  string                  `json:"checkpoint_id"`
-	CheckpointMap *map[string]interface{} `json:"checkpoint_map"`
+	CheckpointId string `json:"checkpoint_id"`
+
+	// CheckpointMap CheckpointMap is null for a LangGraph.js graph's checkpoint, as
+	// LangGraph.js's server sends it, and absent for a Python graph's, as
+	// the Python server sends none.
+	CheckpointMap *map[string]interface{} `json:"checkpoint_map,omitempty"`
 	CheckpointNs  string                  `json:"checkpoint_ns"`
 	ThreadId      string                  `json:"thread_id"`
 }
@@ -2220,10 +2224,16 @@ type StateTaskCheckpoint struct {
 type StateThreadState struct {
 	Checkpoint *StateCheckpointRef `json:"checkpoint"`
 
-	// CheckpointId Deprecated duplicates the official Python server still emits.
-	CheckpointId *string       `json:"checkpoint_id,omitempty"`
-	CreatedAt    *string       `json:"created_at"`
-	Interrupts   []interface{} `json:"interrupts"`
+	// CheckpointId Deprecated duplicates the official Python server still emits
+	// (parent_checkpoint_id null on a Python graph's first checkpoint, as
+	// it sends it); absent for a LangGraph.js graph, as its server sends
+	// neither.
+	CheckpointId *string `json:"checkpoint_id,omitempty"`
+	CreatedAt    *string `json:"created_at"`
+
+	// Interrupts Interrupts are the pending interrupts (the tasks', for a Python
+	// graph); absent for a LangGraph.js graph, as its server sends none.
+	Interrupts *[]map[string]interface{} `json:"interrupts,omitempty"`
 
 	// MessagesWindow MessagesWindow describes the window shown in place of a list
 	// channel's value; only in a state read that asked for one
@@ -2260,9 +2270,9 @@ type StateUpdateRequest_Values struct {
 
 // StateUpdateResponse defines model for state.UpdateResponse.
 type StateUpdateResponse struct {
-	Checkpoint   StateCheckpointRef `json:"checkpoint"`
-	CheckpointId string             `json:"checkpoint_id"`
-	Configurable StateCheckpointRef `json:"configurable"`
+	Checkpoint   StateCheckpointRef  `json:"checkpoint"`
+	CheckpointId *string             `json:"checkpoint_id,omitempty"`
+	Configurable *StateCheckpointRef `json:"configurable,omitempty"`
 }
 
 // StoreDeleteRequest defines model for store.DeleteRequest.
@@ -2767,7 +2777,9 @@ type WorkerapiGraphRegistration struct {
 
 	// Language Language is the graph's runtime: "python" for Python LangGraph
 	// (weft_worker), whose task ids Weft then derives Python's way
-	// (xxh3-128); absent, "" or "js" for LangGraph.js.
+	// (xxh3-128); "js" for LangGraph.js (weft-worker); absent or "" for a
+	// Go worker's. State reads of its threads are shaped as the official
+	// server of its language answers them (Weft's own superset for "").
 	//
 	// Example: python
 	Language     *WorkerapiGraphRegistrationLanguage `json:"language,omitempty"`
@@ -2789,7 +2801,9 @@ type WorkerapiGraphRegistration struct {
 
 // WorkerapiGraphRegistrationLanguage Language is the graph's runtime: "python" for Python LangGraph
 // (weft_worker), whose task ids Weft then derives Python's way
-// (xxh3-128); absent, "" or "js" for LangGraph.js.
+// (xxh3-128); "js" for LangGraph.js (weft-worker); absent or "" for a
+// Go worker's. State reads of its threads are shaped as the official
+// server of its language answers them (Weft's own superset for "").
 //
 // Example: python
 type WorkerapiGraphRegistrationLanguage string
@@ -4867,7 +4881,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdCommandsWithBody Send a command to a thread (protocol v2)
 	//
-	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4876,7 +4890,7 @@ type ClientInterface interface {
 
 	// PostThreadsThreadIdCommands Send a command to a thread (protocol v2)
 	//
-	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -7031,7 +7045,7 @@ func (c *Client) GetThreadsThreadIdChildren(ctx context.Context, threadId openap
 
 // PostThreadsThreadIdCommandsWithBody Send a command to a thread (protocol v2)
 //
-// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7050,7 +7064,7 @@ func (c *Client) PostThreadsThreadIdCommandsWithBody(ctx context.Context, thread
 
 // PostThreadsThreadIdCommands Send a command to a thread (protocol v2)
 //
-// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13426,7 +13440,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdCommandsWithBodyWithResponse Send a command to a thread (protocol v2)
 	//
-	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13435,7 +13449,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostThreadsThreadIdCommandsWithResponse Send a command to a thread (protocol v2)
 	//
-	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+	// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20275,7 +20289,7 @@ func (c *ClientWithResponses) GetThreadsThreadIdChildrenWithResponse(ctx context
 
 // PostThreadsThreadIdCommandsWithBodyWithResponse Send a command to a thread (protocol v2)
 //
-// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -20290,7 +20304,7 @@ func (c *ClientWithResponses) PostThreadsThreadIdCommandsWithBodyWithResponse(ct
 
 // PostThreadsThreadIdCommandsWithResponse Send a command to a thread (protocol v2)
 //
-// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+// The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -285,16 +285,16 @@ func TestStateThroughGeneratedClient(t *testing.T) {
 			Values: &values, AsNode: ptr(s.node)})
 		want(t, "update_state as "+s.node, err, ur.StatusCode(), http.StatusOK, ur.Body)
 		u := ur.JSON200
-		if u.CheckpointId == "" || u.Checkpoint.CheckpointId != u.CheckpointId ||
-			u.Configurable.CheckpointId != u.CheckpointId || u.Checkpoint.ThreadId != tid.String() {
+		if u.CheckpointId == nil || u.Configurable == nil || u.Checkpoint.CheckpointId != *u.CheckpointId ||
+			u.Configurable.CheckpointId != *u.CheckpointId || u.Checkpoint.ThreadId != tid.String() {
 			t.Fatalf("update_state answer: %s", ur.Body)
 		}
-		at, err := c.GetThreadsThreadIdStateCheckpointIdWithResponse(ctx, tid, u.CheckpointId, nil)
+		at, err := c.GetThreadsThreadIdStateCheckpointIdWithResponse(ctx, tid, *u.CheckpointId, nil)
 		want(t, "state at", err, at.StatusCode(), http.StatusOK, at.Body)
 		if !reflect.DeepEqual(at.JSON200.Next, s.next) {
 			t.Fatalf("after %s next is %v, want %v", s.node, at.JSON200.Next, s.next)
 		}
-		ids = append(ids, u.CheckpointId)
+		ids = append(ids, *u.CheckpointId)
 	}
 
 	// The latest state: reducers applied, parent is the previous checkpoint.

@@ -158,7 +158,7 @@ func TestNormalizeLC(t *testing.T) {
 				"tool_calls": []any{map[string]any{"name": "f", "args": map[string]any{"q": 1}, "id": "c1", "type": "tool_call"}}},
 			map[string]any{"type": "tool", "content": "42", "tool_call_id": "c1", "name": "f", "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}},
 		},
-		"doc":    map[string]any{"page_content": "p", "metadata": map[string]any{"inner": nil}},
+		"doc":    map[string]any{"page_content": "p", "metadata": map[string]any{}}, // an undefined member is left out, as JSON.stringify does
 		"set":    []any{1, 2},
 		"err":    "x",
 		"secret": map[string]any{"lc": 1, "type": "secret", "id": []any{"OPENAI_API_KEY"}},

@@ -294,8 +294,8 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 				return nil, fmt.Errorf("thread %s channel %q version %s: %w", threadID, b.Channel, b.Version, err)
 			}
 			v, err := decodeValue(typ, data)
-			if errors.Is(err, serde.ErrEmpty) {
-				continue
+			if errors.Is(err, serde.ErrEmpty) || v == nil && typ == serde.TypeJSON && undefinedJSON(data) {
+				continue // no value (LangGraph.js's undefined included)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("thread %s channel %q version %s: %w", threadID, b.Channel, b.Version, err)
@@ -450,6 +450,13 @@ func decodeValue(typ string, data []byte) (any, error) {
 		v = serde.NormalizeLC(v)
 	}
 	return v, nil
+}
+
+// undefinedJSON: data is the JSON of LangGraph.js's undefined
+// (serde.IsUndefined).
+func undefinedJSON(data []byte) bool {
+	v, err := serde.Decode(serde.TypeJSON, data)
+	return err == nil && serde.IsUndefined(v)
 }
 
 // Materialize returns v as a decoded JSON value: values read from the store

@@ -217,6 +217,9 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 	// thread row.
 	blobs := map[string]string{}
 	for ch, v := range last.Checkpoint.ChannelValues {
+		if serde.IsUndefined(v) {
+			continue // no value, as a read of the store finds it
+		}
 		sv, sqlReads, err := storedForm(v, true)
 		if errors.Is(err, serde.ErrEmpty) {
 			continue

@@ -147,8 +147,9 @@ func TriggerChannel(node string) string {
 // own id: UUIDv5, in the namespace of the checkpoint id, of the JSON text
 // [task namespace, step+1 as a string, name, "__pregel_pull", [trigger]]
 // (the id LangGraph's executor gives the task and files its writes under).
-// Push tasks (Sends) get [task namespace, step+1, name, path...] in the same
-// namespace.
+// Push tasks (Sends) get [task namespace, step+1, name, "__pregel_push",
+// the Send's index as a string] in the same namespace, as LangGraph.js
+// hashes them.
 func TaskID(cfg checkpoints.Config, step int, name string, path []any) string {
 	ns, err := uuid.Parse(cfg.CheckpointID)
 	if err != nil {
@@ -162,7 +163,9 @@ func TaskID(cfg checkpoints.Config, step int, name string, path []any) string {
 	if len(path) > 0 && path[0] == PullPath {
 		parts = append(parts, PullPath, []string{TriggerChannel(name)})
 	} else {
-		parts = append(parts, path...)
+		for _, p := range path {
+			parts = append(parts, fmt.Sprint(p))
+		}
 	}
 	var key bytes.Buffer
 	enc := json.NewEncoder(&key)
@@ -276,9 +279,9 @@ func Tasks(t *checkpoints.Tuple, g *graph.Graph) []Task {
 	for i := range tasks {
 		tasks[i].ID = taskID(t.Config, step, tasks[i].Name, tasks[i].Path)
 		tasks[i].Interrupts = []any{}
-		if python && tasks[i].Path[0] == PushPath {
-			// Python LangGraph's push task path ends with False: no
-			// functional call (the id above hashes the path without it).
+		if tasks[i].Path[0] == PushPath {
+			// LangGraph's push task path ends with false: no functional
+			// call (the id above hashes the path without it).
 			tasks[i].Path = append(tasks[i].Path, false)
 		}
 	}

@@ -49,6 +49,12 @@ func TestPythonTaskIDIsPythonLangGraphs(t *testing.T) {
 		{checkpoints.Config{CheckpointID: "1f0cc2a1-6d41-6b52-8002-aaaaaaaaaaaa"}, 1, "worker", []any{PushPath, 1},
 			"5ef448e3-75de-151f-195f-ff98a01ac335"},
 	}
+	// LangGraph.js hashes a push task's index as a string (uuid5 of
+	// ["worker","2","worker","__pregel_push","1"]): the namespace the run's
+	// Send checkpoints under.
+	if got := TaskID(cases[3].cfg, 1, "worker", []any{PushPath, 1}); got != "10e18cba-9231-5561-9d56-70db3d87faa6" {
+		t.Errorf("TaskID of a push task = %s, want LangGraph.js's 10e18cba-9231-5561-9d56-70db3d87faa6", got)
+	}
 	for _, c := range cases {
 		if got := PythonTaskID(c.cfg, c.step, c.node, c.path); got != c.want {
 			t.Errorf("PythonTaskID(%+v, step %d, %s, %v) = %s, want %s", c.cfg, c.step, c.node, c.path, got, c.want)

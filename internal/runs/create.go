@@ -316,11 +316,14 @@ func (s *Service) Create(ctx context.Context, threadID uuid.UUID, req *CreateReq
 }
 
 // runAssistantKwargs is the kwargs of a new run ($6) with its assistant's
-// (a) config under the run's config (run keys win; configurable merged one
-// level deep), its context under the run's context, and assistant_version.
+// (a) config under the run's config (run keys win), the configurable of the
+// assistant, then of its thread (t), then of the run merged key by key, as
+// LangGraph's servers merge them; its context under the run's context, and
+// assistant_version.
 const runAssistantKwargs = `$6::jsonb || jsonb_build_object(
 		'config', a.config || ($6::jsonb -> 'config') || jsonb_build_object('configurable',
 			CASE WHEN jsonb_typeof(a.config -> 'configurable') = 'object' THEN a.config -> 'configurable' ELSE '{}' END ||
+			CASE WHEN jsonb_typeof(t.config -> 'configurable') = 'object' THEN t.config -> 'configurable' ELSE '{}' END ||
 			CASE WHEN jsonb_typeof($6::jsonb -> 'config' -> 'configurable') = 'object' THEN $6::jsonb -> 'config' -> 'configurable' ELSE '{}' END),
 		'context', a.context || ($6::jsonb -> 'context'),
 		'assistant_version', a.version)`

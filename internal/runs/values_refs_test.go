@@ -470,7 +470,7 @@ func TestThreadValuesRefsExternalWorker(t *testing.T) {
 		{"plain", list(40, func(int) any { return strings.Repeat("p", 40) }), true, nil},
 		{"JS messages", list(20, func(i int) any {
 			return envelope(class(jsNS, []string{"HumanMessage", "AIMessageChunk"}[i%2]), map[string]any{"content": content, "id": fmt.Sprintf("m%d", i)})
-		}), true, map[string]any{"content": content, "type": "AIMessageChunk", "id": "m1"}},
+		}), true, map[string]any{"content": content, "type": "ai", "id": "m1"}},
 		{"Python messages", list(20, func(i int) any {
 			kw := map[string]any{"content": content, "id": fmt.Sprintf("m%d", i)}
 			if i == 3 {

@@ -332,13 +332,15 @@ func TestWorkerCheckpointReads(t *testing.T) {
 	if len(latest.PendingWrites) != 2 || latest.PendingWrites[0][0] != "t1" || latest.PendingWrites[0][1] != "__interrupt__" || latest.PendingWrites[1][0] != "t2" {
 		t.Fatalf("writes %s", js(latest.PendingWrites))
 	}
-	// State reads normalise the same rows; events were normalised on commit.
+	// State reads normalise the same rows; events were normalised on commit
+	// (a LangChain.js chunk with its message's type, as LangGraph.js's
+	// server shows it).
 	msgs := state(t, s, tid)["values"].(map[string]any)["messages"].([]any)
-	if m := msgs[0].(map[string]any); m["type"] != "AIMessageChunk" || m["content"] != "hi" {
+	if m := msgs[0].(map[string]any); m["type"] != "ai" || m["content"] != "hi" {
 		t.Fatalf("state message %s", js(msgs))
 	}
 	var ev string
-	if err := s.DB.QueryRow(t.Context(), `SELECT data->0->>'type' FROM run_events WHERE run_id = $1 AND event = 'messages'`, run["run_id"]).Scan(&ev); err != nil || ev != "AIMessageChunk" {
+	if err := s.DB.QueryRow(t.Context(), `SELECT data->0->>'type' FROM run_events WHERE run_id = $1 AND event = 'messages'`, run["run_id"]).Scan(&ev); err != nil || ev != "ai" {
 		t.Fatalf("event message type %q: %v", ev, err)
 	}
 

@@ -24,11 +24,21 @@ type CheckpointRef struct {
 	CheckpointMap json.RawMessage `json:"checkpoint_map,omitempty" swaggertype:"object" extensions:"x-nullable"`
 }
 
+// languageOf is the language whose official server a read of a thread of
+// g answers as (graph.Graph.Language; "" for Weft's own graphs and an
+// unknown one: Weft's superset of both servers' fields).
+func languageOf(g *graph.Graph) string {
+	if g == nil {
+		return ""
+	}
+	return g.Language
+}
+
 // refOf is the reference to checkpoint c of a thread of graph g (nil: not
 // known) as the official server of g's language shows it.
 func refOf(c checkpoints.Config, g *graph.Graph) *CheckpointRef {
 	r := &CheckpointRef{ThreadID: c.ThreadID, NS: c.NS, CheckpointID: c.CheckpointID}
-	if g == nil || g.Language != graph.LanguagePython {
+	if languageOf(g) != graph.LanguagePython {
 		r.CheckpointMap = jsonNull
 	}
 	return r
@@ -56,10 +66,13 @@ type ThreadState struct {
 	CreatedAt        *string        `json:"created_at" validate:"required" extensions:"x-nullable"`
 	ParentCheckpoint *CheckpointRef `json:"parent_checkpoint" validate:"required" extensions:"x-nullable"`
 	Tasks            []Task         `json:"tasks" validate:"required"`
-	Interrupts       []any          `json:"interrupts" validate:"required"`
+	// Interrupts are the pending interrupts (the tasks', for a Python
+	// graph); absent for a LangGraph.js graph, as its server sends none.
+	Interrupts json.RawMessage `json:"interrupts,omitempty" swaggertype:"array,object"`
 	// Deprecated duplicates the official Python server still emits
 	// (parent_checkpoint_id null on a Python graph's first checkpoint, as
-	// it sends it; absent on a LangGraph.js graph's).
+	// it sends it); absent for a LangGraph.js graph, as its server sends
+	// neither.
 	CheckpointID       *string         `json:"checkpoint_id,omitempty"`
 	ParentCheckpointID json.RawMessage `json:"parent_checkpoint_id,omitempty" swaggertype:"string" extensions:"x-nullable"`
 	// MessagesWindow describes the window shown in place of a list
@@ -166,17 +179,19 @@ func nestedState(s *ThreadState) *SubgraphState {
 
 // emptyState is the state of a thread without checkpoints (reference §5.1).
 func emptyState() *ThreadState {
-	return &ThreadState{Values: map[string]any{}, Next: []string{}, Tasks: []Task{}, Interrupts: []any{}}
+	return &ThreadState{Values: map[string]any{}, Next: []string{}, Tasks: []Task{}, Interrupts: jsonEmptyList}
 }
+
+var jsonEmptyList = json.RawMessage("[]")
 
 // assemble turns a stored checkpoint into the API's ThreadState.
 func assemble(t *checkpoints.Tuple, g *graph.Graph) *ThreadState {
 	values := pregel.StateValues(t.Checkpoint.ChannelValues, g)
+	lang := languageOf(g)
 	s := &ThreadState{
 		Values:     values,
 		Checkpoint: refOf(t.Config, g),
 		Metadata:   t.Metadata,
-		Interrupts: []any{},
 	}
 	for k, v := range values {
 		if t.Verbatim(k, v) {
@@ -189,40 +204,54 @@ func assemble(t *checkpoints.Tuple, g *graph.Graph) *ThreadState {
 	if s.Metadata == nil {
 		s.Metadata = map[string]any{}
 	}
-	id := t.Config.CheckpointID
-	s.CheckpointID = &id
 	if t.Checkpoint.TS != "" {
 		ts := t.Checkpoint.TS
 		s.CreatedAt = &ts
 	}
 	if t.Parent != nil {
 		s.ParentCheckpoint = refOf(*t.Parent, g)
-		s.ParentCheckpointID = jsonv.Must(t.Parent.CheckpointID)
-	} else if g != nil && g.Language == graph.LanguagePython {
-		s.ParentCheckpointID = jsonNull
 	}
-	if g != nil && g.Language == graph.LanguagePython && t.Config.NS != "" {
-		// Python LangGraph addresses a subgraph's checkpoint with the map
-		// of its parents' checkpoints and its own.
-		s.Checkpoint.CheckpointMap = checkpointMap(t.Metadata, t.Config)
+	switch lang {
+	case graph.LanguageJS:
+		// LangGraph.js's snapshot metadata names its thread.
+		if _, ok := s.Metadata["thread_id"]; !ok {
+			s.Metadata = maps.Clone(s.Metadata)
+			s.Metadata["thread_id"] = t.Config.ThreadID
+		}
+	case graph.LanguagePython:
+		s.ParentCheckpointID = jsonNull
+		fallthrough
+	default:
+		id := t.Config.CheckpointID
+		s.CheckpointID = &id
 		if t.Parent != nil {
+			s.ParentCheckpointID = jsonv.Must(t.Parent.CheckpointID)
+		}
+	}
+	if lang != "" && t.Config.NS != "" {
+		// LangGraph addresses a subgraph's checkpoint with the map of its
+		// parents' checkpoints and its own (Python LangGraph its parent's
+		// too; LangGraph.js leaves the parent's out).
+		s.Checkpoint.CheckpointMap = checkpointMap(t.Metadata, t.Config)
+		if t.Parent != nil && lang == graph.LanguagePython {
 			s.ParentCheckpoint.CheckpointMap = checkpointMap(t.Metadata, *t.Parent)
 		}
 	}
 	tasks := pregel.Tasks(t, g)
-	python := g != nil && g.Language == graph.LanguagePython
-	if !python {
-		s.Interrupts = pregel.AttachWrites(nil, t.PendingWrites)
-	}
 	s.Tasks = make([]Task, len(tasks))
 	s.Next = make([]string, len(tasks))
+	interrupts := []any{}
 	for i, pt := range tasks {
 		s.Tasks[i] = Task{ID: pt.ID, Name: pt.Name, Path: pt.Path, Error: pt.Error, Interrupts: pt.Interrupts, Result: pt.Result}
 		s.Next[i] = pt.Name
-		if python {
-			// Python LangGraph's state interrupts are its tasks'.
-			s.Interrupts = append(s.Interrupts, pt.Interrupts...)
-		}
+		interrupts = append(interrupts, pt.Interrupts...) // Python LangGraph's: its tasks'
+	}
+	switch lang {
+	case graph.LanguageJS:
+	case graph.LanguagePython:
+		s.Interrupts = jsonv.Must(interrupts)
+	default: // every interrupt written, a task's or not
+		s.Interrupts = jsonv.Must(pregel.AttachWrites(nil, t.PendingWrites))
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/httpx"
@@ -222,11 +223,12 @@ type UpdateRequest struct {
 }
 
 // UpdateResponse is what update_state returns: the new checkpoint, also as
-// "configurable" (the JS SDK's type) and "checkpoint_id".
+// "configurable" and "checkpoint_id" but for a LangGraph.js graph's (whose
+// server answers the checkpoint alone).
 type UpdateResponse struct {
-	Checkpoint   CheckpointRef `json:"checkpoint" validate:"required"`
-	Configurable CheckpointRef `json:"configurable" validate:"required"`
-	CheckpointID string        `json:"checkpoint_id" validate:"required"`
+	Checkpoint   CheckpointRef  `json:"checkpoint" validate:"required"`
+	Configurable *CheckpointRef `json:"configurable,omitempty"`
+	CheckpointID string         `json:"checkpoint_id,omitempty"`
 }
 
 // UpdateState godoc
@@ -261,8 +263,15 @@ func (h *Handlers) UpdateState(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ref := *refOf(cfg, h.svc.graphOfThread(r.Context(), id))
-	httpx.WriteJSON(w, http.StatusOK, UpdateResponse{Checkpoint: ref, Configurable: ref, CheckpointID: cfg.CheckpointID})
+	g := h.svc.graphOfThread(r.Context(), id)
+	ref := refOf(cfg, g)
+	out := UpdateResponse{Checkpoint: *ref}
+	if languageOf(g) == graph.LanguageJS {
+		out.Checkpoint.CheckpointMap = nil // the new checkpoint's configurable, as LangGraph.js's server answers it
+	} else {
+		out.Configurable, out.CheckpointID = ref, cfg.CheckpointID
+	}
+	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -142,6 +142,13 @@ func parseModes(list []string) modes {
 	return m
 }
 
+// CheckpointEnvelope is the stored event of a LangGraph.js checkpoint's
+// envelope ({id, parent_id, step, source}), which LangGraph.js streams
+// before each values chunk of a run streaming subgraphs and its server
+// sends as a "checkpoints" event whatever modes were asked for (the JS
+// worker records it only then).
+const CheckpointEnvelope = "checkpoint_envelope"
+
 // wire returns the SSE event name a stored event goes out under for these
 // modes ("" to skip it): metadata and error always; values, updates,
 // custom, checkpoints, tasks and debug when asked for; message tuples under "messages" for
@@ -153,7 +160,8 @@ func (m modes) wire(e StoredEvent) string {
 	if base, ns, sub := strings.Cut(e.Event, "|"); sub {
 		// A subgraph's event ("values|<namespace>", from stream_subgraphs):
 		// sent under its own name when its mode was asked for.
-		if name := m.wire(StoredEvent{Event: base, Data: e.Data}); name == base || base == "messages" && name != "" {
+		if name := m.wire(StoredEvent{Event: base, Data: e.Data}); name != "" &&
+			(name == base || base == "messages" || base == CheckpointEnvelope) {
 			return name + "|" + ns
 		}
 		return ""
@@ -161,6 +169,8 @@ func (m modes) wire(e StoredEvent) string {
 	switch e.Event {
 	case "metadata", "error":
 		return e.Event
+	case CheckpointEnvelope:
+		return "checkpoints"
 	case "values", "custom", "checkpoints", "tasks", "debug", "tools":
 		if m[e.Event] {
 			return e.Event

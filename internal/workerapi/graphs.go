@@ -58,7 +58,9 @@ type GraphRegistration struct {
 	Context map[string]any `json:"context,omitempty" swaggertype:"object"`
 	// Language is the graph's runtime: "python" for Python LangGraph
 	// (weft_worker), whose task ids Weft then derives Python's way
-	// (xxh3-128); absent, "" or "js" for LangGraph.js.
+	// (xxh3-128); "js" for LangGraph.js (weft-worker); absent or "" for a
+	// Go worker's. State reads of its threads are shaped as the official
+	// server of its language answers them (Weft's own superset for "").
 	Language string `json:"language,omitempty" enums:"js,python" example:"python"`
 }
 
@@ -116,9 +118,7 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 	}
 	language := req.Language
 	switch language {
-	case "", "js":
-		language = ""
-	case graph.LanguagePython:
+	case "", graph.LanguageJS, graph.LanguagePython:
 	default:
 		return nil, apperr.Errorf(apperr.Invalid, "Invalid language %q: \"js\" or \"python\"", req.Language)
 	}

@@ -13,8 +13,9 @@ import (
 //   - {"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{…}}
 //     becomes LangChain.js's plain message dict (BaseMessage.toDict, what
 //     LangGraph.js's server sends): the kwargs (already snake_case) with
-//     "type" from the class ("human", "ai", "tool", "system", …); fields the
-//     message lacks stay absent (no name: null, unlike Python's model_dump).
+//     "type" from the class ("human", "ai", "tool", "system", …; a chunk's
+//     that of its message); fields the message lacks stay absent (no name:
+//     null, unlike Python's model_dump).
 //   - {"lc":1,…,"id":["langchain","schema","messages","HumanMessage"],…}, Python
 //     LangChain's envelope (the Python worker's), becomes Python's message
 //     dict with the common fields defaulted (LangChainMessage), as LangGraph's
@@ -23,7 +24,8 @@ import (
 //   - lc:2 constructors of the JS serde (Set, Map, RegExp, Error, Uint8Array)
 //     become their kwargs when non-empty, else their single argument (a Set's
 //     items, a Map's [key, value] pairs, …), else their argument list.
-//   - {"lc":2,"type":"undefined"} becomes null.
+//   - {"lc":2,"type":"undefined"} becomes null in a list, and an object's
+//     member holding it is left out (JSON.stringify's undefined).
 //
 // Other lc envelopes ("secret", "not_implemented") are left as they are.
 // Maps and slices are rewritten in place; the result replaces v. State
@@ -42,11 +44,34 @@ func NormalizeLC(v any) any {
 			return out
 		}
 		for k, e := range t {
+			if isUndefined(e) {
+				delete(t, k) // JSON.stringify leaves an undefined member out
+				continue
+			}
 			t[k] = NormalizeLC(e)
 		}
 		return t
 	}
 	return v
+}
+
+// IsUndefined reports whether v, decoded JSON, is the JS serde's
+// {"lc":2,"type":"undefined"}: a channel holding it has no value (its key
+// is left out of values, as JSON.stringify leaves undefined out).
+func IsUndefined(v any) bool { return isUndefined(v) }
+
+func isUndefined(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 2 || m["type"] != "undefined" {
+		return false
+	}
+	switch lc := m["lc"].(type) {
+	case json.Number:
+		return lc == "2"
+	case float64:
+		return lc == 2
+	}
+	return false
 }
 
 func lcEnvelope(m map[string]any) (any, bool) {
@@ -78,6 +103,10 @@ func lcEnvelope(m map[string]any) (any, bool) {
 		kwargs = map[string]any{}
 	}
 	for k, e := range kwargs {
+		if isUndefined(e) {
+			delete(kwargs, k)
+			continue
+		}
 		kwargs[k] = NormalizeLC(e)
 	}
 	if lc == "1" {
@@ -91,9 +120,10 @@ func lcEnvelope(m map[string]any) (any, bool) {
 		} else if isMessageClass(module, class) {
 			// LangChain.js's own dict form of a message (toDict: its
 			// serialized fields plus "type"), as LangGraph.js's server sends
-			// it: fields the message does not have stay absent.
+			// it: fields the message does not have stay absent, and a chunk
+			// has its message's type ("ai" for an AIMessageChunk).
 			if t, _ := kwargs["type"].(string); t == "" {
-				kwargs["type"] = messageType(class)
+				kwargs["type"] = messageType(strings.TrimSuffix(class, "Chunk"))
 			}
 		}
 		return kwargs, true

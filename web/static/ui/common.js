@@ -7,6 +7,12 @@ import { curl, onChanged } from "../lib/api.js";
  * Runs fn (an async function of an AbortSignal) when deps change and
  * returns {loading, error, data, reload}. A newer call aborts the older one.
  */
+/** A state's pending interrupts: its own list, or (a LangGraph.js graph's
+ * state, which has none) its tasks'. */
+export function interruptsOf(state) {
+  return state.interrupts ?? state.tasks.flatMap((t) => t.interrupts ?? []);
+}
+
 export function useAsync(fn, deps) {
   const [state, setState] = useState({ loading: true, error: null, data: undefined });
   const [tick, setTick] = useState(0);

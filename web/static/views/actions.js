@@ -6,7 +6,7 @@
 import { html, useState } from "../vendor/preact-htm.js";
 import { get, request } from "../lib/api.js";
 import { href, navigate } from "../lib/router.js";
-import { Curl, ErrorBox, Field, useAsync } from "../ui/common.js";
+import { Curl, ErrorBox, Field, interruptsOf, useAsync } from "../ui/common.js";
 
 /** The stream modes a run started from the UI logs, so its timeline is rich. */
 export const UI_STREAM_MODES = ["values", "updates", "debug", "messages-tuple", "custom"];
@@ -47,7 +47,7 @@ export function TimeTravel({ threadId, thread, state, checkpointId, ns, isHead }
   const nodes = graph.data ? graph.data.nodes.map((n) => n.id).filter((id) => id !== "__end__") : [];
   return html`<div class="travel" data-testid="travel-tab">
     ${!graphId && html`<div class="error-box">This thread has no graph yet (metadata.graph_id): runs set it; update_state needs it.</div>`}
-    ${state.interrupts.length > 0 && html`<${Resume} threadId=${threadId} graphId=${graphId} state=${state} checkpointId=${checkpointId} isHead=${isHead} />`}
+    ${interruptsOf(state).length > 0 && html`<${Resume} threadId=${threadId} graphId=${graphId} state=${state} checkpointId=${checkpointId} isHead=${isHead} />`}
     <${EditFork} threadId=${threadId} state=${state} checkpointId=${checkpointId} ns=${ns} nodes=${nodes} isHead=${isHead} />
     <${RunFrom} threadId=${threadId} graphId=${graphId} state=${state} checkpointId=${checkpointId} isHead=${isHead} />
   </div>`;
@@ -62,7 +62,7 @@ function EditFork({ threadId, state, checkpointId, ns, nodes, isHead }) {
   if (ns) body.checkpoint_ns = ns;
   if (asNode) body.as_node = asNode;
   const path = `/threads/${threadId}/state`;
-  const go = () => submit("POST", path, body, (data) => navigate(href(["threads", threadId, "checkpoints", data.checkpoint_id], { ns })));
+  const go = () => submit("POST", path, body, (data) => navigate(href(["threads", threadId, "checkpoints", data.checkpoint.checkpoint_id], { ns })));
   return html`<section class="action" data-testid="edit-fork">
     <h4>Edit state ${isHead ? "" : "and fork"}</h4>
     <p class="muted small">Writes a new checkpoint whose parent is this one${isHead ? "" : " (a new branch: this is not the head)"}: the values go through the channels' reducers as if <code>as_node</code> had written them (an append channel appends, messages merge by id), and <code>next</code> follows the graph's edges out of that node.</p>
@@ -116,7 +116,7 @@ function RunFrom({ threadId, graphId, state, checkpointId, isHead }) {
 }
 
 function Resume({ threadId, graphId, state, checkpointId, isHead }) {
-  const first = state.interrupts[0];
+  const first = interruptsOf(state)[0];
   const [text, setText] = useState('"yes"');
   const [st, submit] = useSubmit();
   const parsed = parseJSON(text, "resume");

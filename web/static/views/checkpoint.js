@@ -7,7 +7,7 @@ import { html } from "../vendor/preact-htm.js";
 import { get, post } from "../lib/api.js";
 import { href } from "../lib/router.js";
 import { bytes, oneLine, shortCheckpoint, time, version } from "../lib/format.js";
-import { Badge, Copy, Empty, ErrorBox, KV, Loading, Tabs, useAsync } from "../ui/common.js";
+import { Badge, Copy, Empty, ErrorBox, KV, Loading, Tabs, interruptsOf, useAsync } from "../ui/common.js";
 import { Json } from "../ui/json.js";
 import { Conversation, isMessageList } from "../ui/messages.js";
 import { TimeTravel } from "./actions.js";
@@ -87,7 +87,7 @@ function StateTab({ state }) {
   const values = state.values || {};
   const keys = Object.keys(values);
   return html`<div data-testid="state-tab">
-    <${Interrupts} list=${state.interrupts} />
+    <${Interrupts} list=${interruptsOf(state)} />
     ${state.tasks.length > 0 && html`<div class="tasks-brief"><h4>Tasks</h4>${state.tasks.map((t) => html`<div class="task-line" data-testid="task-brief">
       <span class="chip node">${t.name}</span> <code class="muted small">${t.id}</code>
       ${t.error && html`<span class="mark error">error: ${oneLine(t.error, 160)}</span>`}

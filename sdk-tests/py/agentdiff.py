@@ -30,6 +30,9 @@ MISSING = "<missing>"
 # "/"); ANY matches any value, MISSING an absent key.
 _SELF = "what the official server writes about itself (its address, versions, plan, host, request id)"
 _WEFT_THREAD = "Weft's own thread fields (hierarchy, run pointers): a superset of the official Thread"
+_LATE = ("LangGraph gives a message its id (and LangGraph.js a model's message its name) in the reducer, after the "
+         "event that carries it; the official server serializes events when it sends them, by which time the "
+         "reducer ran, Weft when they happen")
 ALLOWED: list[tuple[str, Any, Any, tuple[str, ...] | None, str]] = [
     *[(f"*/{k}", ANY, MISSING, None, _SELF) for k in (
         "langgraph_api_url", "langgraph_api_version", "langgraph_version", "langgraph_plan", "langgraph_host",
@@ -46,9 +49,33 @@ ALLOWED: list[tuple[str, Any, Any, tuple[str, ...] | None, str]] = [
     ("/checkpoint/checkpoint_ns", MISSING, "", ("update's checkpoint",),
      "the official dev server's in-memory saver answers a state read by checkpoint id with the request's own "
      "config, which names no namespace; LangGraph's PostgresSaver, as Weft, answers the checkpoint's address"),
-    ("*/data/output/id", ANY, None, ("events",),
-     "LangGraph gives a tool's message its id in the messages reducer, after the tool's on_tool_end event; the "
-     "official server serializes events when it sends them, by which time the reducer ran, Weft when they happen"),
+    *[(p, ANY, v, ("events",), _LATE) for p, v in (("*/data/output/id", None), ("*/data/output/id", MISSING),
+                                                   ("*/data/output/messages/*/id", MISSING),
+                                                   ("*/data/output/name", MISSING))],
+    *[(f"*/{k}", MISSING, ANY, None, "Thread fields LangGraph's Python server answers and LangGraph.js's leaves out")
+      for k in ("error", "state_updated_at")],
+    *[(p, ANY, MISSING, ("all modes",), _LATE) for p in ("*/payload/tasks/*/error", "*/payload/tasks/*/result")],
+    ("*/1/0/name", ANY, MISSING, ("plan: stream", "fork: stream"), _LATE),
+    ("/0/description", None, ANY, ("assistant",),
+     "a graphs entry's description is its system assistant's (the issue asks it; LangGraph's Python server does so, "
+     "LangGraph.js's dev server 1.5.1 ignores it with a warning)"),
+    ("/status", 500, ANY, ("update",), "a client's mistake is a 4xx on Weft, never a 5xx (the SDKs retry 5xx); "
+                                       "LangGraph.js's dev server answers a value its reducer refuses with 500"),
+    ("/__error__", "InternalServerError", ANY, ("update",), "see /status of update"),
+    ("/message", "500 Internal Server Error", ANY, ("update",), "see /status of update"),
+    ("/message", ANY, ANY, ("rounds: wait",),
+     "a failed run's error as runs.wait raises it: LangGraph.js's server answers the error as JSON text in the "
+     "message of an error named \"Error\" (Error: {\"error\": \"GraphRecursionError\", …}), Weft as the error's own "
+     "name and message (GraphRecursionError: …), as LangGraph's Python server does"),
+    ("*/values/messages/*", ANY, ANY, ("rounds: thread", "rounds: search by metadata"),
+     "a run that fails (LangGraph.js: the recursion limit): LangGraph.js's server keeps as the thread's values "
+     "those of the last checkpoint its stream reported before the failing step, and its tasks with no "
+     "interrupts; Weft's thread holds the state get_state answers"),
+    ("*/interrupts/*", ANY, MISSING, ("rounds: thread", "rounds: search by metadata"), "see /values/messages/* of rounds: thread"),
+    ("/values/structuredResponse", ANY, MISSING, ("thread",),
+     "LangGraph.js's server keeps as the thread's values those of the last checkpoint its stream reported "
+     "(structuredResponse included), which get_state answers without structuredResponse; Weft's thread holds the "
+     "state get_state answers"),
     ("/values/*", ANY, ANY, ("plan: thread",),
      "a run that streams subgraphs and stops at an interrupt inside one: the official server keeps the last "
      "values event it streamed, the subgraph's, as the thread's values, and files its interrupts under the "

@@ -2,8 +2,11 @@
 script send to a server running real agents (the projects in
 fixtures/pyagents and ../agents-js, same graph ids, same scripted model).
 
-Each scenario takes an official SDK client (langgraph_sdk, async) and a
-`Transcript`, sends its requests and records every answer under a label.
+Each scenario takes an official SDK client (langgraph_sdk, async), a
+`Transcript` and the project's language ("py" or "js": LangChain.js names
+a few things its own way), sends its requests and records every answer
+under a label; a request the server refuses, or a run that fails, is
+recorded as its error.
 Run against two servers, the two transcripts are compared label by label
 (agentdiff). A scenario never looks at its answers to decide what to send
 next, except to find an id a later request needs (a checkpoint, a task).
@@ -32,6 +35,15 @@ class Transcript:
         self.entries[label] = value
         return value
 
+    async def answer(self, label: str, call: Awaitable) -> Any:
+        """Records what call answers, or the error it raises (an HTTP
+        error's status and detail)."""
+        try:
+            return self(label, await call)
+        except Exception as e:  # noqa: BLE001 — both servers' failures are compared
+            status = getattr(getattr(e, "response", None), "status_code", None)
+            return self(label, {"__error__": type(e).__name__, "status": status, "message": str(e)[:200]})
+
 
 async def stream(client: LangGraphClient, rec: Transcript, label: str, thread_id: str | None, assistant: str,
                  **kw) -> list:
@@ -43,23 +55,30 @@ def human(text: str) -> dict:
     return {"messages": [{"role": "user", "content": text}]}
 
 
-async def agent_tool_rounds(c: LangGraphClient, rec: Transcript) -> None:
+def edit_decision(lang: str, args: dict) -> dict:
+    """A HumanInTheLoopMiddleware edit decision (LangChain.js spells the key
+    in camelCase)."""
+    key = "editedAction" if lang == "js" else "edited_action"
+    return {"type": "edit", key: {"name": "book_flight", "args": args}}
+
+
+async def agent_tool_rounds(c: LangGraphClient, rec: Transcript, lang: str) -> None:
     """create_agent, 30 tool rounds in one run (far past LangGraph's
     default recursion limit of 25 steps); metadata that history filters
     find: the thread's and the run's configurable."""
     tid = (await c.threads.create(metadata={"owner": "ada-rounds"}))["thread_id"]
-    rec("wait", await c.runs.wait(tid, "agent", input=human("rounds 30"),
-                                  config={"configurable": {"user_tier": "pro"}}))
-    rec("state", await c.threads.get_state(tid))
-    rec("history", await c.threads.get_history(tid, limit=4))
-    rec("history by configurable", await c.threads.get_history(tid, limit=200, metadata={"user_tier": "pro"}))
-    rec("history by thread metadata", [h["checkpoint"] for h in await c.threads.get_history(
+    await rec.answer("rounds: wait", c.runs.wait(tid, "agent", input=human("rounds 30"),
+                                         config={"configurable": {"user_tier": "pro"}}))
+    rec("rounds: state", await c.threads.get_state(tid))
+    rec("rounds: history", await c.threads.get_history(tid, limit=4))
+    rec("rounds: history by configurable", await c.threads.get_history(tid, limit=200, metadata={"user_tier": "pro"}))
+    rec("rounds: history by thread metadata", [h["checkpoint"] for h in await c.threads.get_history(
         tid, limit=200, metadata={"owner": "ada-rounds"})])
-    rec("thread", await c.threads.get(tid))
-    rec("search by metadata", await c.threads.search(metadata={"owner": "ada-rounds"}))
+    rec("rounds: thread", await c.threads.get(tid))
+    rec("rounds: search by metadata", await c.threads.search(metadata={"owner": "ada-rounds"}))
 
 
-async def agent_hitl(c: LangGraphClient, rec: Transcript) -> None:
+async def agent_hitl(c: LangGraphClient, rec: Transcript, lang: str) -> None:
     """create_agent with HumanInTheLoopMiddleware: an interrupt, then
     approve, edit and reject decisions, streamed as a chat frontend asks."""
     tid = (await c.threads.create())["thread_id"]
@@ -70,8 +89,7 @@ async def agent_hitl(c: LangGraphClient, rec: Transcript) -> None:
                  stream_mode=CHAT_MODES)
     rec("approve: state", await c.threads.get_state(tid))
     rec("edit: interrupt", await c.runs.wait(tid, "agent", input=human("book Rome")))
-    edit = {"type": "edit", "edited_action": {"name": "book_flight", "args": {"city": "Milan"}}}
-    await stream(c, rec, "edit: stream", tid, "agent", command={"resume": {"decisions": [edit]}},
+    await stream(c, rec, "edit: stream", tid, "agent", command={"resume": {"decisions": [edit_decision(lang, {"city": "Milan"})]}},
                  stream_mode=["values", "updates"])
     rec("edit: state", await c.threads.get_state(tid))
     rec("reject: interrupt", await c.runs.wait(tid, "agent", input=human("book Oslo")))
@@ -81,7 +99,7 @@ async def agent_hitl(c: LangGraphClient, rec: Transcript) -> None:
     rec("thread", await c.threads.get(tid))
 
 
-async def agent_debug_streams(c: LangGraphClient, rec: Transcript) -> None:
+async def agent_debug_streams(c: LangGraphClient, rec: Transcript, lang: str) -> None:
     """One tool round streamed in every debugging mode, and as LangChain's
     events."""
     tid = (await c.threads.create())["thread_id"]
@@ -89,15 +107,15 @@ async def agent_debug_streams(c: LangGraphClient, rec: Transcript) -> None:
     await stream(c, rec, "events", tid, "agent", input=human("rounds 1"), stream_mode=["events"])
 
 
-async def agent_update_and_fork(c: LangGraphClient, rec: Transcript) -> None:
-    """update_state as the model node, and a run forked from an earlier
-    checkpoint."""
+async def agent_update_and_fork(c: LangGraphClient, rec: Transcript, lang: str) -> None:
+    """update_state (as the node that wrote last), and a run forked from an
+    earlier checkpoint."""
     tid = (await c.threads.create())["thread_id"]
     await c.runs.wait(tid, "agent", input=human("first"))
     await c.runs.wait(tid, "agent", input=human("second"))
     history = rec("history before", await c.threads.get_history(tid, limit=100))
     upd = rec("update", await c.threads.update_state(
-        tid, {"messages": [{"type": "ai", "content": "edited by hand", "id": "hand-1"}]}, as_node="model"))
+        tid, {"messages": [{"type": "ai", "content": "edited by hand", "id": "hand-1"}]}))
     rec("state after update", await c.threads.get_state(tid))
     first_turn = next(h for h in history if h["metadata"].get("step") == 1 and h["metadata"].get("source") == "loop")
     rec("fork: wait", await c.runs.wait(tid, "agent", input=human("instead"),
@@ -107,7 +125,7 @@ async def agent_update_and_fork(c: LangGraphClient, rec: Transcript) -> None:
     rec("update's checkpoint", await c.threads.get_state(tid, checkpoint_id=upd["checkpoint"]["checkpoint_id"]))
 
 
-async def reporter_structured(c: LangGraphClient, rec: Transcript) -> None:
+async def reporter_structured(c: LangGraphClient, rec: Transcript, lang: str) -> None:
     """create_agent with structured output."""
     tid = (await c.threads.create())["thread_id"]
     await stream(c, rec, "stream", tid, "reporter", input=human("report"), stream_mode=["values", "updates"])
@@ -115,7 +133,7 @@ async def reporter_structured(c: LangGraphClient, rec: Transcript) -> None:
     rec("thread", await c.threads.get(tid))
 
 
-async def deep_agent(c: LangGraphClient, rec: Transcript) -> None:
+async def deep_agent(c: LangGraphClient, rec: Transcript, lang: str) -> None:
     """deepagents: todos, a file, a subagent that interrupts inside its own
     graph; streamed with subgraphs; state, history, the subagent's history,
     the resume."""
@@ -139,7 +157,8 @@ async def deep_agent(c: LangGraphClient, rec: Transcript) -> None:
     copied = await c.threads.copy(tid)
     rec("copy: state", await c.threads.get_state(copied["thread_id"]))
     rec("copy: history", await c.threads.get_history(copied["thread_id"], limit=2))
-    await c.threads.update_state(tid, {"files": {"/extra.md": {"content": "added by hand", "encoding": "utf-8"}}})
+    await rec.answer("update", c.threads.update_state(
+        tid, {"files": {"/extra.md": {"content": "added by hand", "encoding": "utf-8"}}}))
     rec("update: state", await c.threads.get_state(tid))
     history = await c.threads.get_history(tid, limit=100)
     start = next(h for h in history if h["metadata"]["step"] == 0)
@@ -148,15 +167,23 @@ async def deep_agent(c: LangGraphClient, rec: Transcript) -> None:
     rec("fork: state", await c.threads.get_state(tid))
 
 
-async def factory_runtime(c: LangGraphClient, rec: Transcript) -> None:
+async def deep_agent_rounds(c: LangGraphClient, rec: Transcript, lang: str) -> None:
+    """A deep agent's task of 15 tool rounds (past LangGraph's default
+    recursion limit of 25 steps)."""
+    tid = (await c.threads.create())["thread_id"]
+    await rec.answer("wait", c.runs.wait(tid, "deep", input=human("rounds 15")))
+    rec("state", await c.threads.get_state(tid))
+
+
+async def factory_runtime(c: LangGraphClient, rec: Transcript, lang: str) -> None:
     """A graph factory that takes (config, runtime)."""
     rec("wait", await c.runs.wait(None, "factory", input=human("who")))
     rec("assistant", [{k: a[k] for k in ("graph_id", "name", "description", "metadata", "config", "context")}
                       for a in await c.assistants.search(graph_id="factory")])
 
 
-SCENARIOS: dict[str, Callable[[LangGraphClient, Transcript], Awaitable[None]]] = {
+SCENARIOS: dict[str, Callable[[LangGraphClient, Transcript, str], Awaitable[None]]] = {
     f.__name__: f for f in (agent_tool_rounds, agent_hitl, agent_debug_streams, agent_update_and_fork,
-                            reporter_structured, deep_agent, factory_runtime)
+                            reporter_structured, deep_agent, deep_agent_rounds, factory_runtime)
 }
 GRAPHS = ["agent", "reporter", "deep", "factory"]

@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build test test-go test-sdk test-py test-worker-js test-ui soak lint openapi openapi-check bench bench-long ci
+.PHONY: run build test test-go test-sdk test-py test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check bench bench-long ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -12,7 +12,7 @@ run: build ## Build bin/weft and run it (managed local PostgreSQL under ./.weft 
 build:
 	$(GO) build -o bin/weft ./cmd/server
 
-test: test-go test-sdk test-py test-worker-js test-ui soak ## Every test: Go (race detector), the official JS and Python SDK suites, the JS worker, the web UI, the 2-minute chaos soak
+test: test-go test-sdk test-py test-worker-js test-ui test-agent-chat-ui soak ## Every test: Go (race detector), the official JS and Python SDK suites (real agents side by side with LangGraph's servers), the JS worker, the web UI, agent-chat-ui, the 2-minute chaos soak
 
 PY_VENV ?= sdk-tests/py/.venv
 
@@ -31,7 +31,10 @@ $(PY_VENV)/.installed: sdk-tests/py/requirements.txt
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r sdk-tests/py/requirements.txt
 	touch $@
 
-test-py: $(PY_VENV)/.installed ## The official Python SDK (and Python clients) against real servers (sdk-tests/py), the Python worker's own tests (worker-py/tests)
+sdk-tests/agents-js/node_modules:
+	cd sdk-tests/agents-js && npm ci --no-audit --no-fund
+
+test-py: $(PY_VENV)/.installed sdk-tests/agents-js/node_modules ## The official Python SDK (and Python clients) against real servers (sdk-tests/py: the JS agents of sdk-tests/agents-js too), the Python worker's own tests (worker-py/tests)
 	PYTHONDONTWRITEBYTECODE=1 $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider worker-py/tests
 	$(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider sdk-tests/py
 
@@ -40,6 +43,9 @@ test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.j
 
 test-ui: $(PY_VENV)/.installed ## The web UI in headless Chromium against a real server (web/test; screenshots in web/test/artifacts; a Python graph's threads through the Python worker)
 	cd web/test && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && WEFT_PYTHON=$(abspath $(PY_VENV))/bin/python npm test
+
+test-agent-chat-ui: $(PY_VENV)/.installed ## agent-chat-ui (create-agent-chat-app's Vite template, built at test time) showing a deep agent's threads served by weft dev, in headless Chromium
+	cd sdk-tests/agent-chat-ui && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && WEFT_PYTHON=$(abspath $(PY_VENV))/bin/python npm test
 
 # SOAK_ARGS='-duration 30m -seed 42 -out /tmp/soak' for a longer one (docs/soak.md).
 soak: worker-js/node_modules ## Chaos soak, 2 minutes: 3 servers + Go and JS workers on one PostgreSQL, SIGKILLs and a PostgreSQL restart, then the invariants

@@ -25,12 +25,10 @@ import os
 import shutil
 import signal
 import subprocess
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyservers import OFFLINE_ENV, READY_TIMEOUT, SECRET_ENV, TERM_TIMEOUT, free_port, start_weft_dev, wait_registered  # noqa: F401
+from pyservers import OFFLINE_ENV, SECRET_ENV, TERM_TIMEOUT, free_port, start_weft_dev, wait_up  # noqa: F401
 
 HERE = Path(__file__).resolve().parent
 AGENTS_JS = HERE.parent / "agents-js"
@@ -115,24 +113,5 @@ def start_langgraphjs_dev(project_dir: str | os.PathLike, log_dir: str, env: dic
         proc = subprocess.Popen(args, cwd=project, env=full_env, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     srv = LangGraphJSDev(url=f"http://127.0.0.1:{port}", proc=proc, log_path=log_path)
-    deadline = time.monotonic() + READY_TIMEOUT
-    while True:
-        if proc.poll() is not None:
-            srv.stop()
-            raise RuntimeError(f"langgraphjs dev exited with {proc.returncode}:\n{srv.log()[-4000:]}")
-        try:
-            with urllib.request.urlopen(srv.url + "/ok", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            srv.stop()
-            raise RuntimeError(f"langgraphjs dev not ready within {READY_TIMEOUT}s:\n{srv.log()[-4000:]}")
-        time.sleep(0.1)
-    try:
-        wait_registered(srv.url, graphs, headers=headers)
-    except Exception:
-        srv.stop()
-        raise
+    wait_up(srv, "langgraphjs dev", graphs, headers)
     return srv

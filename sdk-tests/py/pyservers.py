@@ -122,10 +122,19 @@ def start_langgraph_dev(project: Path, log_dir: str, jobs: int | None = None, en
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(args, cwd=project, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     srv = LangGraphDev(url=f"http://127.0.0.1:{port}", proc=proc, log_path=log_path)
+    wait_up(srv, "langgraph dev", graphs, headers)
+    return srv
+
+
+def wait_up(srv, what: str, graphs, headers: dict | None = None) -> None:
+    """Waits until a server started as srv (url, proc, log(), stop())
+    answers GET /ok and lists graphs; stops it and raises when it exits or
+    is not ready in READY_TIMEOUT."""
     deadline = time.monotonic() + READY_TIMEOUT
     while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"langgraph dev exited with {proc.returncode}:\n{srv.log()[-4000:]}")
+        if srv.proc.poll() is not None:
+            srv.stop()
+            raise RuntimeError(f"{what} exited with {srv.proc.returncode}:\n{srv.log()[-4000:]}")
         try:
             with urllib.request.urlopen(srv.url + "/ok", timeout=2) as r:
                 if r.status == 200:
@@ -134,10 +143,13 @@ def start_langgraph_dev(project: Path, log_dir: str, jobs: int | None = None, en
             pass
         if time.monotonic() > deadline:
             srv.stop()
-            raise RuntimeError(f"langgraph dev not ready within {READY_TIMEOUT}s:\n{srv.log()[-4000:]}")
+            raise RuntimeError(f"{what} not ready within {READY_TIMEOUT}s:\n{srv.log()[-4000:]}")
         time.sleep(0.1)
-    wait_registered(srv.url, graphs, headers=headers)
-    return srv
+    try:
+        wait_registered(srv.url, graphs, headers=headers)
+    except Exception:
+        srv.stop()
+        raise
 
 
 def start_weft_dev(servers: Servers, project: Path, args: list[str] | None = None, env: dict | None = None,

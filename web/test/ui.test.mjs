@@ -75,6 +75,34 @@ async function runStatus(tid, rid, ...want) {
 
 const history = (tid, limit = 100) => api("POST", `/threads/${tid}/history`, { limit });
 
+/**
+ * Runs fn while a Python worker serves graphs of a fixture project of
+ * sdk-tests/py/fixtures to the server (the last one is registered when fn
+ * starts), then stops it by its PID.
+ */
+async function withPythonWorker(fixture, graphs, fn, readyMs = 60_000) {
+  assert.ok(existsSync(PYTHON), `no Python with langgraph at ${PYTHON}: make test-py builds it (or set WEFT_PYTHON)`);
+  const project = join(REPO, "sdk-tests", "py", "fixtures", fixture);
+  const worker = spawn(PYTHON, ["-m", "weft_worker", "--config", join(project, "langgraph.json"), "--url", server.url,
+    "--graphs", graphs.join(","), "--worker-id", `ui-${fixture}`], {
+    cwd: project, stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, PYTHONPATH: join(REPO, "worker-py"), PYTHONDONTWRITEBYTECODE: "1" },
+  });
+  let log = "";
+  worker.stderr.on("data", (b) => (log += b));
+  const exited = new Promise((r) => worker.once("exit", r));
+  try {
+    await eventually(async () => {
+      assert.equal(worker.exitCode, null, `the Python worker exited: ${log}`);
+      await api("GET", `/assistants/${graphs.at(-1)}`);
+    }, readyMs);
+    await fn();
+  } finally {
+    worker.kill("SIGTERM");
+    await bounded(exited, 30_000, "the Python worker's exit").catch(() => worker.kill("SIGKILL"));
+  }
+}
+
 // ---- fixtures ----
 
 const fx = {};
@@ -769,21 +797,7 @@ describe("the time-travel UI", () => {
   }, 240_000);
 
   step("a Python graph's threads (the Python worker): the conversation and its checkpoints, an interrupt inside a subgraph resumed from the UI", async (t) => {
-    assert.ok(existsSync(PYTHON), `no Python with langgraph at ${PYTHON}: make test-py builds it (or set WEFT_PYTHON)`);
-    const project = join(REPO, "sdk-tests", "py", "fixtures", "pyproject");
-    const worker = spawn(PYTHON, ["-m", "weft_worker", "--config", join(project, "langgraph.json"), "--url", server.url,
-      "--graphs", "chat,deep_ask", "--worker-id", "ui-python"], {
-      cwd: project, stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, PYTHONPATH: join(REPO, "worker-py"), PYTHONDONTWRITEBYTECODE: "1" },
-    });
-    let log = "";
-    worker.stderr.on("data", (b) => (log += b));
-    const exited = new Promise((r) => worker.once("exit", r));
-    try {
-      await eventually(async () => {
-        assert.equal(worker.exitCode, null, `the Python worker exited: ${log}`);
-        await api("GET", "/assistants/deep_ask");
-      }, 60_000);
+    await withPythonWorker("pyproject", ["chat", "deep_ask"], async () => {
       const chat = (await api("POST", "/threads", { metadata: { fixture: "python" } })).thread_id;
       for (const text of ["hi", "and again"]) {
         await api("POST", `/threads/${chat}/runs/wait`, { assistant_id: "chat", input: { messages: [{ role: "user", content: text }] } });
@@ -817,28 +831,11 @@ describe("the time-travel UI", () => {
       assert.deepEqual(state.values.log, ["prepared", "answered yes"]);
       await page.goto(ui(`#/threads/${ask}`));
       await eventually(async () => assert.equal(await tid("thread-status").textContent(), "idle"));
-    } finally {
-      worker.kill("SIGTERM");
-      await bounded(exited, 30_000, "the Python worker's exit").catch(() => worker.kill("SIGKILL"));
-    }
+    });
   }, 120_000);
 
   step("a deep agent's thread (deepagents through the Python worker): its conversation, todos and files", async (t) => {
-    assert.ok(existsSync(PYTHON), `no Python with langgraph at ${PYTHON}: make test-py builds it (or set WEFT_PYTHON)`);
-    const project = join(REPO, "sdk-tests", "py", "fixtures", "pyagents");
-    const worker = spawn(PYTHON, ["-m", "weft_worker", "--config", join(project, "langgraph.json"), "--url", server.url,
-      "--graphs", "deep", "--worker-id", "ui-deep"], {
-      cwd: project, stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, PYTHONPATH: join(REPO, "worker-py"), PYTHONDONTWRITEBYTECODE: "1" },
-    });
-    let log = "";
-    worker.stderr.on("data", (b) => (log += b));
-    const exited = new Promise((r) => worker.once("exit", r));
-    try {
-      await eventually(async () => {
-        assert.equal(worker.exitCode, null, `the Python worker exited: ${log}`);
-        await api("GET", "/assistants/deep");
-      }, 90_000);
+    await withPythonWorker("pyagents", ["deep"], async () => {
       // The scripted model plans (todos), writes a file, asks the researcher
       // subagent, whose lookup waits for a human; approved, it answers.
       const deep = (await api("POST", "/threads", { metadata: { fixture: "deep-agent" } })).thread_id;
@@ -864,10 +861,7 @@ describe("the time-travel UI", () => {
       assert.match(await channel("files").textContent(), /"# cats\\nstarted\\n"/);
       assert.doesNotMatch(await tid("checkpoint-detail").textContent(), /__weft_unresolved__|delta_channel/);
       await screenshot(t, "deep-agent");
-    } finally {
-      worker.kill("SIGTERM");
-      await bounded(exited, 30_000, "the Python worker's exit").catch(() => worker.kill("SIGKILL"));
-    }
+    }, 90_000);
   }, 150_000);
 
   step("deep links: a run and a checkpoint tab reload to the same view; an unknown thread is an error, not a crash", async () => {

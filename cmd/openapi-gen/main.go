@@ -2,7 +2,10 @@
 // annotations on Weft's handlers: swag (v1) reads the annotations into a
 // Swagger 2.0 document, kin-openapi converts it to OpenAPI 3, the shapes
 // Swagger 2.0 cannot state (a field of several JSON types) are put in
-// (shapes.go), and the result is checked.
+// (shapes.go), the security and the responses every operation shares are
+// declared (security.go, responses.go), what the conversion writes in forms
+// client generators misread is rewritten (normalize.go), and the result is
+// checked.
 // Run it from the repository root: `go run ./cmd/openapi-gen` (or
 // `make openapi`).
 package main
@@ -17,6 +20,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oasdiff/yaml"
 	"github.com/swaggo/swag/gen"
 )
@@ -70,15 +74,41 @@ func run(out string) error {
 	if err := reshape(v3); err != nil {
 		return err
 	}
+	if err := constrain(v3); err != nil {
+		return err
+	}
+	if err := nullResponses(v3); err != nil {
+		return err
+	}
+	if err := derive(v3); err != nil {
+		return err
+	}
+	if err := nullableRequests(v3); err != nil {
+		return err
+	}
+	if err := sseEvents(v3); err != nil {
+		return err
+	}
 	if err := secure(v3); err != nil {
 		return err
 	}
-	if err := v3.Validate(context.Background()); err != nil {
-		return fmt.Errorf("generated document is invalid: %w", err)
+	if err := authErrors(v3); err != nil {
+		return err
 	}
+	jsonErrors(v3)
+	normalize(v3)
+	requestDefaults(v3)
 	js, err := json.Marshal(v3)
 	if err != nil {
 		return err
+	}
+	// Loaded back, every $ref the passes wrote is resolved for the check.
+	loaded, err := openapi3.NewLoader().LoadFromData(js)
+	if err != nil {
+		return fmt.Errorf("generated document does not load: %w", err)
+	}
+	if err := loaded.Validate(context.Background()); err != nil {
+		return fmt.Errorf("generated document is invalid: %w", err)
 	}
 	y, err := yaml.JSONToYAML(js)
 	if err != nil {

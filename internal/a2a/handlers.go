@@ -108,6 +108,7 @@ type AgentSkill struct {
 // Card godoc
 //
 //	@Summary		An assistant's A2A agent card
+//	@ID				get_agent_card
 //	@Description	The A2A agent card of the assistant assistant_id names (an id or a graph name), for assistants whose graph has a messages channel: name, description, one skill, input / output modes, streaming, and the JSON-RPC endpoint /a2a/{assistant_id} for A2A v1.0 and v0.3 clients (docs/a2a.md).
 //	@Tags			a2a
 //	@Produce		json
@@ -165,12 +166,12 @@ func baseURL(r *http.Request) string {
 
 // Request is a JSON-RPC 2.0 request to /a2a/{assistant_id}.
 type Request struct {
-	JSONRPC string          `json:"jsonrpc" example:"2.0"`
+	JSONRPC string          `json:"jsonrpc" validate:"required" enums:"2.0" example:"2.0"`
 	ID      json.RawMessage `json:"id" swaggertype:"string" example:"1"`
 	// Method is an A2A v1.0 method (SendMessage, SendStreamingMessage,
 	// GetTask, CancelTask) or its v0.3 name (message/send, message/stream,
 	// tasks/get, tasks/cancel).
-	Method string          `json:"method" example:"SendMessage"`
+	Method string          `json:"method" validate:"required" minLength:"1" example:"SendMessage"`
 	Params json.RawMessage `json:"params" swaggertype:"object"`
 }
 
@@ -185,6 +186,7 @@ type Response struct {
 // RPC godoc
 //
 //	@Summary		A2A JSON-RPC endpoint of an assistant
+//	@ID				post_a2a
 //	@Description	The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
 //	@Tags			a2a
 //	@Accept			json
@@ -386,7 +388,7 @@ func (h *Handlers) start(ctx context.Context, a *assistants.Assistant, m *inMess
 		req.Metadata["a2a_message_id"] = in.id
 	}
 	if streamed {
-		req.StreamMode = runs.StringList{"values", "messages-tuple"}
+		req.StreamMode = runs.StreamModeList{"values", "messages-tuple"}
 	}
 	if resume {
 		value := in.data

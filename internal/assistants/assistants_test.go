@@ -109,6 +109,16 @@ func TestValidationWritesNothing(t *testing.T) {
 		{http.StatusUnprocessableEntity, "POST", "/assistants/" + aid + "/versions", map[string]any{"offset": -1}},
 		{http.StatusNotFound, "POST", "/assistants/00000000-0000-0000-0000-000000000001/versions", nil},
 		{http.StatusMethodNotAllowed, "GET", "/assistants/count", nil},
+		// null is not an absent assistant_id: no assistant at a random id.
+		{http.StatusUnprocessableEntity, "POST", "/assistants", map[string]any{"graph_id": "foo_bar", "assistant_id": nil}},
+		{http.StatusUnprocessableEntity, "POST", "/assistants", map[string]any{"graph_id": "foo_bar", "assistant_id": "nope"}},
+		{http.StatusUnprocessableEntity, "POST", "/assistants", map[string]any{"graph_id": "foo_bar", "assistant_id": ""}},
+		{http.StatusUnprocessableEntity, "POST", "/assistants", map[string]any{"graph_id": "foo_bar", "assistant_id": 7}},
+		// A count holds its paging fields to search's bounds.
+		{http.StatusUnprocessableEntity, "POST", "/assistants/count", map[string]any{"offset": -1}},
+		{http.StatusUnprocessableEntity, "POST", "/assistants/count", map[string]any{"limit": 0}},
+		{http.StatusUnprocessableEntity, "POST", "/assistants/count", map[string]any{"select": []string{"nope"}}},
+		{http.StatusUnprocessableEntity, "POST", "/assistants/count", map[string]any{"sort_by": "nope"}},
 	}
 	for _, c := range cases {
 		r := s.Do(c.method, c.path, c.body)
@@ -119,6 +129,21 @@ func TestValidationWritesNothing(t *testing.T) {
 		if r.Detail(t) == "" {
 			t.Errorf("%s %s: no detail in %s", c.method, c.path, r.Body)
 		}
+	}
+	for body, want := range map[string]string{
+		`{"graph_id": "foo_bar", "assistant_id": null}`: `field "assistant_id" must be a UUID, got null (omit the field for a new id)`,
+		`{"offset": -1}`: "Invalid offset -1: must not be negative",
+	} {
+		path := "/assistants"
+		if !strings.Contains(body, "graph_id") {
+			path = "/assistants/count"
+		}
+		if got := s.Do("POST", path, body).Detail(t); !strings.Contains(got, want) {
+			t.Errorf("POST %s %s: %q, want %q", path, body, got, want)
+		}
+	}
+	if n := s.Must(http.StatusOK, "POST", "/assistants/count", map[string]any{"offset": 5, "limit": 1000, "select": []string{"name"}}).Body; strings.TrimSpace(string(n)) != "6" {
+		t.Errorf("count with valid paging fields = %s, want 6 (they are ignored)", n)
 	}
 	if n := dbCount(t, s, `SELECT count(*) FROM assistants`); n != 6 {
 		t.Fatalf("%d assistants, want 6", n)
@@ -204,10 +229,11 @@ func TestLatestSwitchesVersion(t *testing.T) {
 		t.Fatalf("patch after latest = %v", p)
 	}
 	wantJSON(t, "metadata", p["metadata"], `{"n":1,"x":true}`)
-	// ?version= works as well as the body.
-	q := s.Must(http.StatusOK, "POST", "/assistants/"+aid+"/latest?version=2", nil).Map(t)
+	// The version is the body's, as the SDKs send it (a ?version= alone is a 422).
+	s.Must(http.StatusUnprocessableEntity, "POST", "/assistants/"+aid+"/latest?version=2", nil)
+	q := s.Must(http.StatusOK, "POST", "/assistants/"+aid+"/latest", map[string]any{"version": 2}).Map(t)
 	if q["version"] != float64(2) || q["name"] != "v2" || q["graph_id"] != "echo_chat" {
-		t.Fatalf("latest?version=2 = %v", q)
+		t.Fatalf("latest version 2 = %v", q)
 	}
 	s.Must(http.StatusNotFound, "POST", "/assistants/"+aid+"/latest", map[string]any{"version": 9})
 	if n := dbCount(t, s, `SELECT count(*) FROM assistant_versions WHERE assistant_id = $1`, aid); n != 3 {
@@ -232,8 +258,10 @@ func TestSearchAndCount(t *testing.T) {
 	wantJSON(t, "default order (created_at desc)", field(l, "assistant_id"), js([]string{ids[2], ids[1], ids[0]}))
 	l, _ = search(map[string]any{"metadata": md, "sort_by": "name", "sort_order": "asc"})
 	wantJSON(t, "by name (case-insensitive)", field(l, "name"), `["Alpha","beta","Gamma 100%"]`)
-	l, _ = search(map[string]any{"metadata": md, "sort_by": "name", "sort_order": "DESC"})
+	l, _ = search(map[string]any{"metadata": md, "sort_by": "name", "sort_order": "desc"})
 	wantJSON(t, "by name desc", field(l, "name"), `["Gamma 100%","beta","Alpha"]`)
+	// The enum is case-sensitive, as LangGraph's server validates it.
+	s.Must(http.StatusUnprocessableEntity, "POST", "/assistants/search", map[string]any{"sort_order": "DESC"})
 	l, _ = search(map[string]any{"metadata": md, "sort_by": "created_at", "sort_order": "asc"})
 	wantJSON(t, "created asc", field(l, "assistant_id"), js(ids))
 	l, _ = search(map[string]any{"name": "ALP"})
@@ -257,7 +285,7 @@ func TestSearchAndCount(t *testing.T) {
 	if len(l) != 1 || h.Get("X-Pagination-Next") != "" || h.Get("X-Pagination-Total") != "3" {
 		t.Fatalf("page 2: %d rows, headers %v", len(l), h)
 	}
-	l, _ = search(nil)
+	l, _ = search(map[string]any{})
 	if len(l) != 8 {
 		t.Fatalf("everything: %d, want 8", len(l))
 	}
@@ -279,7 +307,7 @@ func TestSearchAndCount(t *testing.T) {
 	if n := count(map[string]any{"metadata": md, "graph_id": "foo_bar", "name": "gam"}); n != "1" {
 		t.Fatalf("count filtered = %s", n)
 	}
-	if n := count(nil); n != "8" {
+	if n := count(map[string]any{}); n != "8" {
 		t.Fatalf("count all = %s", n)
 	}
 }

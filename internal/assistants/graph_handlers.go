@@ -3,6 +3,7 @@ package assistants
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -16,40 +17,42 @@ const xrayFull = -1
 // parseXray reads the xray query parameter: absent or false → 0 (no
 // subgraphs drawn), true → xrayFull, a positive integer → that depth; an
 // integer <= 0 or anything else is a 422.
-func parseXray(s string) (int, error) {
-	s = strings.TrimSpace(s)
-	switch strings.ToLower(s) {
-	case "", "false":
+func parseXray(r *http.Request) (int, error) {
+	s, ok := httpx.QueryValue(r, "xray")
+	switch {
+	case !ok, s == "false", s == "False":
 		return 0, nil
-	case "true":
+	case s == "true", s == "True":
 		return xrayFull, nil
+	case xrayDepth.MatchString(s):
+		return strconv.Atoi(s)
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, apperr.Errorf(apperr.Invalid, "Invalid query parameter xray %q: must be true, false or a positive integer", s)
-	}
-	return n, nil
+	return 0, apperr.Errorf(apperr.Invalid, "Invalid query parameter xray %q: must be true, false or a positive integer", s)
 }
+
+// xrayDepth is a depth xray may give (api/openapi.yaml states the same
+// pattern).
+var xrayDepth = regexp.MustCompile(`^[1-9][0-9]{0,8}$`)
 
 // Drawable is a graph drawing as GET /assistants/{id}/graph returns it.
 type Drawable struct {
-	Nodes []DrawableNode `json:"nodes"`
-	Edges []DrawableEdge `json:"edges"`
+	Nodes []DrawableNode `json:"nodes" validate:"required"`
+	Edges []DrawableEdge `json:"edges" validate:"required"`
 }
 
 // DrawableNode is a node of a Drawable (START and END included, as
 // "__start__" and "__end__").
 type DrawableNode struct {
-	ID       string `json:"id"`
-	Type     string `json:"type" enums:"runnable,schema"`
-	Data     any    `json:"data" swaggertype:"object"`
+	ID       string `json:"id" validate:"required"`
+	Type     string `json:"type" validate:"required" enums:"runnable,schema"`
+	Data     any    `json:"data" validate:"required" swaggertype:"object"`
 	Metadata any    `json:"metadata,omitempty" swaggertype:"object"`
 }
 
 // DrawableEdge is an edge of a Drawable.
 type DrawableEdge struct {
-	Source      string `json:"source"`
-	Target      string `json:"target"`
+	Source      string `json:"source" validate:"required"`
+	Target      string `json:"target" validate:"required"`
 	Data        any    `json:"data,omitempty" swaggertype:"object"`
 	Conditional bool   `json:"conditional,omitempty"`
 }
@@ -57,6 +60,7 @@ type DrawableEdge struct {
 // Graph godoc
 //
 //	@Summary		Draw an assistant's graph
+//	@ID				get_assistant_graph
 //	@Description	The graph's nodes (with __start__ and __end__) and edges, from the graph catalog. xray=true or a positive depth expands subgraphs; a graph without subgraphs draws the same.
 //	@Tags			assistants
 //	@Produce		json
@@ -67,7 +71,7 @@ type DrawableEdge struct {
 //	@Failure		422				{object}	httpx.ErrorBody
 //	@Router			/assistants/{assistant_id}/graph [get]
 func (h *Handlers) Graph(w http.ResponseWriter, r *http.Request) error {
-	depth, err := parseXray(r.URL.Query().Get("xray"))
+	depth, err := parseXray(r)
 	if err != nil {
 		return err
 	}
@@ -99,12 +103,12 @@ func writeRaw(w http.ResponseWriter, b []byte) {
 
 // GraphSchemas is the body of GET /assistants/{id}/schemas.
 type GraphSchemas struct {
-	GraphID       string          `json:"graph_id"`
-	InputSchema   json.RawMessage `json:"input_schema" swaggertype:"object"`
-	OutputSchema  json.RawMessage `json:"output_schema" swaggertype:"object"`
-	StateSchema   json.RawMessage `json:"state_schema" swaggertype:"object"`
-	ConfigSchema  json.RawMessage `json:"config_schema" swaggertype:"object"`
-	ContextSchema json.RawMessage `json:"context_schema" swaggertype:"object"`
+	GraphID       string          `json:"graph_id" validate:"required"`
+	InputSchema   json.RawMessage `json:"input_schema" validate:"required" swaggertype:"object" extensions:"x-nullable"`
+	OutputSchema  json.RawMessage `json:"output_schema" validate:"required" swaggertype:"object" extensions:"x-nullable"`
+	StateSchema   json.RawMessage `json:"state_schema" validate:"required" swaggertype:"object" extensions:"x-nullable"`
+	ConfigSchema  json.RawMessage `json:"config_schema" validate:"required" swaggertype:"object" extensions:"x-nullable"`
+	ContextSchema json.RawMessage `json:"context_schema" validate:"required" swaggertype:"object" extensions:"x-nullable"`
 }
 
 // orNull keeps a NULL column a JSON null.
@@ -118,6 +122,7 @@ func orNull(b json.RawMessage) json.RawMessage {
 // Schemas godoc
 //
 //	@Summary		An assistant's graph schemas
+//	@ID				get_assistant_schemas
 //	@Description	The JSON Schemas of the graph's input, output and state (one property per state channel, none required), of config.configurable and of the context, from the graph catalog.
 //	@Tags			assistants
 //	@Produce		json
@@ -140,6 +145,7 @@ func (h *Handlers) Schemas(w http.ResponseWriter, r *http.Request) error {
 // Subgraphs godoc
 //
 //	@Summary		An assistant's subgraphs
+//	@ID				get_assistant_subgraphs
 //	@Description	The schemas of the graph's subgraphs by namespace ({} for a graph without subgraphs). recurse=true includes nested subgraphs (namespaces joined with "|").
 //	@Tags			assistants
 //	@Produce		json
@@ -156,6 +162,7 @@ func (h *Handlers) Subgraphs(w http.ResponseWriter, r *http.Request) error {
 // SubgraphsOf godoc
 //
 //	@Summary		An assistant's subgraphs under a namespace
+//	@ID				get_assistant_subgraphs_by_namespace
 //	@Description	The schemas of the subgraph at namespace ({} when there is none); recurse=true includes the subgraphs nested in it.
 //	@Tags			assistants
 //	@Produce		json

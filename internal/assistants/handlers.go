@@ -1,9 +1,11 @@
 package assistants
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"net/http"
-	"strconv"
+	"reflect"
 	"strings"
 
 	"github.com/google/uuid"
@@ -25,8 +27,10 @@ func NewHandlers(s *Store, ts *threads.Store) *Handlers { return &Handlers{store
 
 // CreateRequest is the body of POST /assistants.
 type CreateRequest struct {
-	GraphID     string         `json:"graph_id" example:"foo_bar"`
-	AssistantID string         `json:"assistant_id" format:"uuid"`
+	GraphID string `json:"graph_id" validate:"required" example:"foo_bar"`
+	// AssistantID is the new assistant's id (absent: a new random UUID).
+	// null or "" is refused, not read as absent.
+	AssistantID optionalID     `json:"assistant_id" swaggertype:"string" format:"uuid"`
 	Config      map[string]any `json:"config"`
 	Context     map[string]any `json:"context"`
 	Metadata    map[string]any `json:"metadata"`
@@ -35,9 +39,32 @@ type CreateRequest struct {
 	IfExists    string         `json:"if_exists" enums:"raise,do_nothing" default:"raise"`
 }
 
+// optionalID is a string field that may be absent but not null: a client
+// that sends "assistant_id": null meant an id it did not have, and gets a
+// 422 rather than an assistant at a new random id (which a retry would
+// then create again).
+type optionalID struct {
+	set, null bool
+	value     string
+}
+
+// UnmarshalJSON records that the field was present, and whether as null.
+func (o *optionalID) UnmarshalJSON(b []byte) error {
+	*o = optionalID{set: true}
+	if string(bytes.TrimSpace(b)) == "null" {
+		o.null = true
+		return nil
+	}
+	if err := json.Unmarshal(b, &o.value); err != nil {
+		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeFor[string]()}
+	}
+	return nil
+}
+
 // Create godoc
 //
 //	@Summary		Create an assistant
+//	@ID				create_assistant
 //	@Description	Creates an assistant (version 1) for a graph of the catalog. name defaults to graph_id, assistant_id to a new UUID. config.configurable and context are kept mirrored: the non-empty one is copied to the other; both non-empty and different is a 400. if_exists: raise (409 when the id exists) or do_nothing (the existing assistant is returned unchanged).
 //	@Tags			assistants
 //	@Accept			json
@@ -56,8 +83,11 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := CreateParams{GraphID: req.GraphID, Config: req.Config, Context: req.Context, Metadata: req.Metadata,
 		Name: req.Name, Description: req.Description, IfExists: req.IfExists}
-	if req.AssistantID != "" {
-		id, err := httpx.ParseUUID(req.AssistantID, "assistant")
+	if req.AssistantID.null {
+		return apperr.Errorf(apperr.Invalid, "Invalid request body: field \"assistant_id\" must be a UUID, got null (omit the field for a new id)")
+	}
+	if req.AssistantID.set {
+		id, err := httpx.ParseUUID(req.AssistantID.value, "assistant")
 		if err != nil {
 			return err
 		}
@@ -77,6 +107,7 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) error {
 // Get godoc
 //
 //	@Summary		Get an assistant
+//	@ID				get_assistant
 //	@Description	An assistant by id, or a graph's system assistant by graph name.
 //	@Tags			assistants
 //	@Produce		json
@@ -101,13 +132,14 @@ type PatchRequest struct {
 	Config      map[string]any `json:"config"`
 	Context     map[string]any `json:"context"`
 	Metadata    map[string]any `json:"metadata"`
-	Name        *string        `json:"name"`
+	Name        *string        `json:"name" minLength:"1"`
 	Description *string        `json:"description"`
 }
 
 // Patch godoc
 //
 //	@Summary		Update an assistant
+//	@ID				patch_assistant
 //	@Description	Writes a new version (the highest so far + 1) and makes it current. metadata is merged shallowly into the current metadata; graph_id, config, context, name and description replace theirs (config.configurable and context stay mirrored).
 //	@Tags			assistants
 //	@Accept			json
@@ -141,6 +173,7 @@ const deleteThreadsPage = 100
 // Delete godoc
 //
 //	@Summary		Delete an assistant
+//	@ID				delete_assistant
 //	@Description	Deletes the assistant and its versions. delete_threads=true first deletes every thread whose metadata.assistant_id is the assistant (with their runs and checkpoints; their children become roots). Runs already created keep the config they copied; new runs naming the assistant are a 404.
 //	@Tags			assistants
 //	@Param			assistant_id	path	string	true	"Assistant ID or graph name"
@@ -200,7 +233,7 @@ type SearchRequest struct {
 	Offset    int      `json:"offset" default:"0" minimum:"0"`
 	SortBy    string   `json:"sort_by" enums:"assistant_id,graph_id,name,created_at,updated_at"`
 	SortOrder string   `json:"sort_order" enums:"asc,desc"`
-	Select    []string `json:"select"`
+	Select    []string `json:"select" enums:"assistant_id,graph_id,name,description,config,context,metadata,version,created_at,updated_at"`
 }
 
 func (req *SearchRequest) filter() Filter {
@@ -212,9 +245,26 @@ func (req *SearchRequest) filter() Filter {
 // and the pagination headers then point at the next offset.
 const MaxSearchPageBytes = 4 << 20
 
+// params checks req whole (a count too holds its paging fields to the
+// bounds search does) and returns the search it asks for.
+func (req *SearchRequest) params() (SearchParams, error) {
+	for _, field := range req.Select {
+		if !selectable[field] {
+			return SearchParams{}, apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of %s", field,
+				strings.Join(httpx.Enums[SearchRequest]("Select"), ", "))
+		}
+	}
+	p := SearchParams{Filter: req.filter(), Limit: 10, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
+	if req.Limit != nil {
+		p.Limit = *req.Limit
+	}
+	return p, p.Validate()
+}
+
 // Search godoc
 //
 //	@Summary		Search assistants
+//	@ID				search_assistants
 //	@Description	Filters by metadata containment, graph_id (exact) and name (case-insensitive substring); ordered by sort_by (default created_at) and sort_order (default desc); names and graph ids sort case-insensitively. select projects each assistant onto the listed fields. An absent or null limit means 10; values outside 1..1000 are a 422. A page also ends early once its encoded size passes 4 MiB. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 //	@Tags			assistants
 //	@Accept			json
@@ -230,16 +280,8 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	for _, field := range req.Select {
-		if !selectable[field] {
-			return apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at", field)
-		}
-	}
-	p := SearchParams{Filter: req.filter(), Limit: 10, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
-	if req.Limit != nil {
-		p.Limit = *req.Limit
-	}
-	if err := p.Validate(); err != nil {
+	p, err := req.params()
+	if err != nil {
 		return err
 	}
 	var page httpx.ArrayPage
@@ -262,10 +304,11 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 // Count godoc
 //
 //	@Summary	Count assistants
+//	@ID			count_assistants
 //	@Tags		assistants
 //	@Accept		json
 //	@Produce	json
-//	@Param		body	body		SearchRequest	false	"Filters (metadata, graph_id, name; the rest is ignored)"
+//	@Param		body	body		SearchRequest	false	"Filters (metadata, graph_id, name; limit, offset, sort_by, sort_order and select are checked as by search, then ignored)"
 //	@Success	200		{integer}	int
 //	@Failure	422		{object}	httpx.ErrorBody
 //	@Router		/assistants/count [post]
@@ -274,7 +317,11 @@ func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	n, err := h.store.Count(r.Context(), req.filter())
+	p, err := req.params()
+	if err != nil {
+		return err
+	}
+	n, err := h.store.Count(r.Context(), p.Filter)
 	if err != nil {
 		return err
 	}
@@ -293,6 +340,7 @@ type VersionsRequest struct {
 // Versions godoc
 //
 //	@Summary		List an assistant's versions
+//	@ID				get_assistant_versions
 //	@Description	Newest first, filtered by metadata containment. Sets X-Pagination-Total and, when more versions follow, X-Pagination-Next.
 //	@Tags			assistants
 //	@Accept			json
@@ -329,19 +377,19 @@ func (h *Handlers) Versions(w http.ResponseWriter, r *http.Request) error {
 
 // LatestRequest is the body of POST /assistants/{assistant_id}/latest.
 type LatestRequest struct {
-	Version *int `json:"version" minimum:"1"`
+	Version *int `json:"version" validate:"required" minimum:"1" maximum:"2147483647"`
 }
 
 // SetLatest godoc
 //
 //	@Summary		Make a version current
-//	@Description	The version's graph_id, config, context, metadata, name and description become the assistant's. The version comes from the body ({"version": n}) or the version query parameter.
+//	@ID				set_latest_assistant_version
+//	@Description	The version's graph_id, config, context, metadata, name and description become the assistant's.
 //	@Tags			assistants
 //	@Accept			json
 //	@Produce		json
 //	@Param			assistant_id	path		string			true	"Assistant ID or graph name"
-//	@Param			version			query		integer			false	"Version (instead of the body)"
-//	@Param			body			body		LatestRequest	false	"Version"
+//	@Param			body			body		LatestRequest	true	"Version"
 //	@Success		200				{object}	Assistant
 //	@Failure		404				{object}	httpx.ErrorBody	"unknown assistant or version"
 //	@Failure		409				{object}	httpx.ErrorBody	"a system assistant, shared by every tenant, which only the default tenant changes"
@@ -351,15 +399,6 @@ func (h *Handlers) SetLatest(w http.ResponseWriter, r *http.Request) error {
 	var req LatestRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
-	}
-	if req.Version == nil {
-		if q := strings.TrimSpace(r.URL.Query().Get("version")); q != "" {
-			n, err := strconv.Atoi(q)
-			if err != nil {
-				return apperr.Errorf(apperr.Invalid, "Invalid query parameter version: must be an integer")
-			}
-			req.Version = &n
-		}
 	}
 	if req.Version == nil {
 		return apperr.Errorf(apperr.Invalid, "Invalid request body: field \"version\" is required")

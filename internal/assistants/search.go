@@ -7,6 +7,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
+	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -34,11 +35,15 @@ var sortColumns = map[string]string{
 	"created_at": "created_at", "updated_at": "updated_at",
 }
 
-// selectable are the fields a search may select.
-var selectable = map[string]bool{
-	"assistant_id": true, "graph_id": true, "name": true, "description": true, "config": true,
-	"context": true, "metadata": true, "version": true, "created_at": true, "updated_at": true,
-}
+// selectable are the fields a search may select: the enums of
+// SearchRequest.Select, which the OpenAPI document declares.
+var selectable = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range httpx.Enums[SearchRequest]("Select") {
+		m[f] = true
+	}
+	return m
+}()
 
 // Validate checks p and fills its defaults.
 func (p *SearchParams) Validate() error {

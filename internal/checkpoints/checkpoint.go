@@ -28,7 +28,7 @@ type Config struct {
 // stored inline in checkpoint->'channel_values' (it inlines primitives).
 type Checkpoint struct {
 	V  int    `json:"v"`
-	ID string `json:"id"`
+	ID string `json:"id" validate:"required" minLength:"1"`
 	TS string `json:"ts"`
 	// ChannelValues holds the full value of every channel that has one. On
 	// read, a value may be json.RawMessage (valid JSON not decoded yet);

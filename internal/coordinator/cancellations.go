@@ -11,8 +11,8 @@ import (
 // Cancellation is a stop requested for a claimed run: its dispatch and the
 // action (interrupt or rollback).
 type Cancellation struct {
-	DispatchID uuid.UUID `json:"dispatch_id" db:"dispatch_id" format:"uuid"`
-	Cancel     string    `json:"cancel" db:"cancel_action" enums:"interrupt,rollback"`
+	DispatchID uuid.UUID `json:"dispatch_id" validate:"required" db:"dispatch_id" format:"uuid"`
+	Cancel     string    `json:"cancel" validate:"required" db:"cancel_action" enums:"interrupt,rollback"`
 }
 
 // cancelRequested is the queue hub's key fired by every cancellation

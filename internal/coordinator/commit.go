@@ -36,7 +36,7 @@ type CheckpointPut struct {
 	Parent string `json:"parent_checkpoint_id"`
 	NS     string `json:"checkpoint_ns"`
 	// Checkpoint holds at least the values of the channels in NewVersions.
-	Checkpoint checkpoints.Checkpoint `json:"checkpoint"`
+	Checkpoint checkpoints.Checkpoint `json:"checkpoint" validate:"required"`
 	Metadata   checkpoints.Metadata   `json:"metadata" swaggertype:"object"`
 	// NewVersions names the channels this checkpoint changed (blob rows).
 	NewVersions map[string]string `json:"new_versions"`
@@ -50,7 +50,7 @@ type CheckpointPut struct {
 // WriteBatch is pending writes under one checkpoint: the saver's put_writes.
 type WriteBatch struct {
 	NS           string              `json:"checkpoint_ns"`
-	CheckpointID string              `json:"checkpoint_id"`
+	CheckpointID string              `json:"checkpoint_id" validate:"required" minLength:"1"`
 	Writes       []checkpoints.Write `json:"writes"`
 
 	// Own says the checkpoint is one this run wrote (its writes go with it
@@ -96,7 +96,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 type End struct {
 	// Status is success, error or interrupted (a requested cancellation
 	// turns success into interrupted, and rollback deletes the run).
-	Status runs.Status `json:"status" enums:"success,error,interrupted"`
+	Status runs.Status `json:"status" validate:"required" enums:"success,error,interrupted"`
 	// Error is {"error": class, "message": text} for an error.
 	Error map[string]any `json:"error,omitempty"`
 	// Result is what wait/join return: the final values (with
@@ -112,7 +112,7 @@ type End struct {
 // CommitRequest is one atomic write of a run's progress. Everything in it
 // is applied in one transaction, or nothing is.
 type CommitRequest struct {
-	ClaimToken uuid.UUID `json:"claim_token"`
+	ClaimToken uuid.UUID `json:"claim_token" validate:"required" swaggertype:"string" format:"uuid"`
 	// CommitID makes the commit idempotent; it defaults to the id of the
 	// last checkpoint. A commit whose key was applied already returns the
 	// first result and writes nothing.
@@ -133,14 +133,14 @@ type CommitRequest struct {
 
 // CommitResult is what a commit returns.
 type CommitResult struct {
-	CheckpointIDs []string `json:"checkpoint_ids"`
+	CheckpointIDs []string `json:"checkpoint_ids" validate:"required"`
 	// LastSeq is the sequence number of the run's last event.
-	LastSeq int64 `json:"last_seq"`
+	LastSeq int64 `json:"last_seq" validate:"required"`
 	// Cancel is the cancellation requested for the run ("interrupt",
 	// "rollback") that the worker must honour, "" when none.
 	Cancel string `json:"cancel,omitempty"`
 	// Replayed is true when the commit key had been applied already.
-	Replayed bool `json:"replayed"`
+	Replayed bool `json:"replayed" validate:"required"`
 
 	// ended is how the run ended when this commit ended it (for metrics).
 	ended *runEnd

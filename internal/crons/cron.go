@@ -67,7 +67,7 @@ const Columns = `cron_id, assistant_id, thread_id, on_run_completed, end_time, s
 type Payload struct {
 	// AssistantID is the assistant's UUID (a graph name given at creation
 	// is resolved to its system assistant).
-	AssistantID       string          `json:"assistant_id" format:"uuid"`
+	AssistantID       string          `json:"assistant_id" validate:"required" format:"uuid"`
 	Input             json.RawMessage `json:"input,omitempty" swaggertype:"object"`
 	Config            map[string]any  `json:"config,omitempty"`
 	Context           map[string]any  `json:"context,omitempty"`
@@ -98,8 +98,8 @@ func (c *Cron) runRequest() (*runs.CreateRequest, error) {
 	req := &runs.CreateRequest{
 		AssistantID: c.AssistantID.String(), Input: p.Input, Metadata: md,
 		Config: cloneMap(p.Config), Context: cloneMap(p.Context), Webhook: p.Webhook,
-		InterruptBefore: p.InterruptBefore, InterruptAfter: p.InterruptAfter, MultitaskStrategy: p.MultitaskStrategy,
-		StreamMode: p.StreamMode, StreamSubgraphs: p.StreamSubgraphs, StreamResumable: p.StreamResumable,
+		InterruptBefore: runs.NodeList(p.InterruptBefore), InterruptAfter: runs.NodeList(p.InterruptAfter), MultitaskStrategy: p.MultitaskStrategy,
+		StreamMode: runs.StreamModeList(p.StreamMode), StreamSubgraphs: p.StreamSubgraphs, StreamResumable: p.StreamResumable,
 		Durability: p.Durability, CheckpointDuring: p.CheckpointDuring, IfNotExists: p.IfNotExists,
 	}
 	if c.OnRunCompleted != nil {

@@ -135,6 +135,14 @@ func TestCronCRUD(t *testing.T) {
 		if r := e.Do("POST", "/runs/crons/search", bad); r.Status != http.StatusUnprocessableEntity || r.Detail(t) == "" {
 			t.Errorf("search %s: %d %s, want 422 with a detail", js(bad), r.Status, r.Body)
 		}
+		// A count holds the same fields to the same bounds (and ignores them).
+		if r := e.Do("POST", "/runs/crons/count", bad); r.Status != http.StatusUnprocessableEntity || r.Detail(t) == "" {
+			t.Errorf("count %s: %d %s, want 422 with a detail", js(bad), r.Status, r.Body)
+		}
+	}
+	e.Must(http.StatusOK, "POST", "/runs/crons/count", map[string]any{"offset": 7, "limit": 1, "sort_by": "cron_id"}).JSON(t, &n)
+	if n != 3 {
+		t.Errorf("count with paging fields = %d, want 3", n)
 	}
 
 	e.Must(http.StatusNoContent, "DELETE", "/runs/crons/"+onThread["cron_id"].(string), nil)

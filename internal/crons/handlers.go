@@ -27,7 +27,7 @@ func NewHandlers(svc *Service) *Handlers { return &Handlers{svc: svc} }
 type CreateRequest struct {
 	// Schedule is a 5-field cron expression (minute hour day-of-month
 	// month day-of-week), or @hourly, @daily, @weekly, @monthly, @yearly.
-	Schedule string `json:"schedule" validate:"required"`
+	Schedule string `json:"schedule" validate:"required" example:"*/5 * * * *"`
 	// Timezone is the IANA zone the schedule is read in (default UTC).
 	Timezone string `json:"timezone"`
 	// EndTime: no tick after it fires (default: none).
@@ -40,19 +40,19 @@ type CreateRequest struct {
 	// Metadata is the cron's, and each run's (with cron_id added).
 	Metadata map[string]any `json:"metadata"`
 
-	AssistantID       string          `json:"assistant_id" validate:"required" example:"foo_bar"`
-	Input             json.RawMessage `json:"input" swaggertype:"object"`
-	Config            map[string]any  `json:"config"`
-	Context           map[string]any  `json:"context"`
-	Webhook           *string         `json:"webhook"`
-	InterruptBefore   runs.StringList `json:"interrupt_before" swaggertype:"array,string"`
-	InterruptAfter    runs.StringList `json:"interrupt_after" swaggertype:"array,string"`
-	MultitaskStrategy string          `json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
-	StreamMode        runs.StringList `json:"stream_mode" swaggertype:"array,string"`
-	StreamSubgraphs   bool            `json:"stream_subgraphs"`
-	StreamResumable   bool            `json:"stream_resumable"`
-	Durability        string          `json:"durability" enums:"sync,async,exit"`
-	CheckpointDuring  *bool           `json:"checkpoint_during"`
+	AssistantID       string              `json:"assistant_id" validate:"required" minLength:"1" example:"foo_bar"`
+	Input             json.RawMessage     `json:"input" swaggertype:"object"`
+	Config            map[string]any      `json:"config"`
+	Context           map[string]any      `json:"context"`
+	Webhook           *string             `json:"webhook"`
+	InterruptBefore   runs.NodeList       `json:"interrupt_before" swaggertype:"array,string"`
+	InterruptAfter    runs.NodeList       `json:"interrupt_after" swaggertype:"array,string"`
+	MultitaskStrategy string              `json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
+	StreamMode        runs.StreamModeList `json:"stream_mode" swaggertype:"array,string"`
+	StreamSubgraphs   bool                `json:"stream_subgraphs"`
+	StreamResumable   bool                `json:"stream_resumable"`
+	Durability        string              `json:"durability" enums:"sync,async,exit"`
+	CheckpointDuring  *bool               `json:"checkpoint_during"`
 	// IfNotExists (a thread's cron): create the thread when it does not
 	// exist (create), or 404 (reject, the default).
 	IfNotExists string `json:"if_not_exists" enums:"create,reject"`
@@ -66,8 +66,8 @@ func (req *CreateRequest) params(threadID *uuid.UUID) CreateParams {
 	return CreateParams{ThreadID: threadID, AssistantRef: req.AssistantID, Schedule: req.Schedule,
 		Timezone: req.Timezone, EndTime: req.EndTime.Time, Enabled: req.Enabled, OnRunCompleted: req.OnRunCompleted,
 		Metadata: req.Metadata, Payload: Payload{Input: input, Config: req.Config, Context: req.Context,
-			Webhook: req.Webhook, InterruptBefore: req.InterruptBefore, InterruptAfter: req.InterruptAfter,
-			MultitaskStrategy: req.MultitaskStrategy, StreamMode: req.StreamMode, StreamSubgraphs: req.StreamSubgraphs,
+			Webhook: req.Webhook, InterruptBefore: runs.StringList(req.InterruptBefore), InterruptAfter: runs.StringList(req.InterruptAfter),
+			MultitaskStrategy: req.MultitaskStrategy, StreamMode: runs.StringList(req.StreamMode), StreamSubgraphs: req.StreamSubgraphs,
 			StreamResumable: req.StreamResumable, Durability: req.Durability, CheckpointDuring: req.CheckpointDuring,
 			IfNotExists: req.IfNotExists}}
 }
@@ -75,6 +75,7 @@ func (req *CreateRequest) params(threadID *uuid.UUID) CreateParams {
 // CreateStateless godoc
 //
 //	@Summary		Create a stateless cron
+//	@ID				create_cron
 //	@Description	Each tick of schedule (in timezone, default UTC) creates a run on a new thread, with the payload's run fields and the cron's metadata plus cron_id. on_run_completed delete (default) deletes that thread after the run, keep keeps it. The body is validated like a run's: an invalid schedule, timezone or run field is a 422, an unknown assistant a 404, and nothing is created. next_run_date is the first tick after now.
 //	@Tags			crons
 //	@Accept			json
@@ -101,6 +102,7 @@ func (h *Handlers) CreateStateless(w http.ResponseWriter, r *http.Request) error
 // CreateForThread godoc
 //
 //	@Summary		Create a cron on a thread
+//	@ID				create_thread_cron
 //	@Description	Each tick of schedule creates a run on the thread, as POST /threads/{thread_id}/runs would (multitask_strategy decides when the thread is busy; a refused run skips that tick). Deleting the thread deletes its crons. 404 when the thread does not exist, unless if_not_exists is create.
 //	@Tags			crons
 //	@Accept			json
@@ -132,6 +134,7 @@ func (h *Handlers) CreateForThread(w http.ResponseWriter, r *http.Request) error
 // Get godoc
 //
 //	@Summary	Get a cron
+//	@ID			get_cron
 //	@Tags		crons
 //	@Produce	json
 //	@Param		cron_id	path		string	true	"Cron ID"	format(uuid)
@@ -155,7 +158,7 @@ func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
 // PatchRequest is the body of PATCH /runs/crons/{cron_id}; absent (and,
 // except for end_time, input and webhook, null) fields stay as they are.
 type PatchRequest struct {
-	Schedule *string `json:"schedule"`
+	Schedule *string `json:"schedule" example:"0 9 * * 1-5"`
 	Timezone *string `json:"timezone"`
 	// EndTime: a date-time, or null to remove the end.
 	EndTime timeField `json:"end_time" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
@@ -170,19 +173,20 @@ type PatchRequest struct {
 	Config  map[string]any  `json:"config"`
 	Context map[string]any  `json:"context"`
 	// Webhook: a URL, or null / "" to remove it.
-	Webhook           json.RawMessage  `json:"webhook" swaggertype:"string" extensions:"x-nullable"`
-	InterruptBefore   *runs.StringList `json:"interrupt_before" swaggertype:"array,string"`
-	InterruptAfter    *runs.StringList `json:"interrupt_after" swaggertype:"array,string"`
-	MultitaskStrategy *string          `json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
-	StreamMode        *runs.StringList `json:"stream_mode" swaggertype:"array,string"`
-	StreamSubgraphs   *bool            `json:"stream_subgraphs"`
-	StreamResumable   *bool            `json:"stream_resumable"`
-	Durability        *string          `json:"durability" enums:"sync,async,exit"`
+	Webhook           json.RawMessage      `json:"webhook" swaggertype:"string" extensions:"x-nullable"`
+	InterruptBefore   *runs.NodeList       `json:"interrupt_before" swaggertype:"array,string"`
+	InterruptAfter    *runs.NodeList       `json:"interrupt_after" swaggertype:"array,string"`
+	MultitaskStrategy *string              `json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
+	StreamMode        *runs.StreamModeList `json:"stream_mode" swaggertype:"array,string"`
+	StreamSubgraphs   *bool                `json:"stream_subgraphs"`
+	StreamResumable   *bool                `json:"stream_resumable"`
+	Durability        *string              `json:"durability" enums:"sync,async,exit"`
 }
 
 // Patch godoc
 //
 //	@Summary		Update a cron
+//	@ID				patch_cron
 //	@Description	Changes the given fields; metadata is merged, the run fields replace the payload's. The result is validated like a new cron (422 / 404, nothing changed). A new schedule or timezone, enabling a disabled cron, or an end_time that revives an ended cron moves next_run_date to the first tick after now: ticks missed while disabled are not fired.
 //	@Tags			crons
 //	@Accept			json
@@ -206,8 +210,8 @@ func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request) error {
 	c, err := h.svc.Patch(r.Context(), id, PatchParams{Schedule: req.Schedule, Timezone: req.Timezone,
 		EndTime: req.EndTime, Enabled: req.Enabled, OnRunCompleted: req.OnRunCompleted, Metadata: req.Metadata,
 		Input: req.Input, Config: req.Config, Context: req.Context, Webhook: req.Webhook,
-		InterruptBefore: req.InterruptBefore, InterruptAfter: req.InterruptAfter, MultitaskStrategy: req.MultitaskStrategy,
-		StreamMode: req.StreamMode, StreamSubgraphs: req.StreamSubgraphs, StreamResumable: req.StreamResumable,
+		InterruptBefore: (*runs.StringList)(req.InterruptBefore), InterruptAfter: (*runs.StringList)(req.InterruptAfter), MultitaskStrategy: req.MultitaskStrategy,
+		StreamMode: (*runs.StringList)(req.StreamMode), StreamSubgraphs: req.StreamSubgraphs, StreamResumable: req.StreamResumable,
 		Durability: req.Durability})
 	if err != nil {
 		return err
@@ -219,6 +223,7 @@ func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request) error {
 // Delete godoc
 //
 //	@Summary		Delete a cron
+//	@ID				delete_cron
 //	@Description	The cron fires no more; runs it created stay.
 //	@Tags			crons
 //	@Param			cron_id	path	string	true	"Cron ID"	format(uuid)
@@ -251,7 +256,7 @@ type SearchRequest struct {
 	Offset    int      `json:"offset" default:"0" minimum:"0"`
 	SortBy    string   `json:"sort_by" enums:"cron_id,assistant_id,thread_id,next_run_date,end_time,created_at,updated_at"`
 	SortOrder string   `json:"sort_order" enums:"asc,desc"`
-	Select    []string `json:"select"`
+	Select    []string `json:"select" enums:"cron_id,assistant_id,thread_id,on_run_completed,end_time,schedule,timezone,created_at,updated_at,user_id,payload,next_run_date,metadata,enabled,now"`
 }
 
 func (req *SearchRequest) filter() (Filter, error) {
@@ -274,17 +279,55 @@ func (req *SearchRequest) filter() (Filter, error) {
 }
 
 // selectable are the fields a search may select ("now" is the time the
-// crons are scheduled by).
-var selectable = []string{"cron_id", "assistant_id", "thread_id", "on_run_completed", "end_time", "schedule",
-	"timezone", "created_at", "updated_at", "user_id", "payload", "next_run_date", "metadata", "enabled", "now"}
+// crons are scheduled by): the enums of SearchRequest.Select, which the
+// OpenAPI document declares.
+var selectable = httpx.Enums[SearchRequest]("Select")
 
 // MaxSearchPageBytes caps a page of POST /runs/crons/search: crons are
 // added until the encoded page reaches it (a page holds at least one).
 const MaxSearchPageBytes = 4 << 20
 
+// params checks req whole (a count too holds its paging fields to the
+// bounds search does) and returns the search it asks for.
+func (req *SearchRequest) params() (SearchParams, error) {
+	for _, field := range req.Select {
+		if !slices.Contains(selectable, field) {
+			return SearchParams{}, apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of %s", field, strings.Join(selectable, ", "))
+		}
+	}
+	f, err := req.filter()
+	if err != nil {
+		return SearchParams{}, err
+	}
+	p := SearchParams{Filter: f, Limit: 10, Offset: req.Offset, SortBy: req.SortBy, SortOrder: strings.ToLower(req.SortOrder)}
+	if req.Limit != nil {
+		p.Limit = *req.Limit
+	}
+	if p.Limit < 1 || p.Limit > 1000 {
+		return p, apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", p.Limit)
+	}
+	if p.Offset < 0 {
+		return p, apperr.Errorf(apperr.Invalid, "Invalid offset %d: must not be negative", p.Offset)
+	}
+	if p.SortBy == "" {
+		p.SortBy = "created_at"
+	}
+	if !slices.Contains(sortColumns, p.SortBy) {
+		return p, apperr.Errorf(apperr.Invalid, "Invalid sort_by %q: must be one of %s", p.SortBy, strings.Join(sortColumns, ", "))
+	}
+	if p.SortOrder == "" {
+		p.SortOrder = "desc"
+	}
+	if p.SortOrder != "asc" && p.SortOrder != "desc" {
+		return p, apperr.Errorf(apperr.Invalid, "Invalid sort_order %q: must be asc or desc", req.SortOrder)
+	}
+	return p, nil
+}
+
 // Search godoc
 //
 //	@Summary		Search crons
+//	@ID				search_crons
 //	@Description	Filters by assistant_id (a UUID or a graph name), thread_id, enabled and metadata containment; ordered by sort_by (default created_at) and sort_order (default desc), NULLs last. select projects each cron onto the listed fields ("now" adds the time the server schedules by). An absent or null limit means 10; values outside 1..1000 are a 422. Sets X-Pagination-Total and, when more matches follow, X-Pagination-Next.
 //	@Tags			crons
 //	@Accept			json
@@ -300,36 +343,9 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	for _, field := range req.Select {
-		if !slices.Contains(selectable, field) {
-			return apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of %s", field, strings.Join(selectable, ", "))
-		}
-	}
-	f, err := req.filter()
+	p, err := req.params()
 	if err != nil {
 		return err
-	}
-	p := SearchParams{Filter: f, Limit: 10, Offset: req.Offset, SortBy: req.SortBy, SortOrder: strings.ToLower(req.SortOrder)}
-	if req.Limit != nil {
-		p.Limit = *req.Limit
-	}
-	if p.Limit < 1 || p.Limit > 1000 {
-		return apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", p.Limit)
-	}
-	if p.Offset < 0 {
-		return apperr.Errorf(apperr.Invalid, "Invalid offset %d: must not be negative", p.Offset)
-	}
-	if p.SortBy == "" {
-		p.SortBy = "created_at"
-	}
-	if !slices.Contains(sortColumns, p.SortBy) {
-		return apperr.Errorf(apperr.Invalid, "Invalid sort_by %q: must be one of %s", p.SortBy, strings.Join(sortColumns, ", "))
-	}
-	if p.SortOrder == "" {
-		p.SortOrder = "desc"
-	}
-	if p.SortOrder != "asc" && p.SortOrder != "desc" {
-		return apperr.Errorf(apperr.Invalid, "Invalid sort_order %q: must be asc or desc", req.SortOrder)
 	}
 	var now time.Time
 	if slices.Contains(req.Select, "now") {
@@ -357,10 +373,11 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 // Count godoc
 //
 //	@Summary	Count crons
+//	@ID			count_crons
 //	@Tags		crons
 //	@Accept		json
 //	@Produce	json
-//	@Param		body	body		SearchRequest	false	"Filters (assistant_id, thread_id, enabled, metadata; the rest is ignored)"
+//	@Param		body	body		SearchRequest	false	"Filters (assistant_id, thread_id, enabled, metadata; limit, offset, sort_by, sort_order and select are checked as by search, then ignored)"
 //	@Success	200		{integer}	int
 //	@Failure	422		{object}	httpx.ErrorBody
 //	@Router		/runs/crons/count [post]
@@ -369,11 +386,11 @@ func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	f, err := req.filter()
+	p, err := req.params()
 	if err != nil {
 		return err
 	}
-	n, err := h.svc.Count(r.Context(), f)
+	n, err := h.svc.Count(r.Context(), p.Filter)
 	if err != nil {
 		return err
 	}

@@ -66,48 +66,48 @@ var ErrClaimRace = errors.New("claim race")
 
 // Dispatch is one row of run_dispatches.
 type Dispatch struct {
-	DispatchID     uuid.UUID  `db:"dispatch_id" json:"dispatch_id"`
-	RunID          uuid.UUID  `db:"run_id" json:"run_id"`
-	ThreadID       uuid.UUID  `db:"thread_id" json:"thread_id"`
-	GraphID        string     `db:"graph_id" json:"graph_id"`
-	State          State      `db:"state" json:"state" enums:"queued,claimed,acked,cancelled,superseded,dead_letter"`
-	Priority       int        `db:"priority" json:"priority"`
-	AvailableAt    httpx.Time `db:"available_at" json:"available_at" swaggertype:"string" format:"date-time"`
-	Attempt        int        `db:"attempt" json:"attempt"`
-	MaxAttempts    int        `db:"max_attempts" json:"max_attempts"`
-	Epoch          int64      `db:"epoch" json:"epoch"`
+	DispatchID     uuid.UUID  `db:"dispatch_id" json:"dispatch_id" validate:"required" format:"uuid"`
+	RunID          uuid.UUID  `db:"run_id" json:"run_id" validate:"required" format:"uuid"`
+	ThreadID       uuid.UUID  `db:"thread_id" json:"thread_id" validate:"required" format:"uuid"`
+	GraphID        string     `db:"graph_id" json:"graph_id" validate:"required"`
+	State          State      `db:"state" json:"state" validate:"required" enums:"queued,claimed,acked,cancelled,superseded,dead_letter"`
+	Priority       int        `db:"priority" json:"priority" validate:"required"`
+	AvailableAt    httpx.Time `db:"available_at" json:"available_at" validate:"required" swaggertype:"string" format:"date-time"`
+	Attempt        int        `db:"attempt" json:"attempt" validate:"required"`
+	MaxAttempts    int        `db:"max_attempts" json:"max_attempts" validate:"required"`
+	Epoch          int64      `db:"epoch" json:"epoch" validate:"required"`
 	ClaimToken     *uuid.UUID `db:"claim_token" json:"-"`
-	ClaimedBy      *string    `db:"claimed_by" json:"claimed_by"`
-	ClaimedAt      httpx.Time `db:"claimed_at" json:"claimed_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
-	LeaseExpiresAt httpx.Time `db:"lease_expires_at" json:"lease_expires_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
-	CancelAction   *string    `db:"cancel_action" json:"cancel_action"`
-	LastError      *string    `db:"last_error" json:"last_error"`
-	CreatedAt      httpx.Time `db:"created_at" json:"created_at" swaggertype:"string" format:"date-time"`
-	UpdatedAt      httpx.Time `db:"updated_at" json:"updated_at" swaggertype:"string" format:"date-time"`
-	FinishedAt     httpx.Time `db:"finished_at" json:"finished_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	ClaimedBy      *string    `db:"claimed_by" json:"claimed_by" validate:"required" extensions:"x-nullable"`
+	ClaimedAt      httpx.Time `db:"claimed_at" json:"claimed_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	LeaseExpiresAt httpx.Time `db:"lease_expires_at" json:"lease_expires_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	CancelAction   *string    `db:"cancel_action" json:"cancel_action" validate:"required" extensions:"x-nullable" enums:"interrupt,rollback"`
+	LastError      *string    `db:"last_error" json:"last_error" validate:"required" extensions:"x-nullable"`
+	CreatedAt      httpx.Time `db:"created_at" json:"created_at" validate:"required" swaggertype:"string" format:"date-time"`
+	UpdatedAt      httpx.Time `db:"updated_at" json:"updated_at" validate:"required" swaggertype:"string" format:"date-time"`
+	FinishedAt     httpx.Time `db:"finished_at" json:"finished_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
 }
 
 // Attempt is one claim of a dispatch.
 type Attempt struct {
-	Attempt   int        `db:"attempt" json:"attempt"`
-	Worker    string     `db:"worker" json:"worker"`
-	ClaimedAt httpx.Time `db:"claimed_at" json:"claimed_at" swaggertype:"string" format:"date-time"`
-	EndedAt   httpx.Time `db:"ended_at" json:"ended_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
-	Outcome   *string    `db:"outcome" json:"outcome"`
-	Error     *string    `db:"error" json:"error"`
+	Attempt   int        `db:"attempt" json:"attempt" validate:"required"`
+	Worker    string     `db:"worker" json:"worker" validate:"required"`
+	ClaimedAt httpx.Time `db:"claimed_at" json:"claimed_at" validate:"required" swaggertype:"string" format:"date-time"`
+	EndedAt   httpx.Time `db:"ended_at" json:"ended_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	Outcome   *string    `db:"outcome" json:"outcome" validate:"required" extensions:"x-nullable"`
+	Error     *string    `db:"error" json:"error" validate:"required" extensions:"x-nullable"`
 	// LeaseExpiresAt is the attempt's lease: while it holds the claim, the
 	// dispatch's current lease; once it ended, the last lease it had.
-	LeaseExpiresAt httpx.Time `db:"lease_expires_at" json:"lease_expires_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	LeaseExpiresAt httpx.Time `db:"lease_expires_at" json:"lease_expires_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
 	// HeartbeatAt is the attempt's last heartbeat (null: none).
-	HeartbeatAt httpx.Time `db:"heartbeat_at" json:"heartbeat_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	HeartbeatAt httpx.Time `db:"heartbeat_at" json:"heartbeat_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
 	// Heartbeats counts the attempt's accepted heartbeats.
-	Heartbeats int `db:"heartbeats" json:"heartbeats"`
+	Heartbeats int `db:"heartbeats" json:"heartbeats" validate:"required"`
 	// FencedWrites counts the commits and nacks this attempt's claim sent
 	// after it had lost the claim (lease expired, reclaimed, cancelled,
 	// finished): each was refused with 409 and wrote nothing.
-	FencedWrites int `db:"fenced_writes" json:"fenced_writes"`
+	FencedWrites int `db:"fenced_writes" json:"fenced_writes" validate:"required"`
 	// FencedAt is when the fence last refused one (null: never).
-	FencedAt httpx.Time `db:"fenced_at" json:"fenced_at" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
+	FencedAt httpx.Time `db:"fenced_at" json:"fenced_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
 }
 
 const columns = `dispatch_id, run_id, thread_id, graph_id, state, priority, available_at, attempt, max_attempts,

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,7 +114,7 @@ func NewRouter(d Deps) http.Handler {
 		r.Use(textErrors)
 	}
 	// GetHead serves HEAD from the GET route (net/http drops the body).
-	r.Use(logRequests(d.Log, d.Metrics, d.Tracer), d.Security.Handler, postOnly, authenticate(d.Auth, d.Log),
+	r.Use(logRequests(d.Log, d.Metrics, d.Tracer), d.Security.Handler, shadowed(r), authenticate(d.Auth, d.Log),
 		middleware.GetHead, limitBody(d.MaxBody))
 	// Each route names the resource it touches and the action: the scope
 	// it needs follows (auth.Scope*), and the authorize hook decides on
@@ -127,10 +128,8 @@ func NewRouter(d Deps) http.Handler {
 		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Not Found"})
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
-		allowed := allowedMethods(r, req)
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		httpx.WriteJSON(w, http.StatusMethodNotAllowed, httpx.ErrorBody{
-			Detail: "Method Not Allowed: " + req.Method + " " + req.URL.Path + " accepts " + strings.Join(allowed, ", ")})
+		_, allowed := resource(r, req)
+		methodNotAllowed(w, req, allowed)
 	})
 
 	r.Get("/ok", s.ok)
@@ -233,9 +232,10 @@ func NewRouter(d Deps) http.Handler {
 
 	// MCP (Streamable HTTP): tools/list is a search of assistants; a
 	// tools/call also needs the threads scope (checked by the handler).
+	// GET and DELETE /mcp are the router's 405 (Allow: POST): the endpoint
+	// is stateless, with no stream to open nor session to end, as MCP's
+	// Streamable HTTP transport lets a server answer.
 	r.With(d.Security.originGuard, need("assistants", "search")).Post("/mcp", d.MCP.Post)
-	r.With(d.Security.originGuard, need("assistants", "search")).Get("/mcp", d.MCP.Get)
-	r.With(d.Security.originGuard, need("assistants", "search")).Delete("/mcp", d.MCP.Delete)
 	r.With(need("assistants", "read")).Get("/.well-known/agent-card.json", h(d.A2A.Card))
 	r.With(need("threads", "create_run")).Post("/a2a/{assistant_id}", h(d.A2A.RPC))
 
@@ -245,43 +245,108 @@ func NewRouter(d Deps) http.Handler {
 	return r
 }
 
-// postOnlyPaths are action paths that share their shape with an id route
-// (/threads/search and /threads/{thread_id}): routing alone would send a GET
-// of them to the id route, to fail as a bad id instead of a 405.
-var postOnlyPaths = map[string]bool{"/threads/search": true, "/threads/count": true, "/threads/prune": true,
-	"/runs/wait": true, "/runs/stream": true, "/runs/batch": true, "/runs/cancel": true, "/assistants/search": true,
-	"/assistants/count": true, "/runs/crons": true, "/runs/crons/search": true, "/runs/crons/count": true}
+// routeMethods are the methods a route may serve, in the order an Allow
+// header lists them.
+var routeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
-// postOnly answers 405 (Allow: POST) to any other method on postOnlyPaths.
-func postOnly(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if postOnlyPaths[strings.TrimSuffix(req.URL.Path, "/")] && req.Method != http.MethodPost && req.Method != http.MethodOptions {
-			w.Header().Set("Allow", http.MethodPost)
-			httpx.WriteJSON(w, http.StatusMethodNotAllowed, httpx.ErrorBody{
-				Detail: "Method Not Allowed: " + req.Method + " " + req.URL.Path + " accepts POST"})
-			return
-		}
-		next.ServeHTTP(w, req)
-	})
-}
-
-// allowedMethods lists the methods mux routes for the path of req (for the
-// Allow header of a 405), in a fixed order.
-func allowedMethods(mux chi.Routes, req *http.Request) []string {
+// resource is the route pattern that serves the path of req: of the
+// routes that match it with some method, the most specific one (a literal
+// segment before a parameter, a parameter before a wildcard), as a reader of
+// the route table reads the path: /threads/{thread_id}/runs/wait, not
+// /threads/{thread_id}/runs/{run_id}. methods are the methods it serves;
+// pattern is "" when no route matches.
+func resource(mux chi.Routes, req *http.Request) (pattern string, methods []string) {
 	path := req.URL.RawPath
 	if path == "" {
 		path = req.URL.Path
 	}
-	var allowed []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if mux.Match(chi.NewRouteContext(), m, path) {
-			allowed = append(allowed, m)
-			if m == http.MethodGet {
-				allowed = append(allowed, http.MethodHead)
+	byMethod := make(map[string]string, len(routeMethods))
+	for _, m := range routeMethods {
+		rctx := chi.NewRouteContext()
+		if mux.Match(rctx, m, path) {
+			byMethod[m] = rctx.RoutePattern()
+			if pattern == "" || moreSpecific(byMethod[m], pattern) {
+				pattern = byMethod[m]
 			}
 		}
 	}
-	return allowed
+	for _, m := range routeMethods {
+		if p, ok := byMethod[m]; ok && p == pattern {
+			methods = append(methods, m)
+			if m == http.MethodGet {
+				methods = append(methods, http.MethodHead)
+			}
+		}
+	}
+	return pattern, methods
+}
+
+// moreSpecific tells whether route pattern a is more specific than b: at
+// the first segment where they differ, a literal beats a {parameter} and a
+// parameter beats the * wildcard.
+func moreSpecific(a, b string) bool {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if ra, rb := segmentRank(as[i]), segmentRank(bs[i]); ra != rb {
+			return ra < rb
+		}
+	}
+	return len(as) > len(bs)
+}
+
+// segmentRank orders route segments: literal 0, {parameter} 1, * 2.
+func segmentRank(seg string) int {
+	switch {
+	case seg == "*":
+		return 2
+	case strings.HasPrefix(seg, "{"):
+		return 1
+	}
+	return 0
+}
+
+// shadowed answers 405 (with the Allow of the route that serves the path)
+// to a request whose method only a less specific route serves. chi routes
+// each method on its own, so GET /threads/{id}/runs/wait, a path only the
+// POST route /threads/{thread_id}/runs/wait serves, would otherwise reach
+// GET /threads/{thread_id}/runs/{run_id} and fail as a bad run id ("wait"),
+// and GET /threads/search would reach GET /threads/{thread_id}.
+func shadowed(mux chi.Routes) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			method := req.Method
+			if method == http.MethodHead {
+				method = http.MethodGet // middleware.GetHead serves HEAD from GET
+			}
+			if !slices.Contains(routeMethods, method) {
+				next.ServeHTTP(w, req) // OPTIONS, TRACE, …: no route has them (405 from the router)
+				return
+			}
+			rctx := chi.NewRouteContext()
+			path := req.URL.RawPath
+			if path == "" {
+				path = req.URL.Path
+			}
+			if !mux.Match(rctx, method, path) || !strings.ContainsAny(rctx.RoutePattern(), "{*") {
+				next.ServeHTTP(w, req) // no route (404), or a literal route, which nothing outranks
+				return
+			}
+			pattern, allowed := resource(mux, req)
+			if pattern == rctx.RoutePattern() {
+				next.ServeHTTP(w, req)
+				return
+			}
+			methodNotAllowed(w, req, allowed)
+		})
+	}
+}
+
+// methodNotAllowed answers 405 with the Allow header the route serving
+// the path has.
+func methodNotAllowed(w http.ResponseWriter, req *http.Request, allowed []string) {
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	httpx.WriteJSON(w, http.StatusMethodNotAllowed, httpx.ErrorBody{
+		Detail: "Method Not Allowed: " + req.Method + " " + req.URL.Path + " accepts " + strings.Join(allowed, ", ")})
 }
 
 type system struct {
@@ -293,7 +358,7 @@ type system struct {
 
 // OK is the body of GET /ok.
 type OK struct {
-	OK bool `json:"ok" example:"true"`
+	OK bool `json:"ok" validate:"required" example:"true"`
 }
 
 // okPingTimeout bounds the database ping of GET /ok?check_db=1, so a
@@ -303,10 +368,11 @@ const okPingTimeout = 3 * time.Second
 // ok godoc
 //
 //	@Summary		Health check (readiness; liveness with check_db=0)
+//	@ID				health_check
 //	@Description	Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez).
 //	@Tags			system
 //	@Produce		json
-//	@Param			check_db	query		string	false	"0/false: do not ping the database (default 1)"
+//	@Param			check_db	query		bool	false	"false (or 0): do not ping the database (default true)"
 //	@Success		200			{object}	OK
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Failure		503			{object}	httpx.ErrorBody	"database unreachable"
@@ -335,6 +401,7 @@ func (s *system) ok(w http.ResponseWriter, r *http.Request) {
 // livez godoc
 //
 //	@Summary		Liveness
+//	@ID				liveness_check
 //	@Description	200 while the process serves HTTP; never touches the database (GET /ok is the readiness check).
 //	@Tags			system
 //	@Produce		json
@@ -346,8 +413,8 @@ func (s *system) livez(w http.ResponseWriter, r *http.Request) {
 
 // Info is the body of GET /info.
 type Info struct {
-	Version string `json:"version" example:"0.1.0"`
-	Flags   Flags  `json:"flags"`
+	Version string `json:"version" validate:"required" example:"0.1.0"`
+	Flags   Flags  `json:"flags" validate:"required"`
 	// GraphErrors are the graphs a worker could not load (its other graphs
 	// are served), until a worker registers them; absent when none.
 	GraphErrors []GraphError `json:"graph_errors,omitempty"`
@@ -355,30 +422,31 @@ type Info struct {
 
 // GraphError is a graph a worker could not load.
 type GraphError struct {
-	GraphID  string `json:"graph_id" db:"graph_id"`
-	WorkerID string `json:"worker_id" db:"worker_id"`
+	GraphID  string `json:"graph_id" validate:"required" db:"graph_id"`
+	WorkerID string `json:"worker_id" validate:"required" db:"worker_id"`
 	// Error is the first line of why (the worker's log has the whole
 	// stack).
-	Error      string     `json:"error" db:"error"`
-	ReportedAt httpx.Time `json:"reported_at" db:"reported_at"`
+	Error      string     `json:"error" validate:"required" db:"error"`
+	ReportedAt httpx.Time `json:"reported_at" validate:"required" db:"reported_at"`
 }
 
 // Flags say which optional API families this server implements.
 type Flags struct {
-	Assistants               bool `json:"assistants"`
-	Crons                    bool `json:"crons"`
-	Langsmith                bool `json:"langsmith"`
-	LangsmithTracingReplicas bool `json:"langsmith_tracing_replicas"`
+	Assistants               bool `json:"assistants" validate:"required"`
+	Crons                    bool `json:"crons" validate:"required"`
+	Langsmith                bool `json:"langsmith" validate:"required"`
+	LangsmithTracingReplicas bool `json:"langsmith_tracing_replicas" validate:"required"`
 	// MCP: /mcp serves the assistants as MCP tools (Streamable HTTP).
-	MCP bool `json:"mcp"`
+	MCP bool `json:"mcp" validate:"required"`
 	// A2A: /a2a/{assistant_id} and /.well-known/agent-card.json serve the
 	// A2A protocol (v1.0 and v0.3) for assistants of chat graphs.
-	A2A bool `json:"a2a"`
+	A2A bool `json:"a2a" validate:"required"`
 }
 
 // info godoc
 //
 //	@Summary	Server version and feature flags
+//	@ID			server_info
 //	@Tags		system
 //	@Produce	json
 //	@Success	200	{object}	Info
@@ -400,9 +468,10 @@ func (s *system) info(w http.ResponseWriter, r *http.Request) {
 // openapi godoc
 //
 //	@Summary	This API's OpenAPI 3 document
+//	@ID			get_openapi
 //	@Tags		system
 //	@Produce	application/yaml
-//	@Success	200	{string}	string
+//	@Success	200	{object}	object	"the OpenAPI 3.0 document (this one), in YAML"
 //	@Router		/openapi.yaml [get]
 func (s *system) openapi(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
@@ -412,6 +481,7 @@ func (s *system) openapi(w http.ResponseWriter, r *http.Request) {
 // serveMetrics godoc
 //
 //	@Summary		Prometheus metrics
+//	@ID				system_metrics
 //	@Description	This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics.
 //	@Tags			system
 //	@Produce		plain

@@ -1,11 +1,15 @@
 package httpx
 
 import (
+	"bytes"
+	"encoding"
 	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/google/uuid"
 
 	"github.com/weftdev/weft/internal/apperr"
 )
@@ -21,12 +25,54 @@ import (
 // checked; a type with its own UnmarshalJSON checks its objects itself
 // (UnmarshalStrict).
 
+// The same walk checks the strings decoded by a field's UnmarshalText (a
+// uuid.UUID: a claim_token, a thread id in a list): encoding/json reports
+// their errors without the field, which a 422 then names.
+
 // checkFieldNames walks body beside the Go type t. Malformed JSON is left
 // to the decoder to report: the walk stops where the text stops making
 // sense, without an error of its own.
 func checkFieldNames(body []byte, t reflect.Type) error {
 	s := fieldScanner{b: body}
-	return s.value(t, "")
+	return s.value(t, "", nil)
+}
+
+// checkValues is checkFieldNames with the checks of the values that
+// encoding/json would take without a word, so that a request body is held
+// to what the OpenAPI document (swag reads the same tags) declares:
+//
+//   - a string field (or an item of a string list) with an enums tag holds
+//     one of its values: "" or another string is a 422 naming the field
+//     and the values (null is the field's absence, as for every optional
+//     field);
+//   - an item of a list, or a value of a map, whose Go type has no null
+//     (a string, number, boolean, struct) is not null: encoding/json would
+//     make it "" / 0 / false / {} unseen.
+func checkValues(body []byte, t reflect.Type) error {
+	s := fieldScanner{b: body, values: true}
+	return s.value(t, "", nil)
+}
+
+// noNull tells whether t (an item or map value type) has no null: a JSON
+// null would decode to its zero value.
+func noNull(t reflect.Type) bool {
+	if t == nil || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64,
+		reflect.Struct, reflect.Array:
+		return true
+	}
+	return false
+}
+
+// nullItem reports whether the value at the cursor is a null that an item
+// of type t must not be.
+func (s *fieldScanner) nullItem(t reflect.Type) bool {
+	s.space()
+	return s.values && noNull(t) && bytes.HasPrefix(s.b[s.i:], []byte("null"))
 }
 
 // CheckFieldNames applies DecodeJSON's field-name rules to body as it
@@ -40,7 +86,7 @@ func CheckFieldNames(body []byte, v any) error {
 // of DecodeJSON's field names, for the UnmarshalJSON methods of request
 // types that decode an object of their own.
 func UnmarshalStrict(b []byte, v any) error {
-	if err := checkFieldNames(b, reflect.TypeOf(v)); err != nil {
+	if err := checkValues(b, reflect.TypeOf(v)); err != nil {
 		return err
 	}
 	return json.Unmarshal(b, v)
@@ -52,6 +98,9 @@ type fieldScanner struct {
 	// anyObject checks every object for repeated keys, maps and free-form
 	// values included (DuplicateKey).
 	anyObject bool
+	// values also checks the values DecodeJSON would take silently
+	// (checkValues): a string outside its field's enums, a null item.
+	values bool
 }
 
 // DuplicateKey reports whether any object in body, at any depth, has a key
@@ -59,7 +108,7 @@ type fieldScanner struct {
 // the two) leaves such a body as it came, for DecodeJSON to refuse.
 func DuplicateKey(body []byte) bool {
 	s := fieldScanner{b: body, anyObject: true}
-	return s.value(nil, "") != nil
+	return s.value(nil, "", nil) != nil
 }
 
 // peek is the byte at the cursor, 0 at the end.
@@ -70,7 +119,11 @@ func (s *fieldScanner) peek() byte {
 	return 0
 }
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	uuidType            = reflect.TypeFor[uuid.UUID]()
+)
 
 // shape is the type a JSON value decodes into, pointers removed, or nil
 // when its keys are not ours to check.
@@ -84,7 +137,10 @@ func shape(t reflect.Type) reflect.Type {
 	return t
 }
 
-func (s *fieldScanner) value(t reflect.Type, path string) error {
+// value checks the value at the cursor, decoded into t; enums are the
+// values its field's enums tag allows (nil: any), for a string or the
+// strings of a list.
+func (s *fieldScanner) value(t reflect.Type, path string, enums []string) error {
 	s.space()
 	t = shape(t)
 	switch s.peek() {
@@ -99,13 +155,23 @@ func (s *fieldScanner) value(t reflect.Type, path string) error {
 		}
 		s.i++
 		for n := 0; s.item(n, ']'); n++ {
+			if s.nullItem(elem) {
+				return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q: an item is null", fieldName(path))
+			}
 			at := s.i
-			if err := s.value(elem, path); err != nil || s.i == at {
+			if err := s.value(elem, path, enums); err != nil || s.i == at {
 				return err
 			}
 		}
 	case '"':
-		s.str()
+		text, ok := s.str()
+		if ok && s.values && enums != nil && !slices.Contains(enums, text) {
+			return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q must be one of %s, got %q",
+				fieldName(path), strings.Join(enums, ", "), text)
+		}
+		if ok && t != nil && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+			return checkText(t, strings.TrimSuffix(path, "."), text)
+		}
 	case ',', ']', '}', ':':
 		return nil // malformed: no value here
 	default:
@@ -146,23 +212,42 @@ func (s *fieldScanner) object(t reflect.Type, path string) error {
 			}
 			seen = append(seen, key)
 		}
+		var enums []string
 		if fields != nil {
 			vt = nil
 			for _, f := range fields {
 				if f.name == key {
-					vt = f.typ
+					vt, enums = f.typ, f.enums
 					break
 				}
 				if strings.EqualFold(f.name, key) {
 					return apperr.Errorf(apperr.Invalid, "Invalid request body: unknown field %q (field names are case-sensitive: did you mean %q?)", name, path+f.name)
 				}
 			}
+		} else if s.nullItem(vt) {
+			return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q is null", name)
 		}
-		if err := s.value(vt, name+"."); err != nil {
+		if err := s.value(vt, name+".", enums); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkText decodes text as encoding/json would into a t (an
+// encoding.TextUnmarshaler), and turns a refusal into a 422 naming field.
+func checkText(t reflect.Type, field, text string) error {
+	err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text))
+	if err == nil {
+		return nil
+	}
+	if field == "" {
+		field = "body"
+	}
+	if t == uuidType {
+		return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q must be a UUID, got %q", field, text)
+	}
+	return apperr.Errorf(apperr.Invalid, "Invalid request body: field %q: %v", field, err)
 }
 
 // item moves to the n-th item (0-based) of the array or object that end
@@ -220,8 +305,17 @@ func (s *fieldScanner) space() {
 }
 
 type structField struct {
-	name string
-	typ  reflect.Type
+	name  string
+	typ   reflect.Type
+	enums []string // its enums tag's values (nil: none)
+}
+
+// fieldName is the field a scanner path names ("body" at the top).
+func fieldName(path string) string {
+	if path = strings.TrimSuffix(path, "."); path == "" {
+		return "body"
+	}
+	return path
 }
 
 var fieldCache sync.Map // reflect.Type → []structField
@@ -252,8 +346,24 @@ func fieldsOf(t reflect.Type) []structField {
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, structField{name: name, typ: f.Type})
+		sf := structField{name: name, typ: f.Type}
+		if e := f.Tag.Get("enums"); e != "" {
+			sf.enums = strings.Split(e, ",")
+		}
+		out = append(out, sf)
 	}
 	fieldCache.Store(t, out)
 	return out
+}
+
+// Enums returns the values of the enums tag (the values swag declares in
+// the OpenAPI document) of field of struct type T, so that a handler
+// checks a field against the very list the document gives. It panics when
+// the field has none (a programming error, found at init).
+func Enums[T any](field string) []string {
+	f, ok := reflect.TypeFor[T]().FieldByName(field)
+	if !ok || f.Tag.Get("enums") == "" {
+		panic("httpx.Enums: " + reflect.TypeFor[T]().String() + "." + field + " has no enums tag")
+	}
+	return strings.Split(f.Tag.Get("enums"), ",")
 }

@@ -68,3 +68,19 @@ func TestDuplicateKey(t *testing.T) {
 		}
 	}
 }
+
+func TestEnums(t *testing.T) {
+	type body struct {
+		Select []string `json:"select" enums:"a,b,c"`
+		Plain  string   `json:"plain"`
+	}
+	if got := strings.Join(Enums[body]("Select"), " "); got != "a b c" {
+		t.Fatalf("Enums = %q", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Enums of a field without an enums tag did not panic")
+		}
+	}()
+	Enums[body]("Plain")
+}

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -143,8 +144,9 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // DecodeJSON decodes the request body into dst (a pointer to a struct or
-// map). It never looks at Content-Type. An empty body, or a literal null,
-// leaves dst untouched (the SDKs send bodiless POSTs meaning {}); unknown
+// map). It never looks at Content-Type. An empty body leaves dst untouched
+// (the SDKs send bodiless POSTs meaning {}); a body of JSON null is no
+// object (a 422: neither official SDK sends one, they send no body); unknown
 // fields are ignored, but field names are exact: a key that repeats another
 // or differs from a field's name only in case is a 422 (fields.go);
 // malformed JSON, a non-object body, a body that is not
@@ -170,16 +172,16 @@ func decodeBody(r *http.Request, dst any, open byte, what string) error {
 		return apperr.Errorf(apperr.Invalid, "Could not read request body: %v", err)
 	}
 	body = bytes.TrimSpace(body)
-	if len(body) == 0 || string(body) == "null" {
+	if len(body) == 0 {
 		return nil
 	}
 	if body[0] != open {
-		return apperr.Errorf(apperr.Invalid, "Request body must be %s", what)
+		return apperr.Errorf(apperr.Invalid, "Request body must be %s (or left out)", what)
 	}
 	if err := jsonv.Check(body); err != nil {
 		return apperr.Errorf(apperr.Invalid, "Invalid request body: %v", err)
 	}
-	if err := checkFieldNames(body, reflect.TypeOf(dst)); err != nil {
+	if err := checkValues(body, reflect.TypeOf(dst)); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -270,26 +272,88 @@ func ParseBool(s string, def bool) (bool, error) {
 	return false, fmt.Errorf("not a boolean: %q", s)
 }
 
-// QueryBool reads query parameter name as a boolean, with a 422 on garbage.
+// QueryBool reads query parameter name as a boolean: true or false (also
+// 1 or 0, which the JS SDK sends, and the other spellings of ParseBool);
+// def when the parameter is absent. Present and empty (?name=), or
+// anything else, is a 422.
 func QueryBool(r *http.Request, name string, def bool) (bool, error) {
-	b, err := ParseBool(r.URL.Query().Get(name), def)
-	if err != nil {
-		return false, apperr.Errorf(apperr.Invalid, "Invalid query parameter %s: %v", name, err)
+	s, ok := QueryValue(r, name)
+	if !ok {
+		return def, nil
+	}
+	b, err := ParseBool(s, def)
+	if err != nil || strings.TrimSpace(s) == "" {
+		return false, apperr.Errorf(apperr.Invalid, "Invalid query parameter %s %q: must be true or false", name, s)
 	}
 	return b, nil
 }
 
-// QueryInt reads query parameter name as an integer in [min, max], def when absent.
+// QueryInt reads query parameter name as an integer in [min, max], def
+// when absent. Present and empty (?name=) is a 422, as is anything else
+// but such an integer.
 func QueryInt(r *http.Request, name string, def, min, max int) (int, error) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
+	s, ok := QueryValue(r, name)
+	if !ok {
 		return def, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < min || n > max {
-		return 0, apperr.Errorf(apperr.Invalid, "Invalid query parameter %s: must be an integer between %d and %d", name, min, max)
+		return 0, apperr.Errorf(apperr.Invalid, "Invalid query parameter %s %q: must be an integer between %d and %d", name, s, min, max)
 	}
 	return n, nil
+}
+
+// QueryValue is query parameter name's (first) value, and whether the
+// request has the parameter at all (?name= has it, empty).
+func QueryValue(r *http.Request, name string) (string, bool) {
+	vals, ok := r.URL.Query()[name]
+	if !ok || len(vals) == 0 {
+		return "", false
+	}
+	return vals[0], true
+}
+
+// QueryEnum reads query parameter name as one of allowed, def when absent.
+// Present and empty (?name=), or any other value, is a 422 naming the
+// values allowed.
+func QueryEnum(r *http.Request, name, def string, allowed ...string) (string, error) {
+	s, ok := QueryValue(r, name)
+	if !ok {
+		return def, nil
+	}
+	if slices.Contains(allowed, s) {
+		return s, nil
+	}
+	return "", apperr.Errorf(apperr.Invalid, "Invalid query parameter %s %q: must be one of %s", name, s, strings.Join(allowed, ", "))
+}
+
+// QueryStrings reads list query parameter name in every encoding QueryList
+// reads (repeated keys, comma lists, JSON arrays), each item one of allowed
+// when allowed is given. Absent is nil; empty items are left out (?name=
+// is an empty list); an item not allowed is a 422.
+func QueryStrings(r *http.Request, name string, allowed ...string) ([]string, error) {
+	vals, ok := r.URL.Query()[name]
+	if !ok {
+		return nil, nil
+	}
+	var out []string
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		var items []string
+		if !strings.HasPrefix(v, "[") || json.Unmarshal([]byte(v), &items) != nil {
+			items = strings.Split(v, ",")
+		}
+		for _, it := range items {
+			if it = strings.TrimSpace(it); it == "" {
+				continue // ?select= is an empty list
+			}
+			if len(allowed) > 0 && !slices.Contains(allowed, it) {
+				return nil, apperr.Errorf(apperr.Invalid, "Invalid query parameter %s %q: must be one of %s", name, it, strings.Join(allowed, ", "))
+			}
+			out = append(out, it)
+		}
+	}
+	return out, nil
 }
 
 // SetPagination sets X-Pagination-Total and, when more rows exist,

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
+	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
 )
 
@@ -53,5 +56,40 @@ func TestWriteErrorClientGone(t *testing.T) {
 				t.Errorf("log %q, want %q in it", logs.String(), tc.logged)
 			}
 		})
+	}
+}
+
+// A field that decodes through UnmarshalText (a uuid.UUID) and refuses its
+// string is a 422 naming the field and why, at any depth, not "Invalid
+// JSON"; valid and absent values decode.
+func TestDecodeJSONNamesTextFields(t *testing.T) {
+	type item struct {
+		ID uuid.UUID `json:"id"`
+	}
+	type body struct {
+		ClaimToken uuid.UUID   `json:"claim_token"`
+		Parent     *uuid.UUID  `json:"parent"`
+		Known      []uuid.UUID `json:"known"`
+		Items      []item      `json:"items"`
+	}
+	for in, want := range map[string]string{
+		`{"claim_token": ""}`:                         `field "claim_token" must be a UUID, got ""`,
+		`{"claim_token": "nope"}`:                     `field "claim_token" must be a UUID, got "nope"`,
+		`{"parent": "x"}`:                             `field "parent" must be a UUID, got "x"`,
+		`{"known": ["` + uuid.NewString() + `", ""]}`: `field "known" must be a UUID, got ""`,
+		`{"items": [{"id": "1"}]}`:                    `field "items.id" must be a UUID, got "1"`,
+		`{"claim_token": "` + uuid.NewString() + `", "parent": null, "known": [], "items": [{}]}`: "",
+		`{}`: "",
+	} {
+		var b body
+		r := httptest.NewRequest("POST", "/", strings.NewReader(in))
+		err := httpx.DecodeJSON(r, &b)
+		var ae *apperr.Error
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", in, err)
+		case want != "" && (!errors.As(err, &ae) || ae.Code != apperr.Invalid || !strings.Contains(ae.Message, want)):
+			t.Errorf("%s: %v, want a 422 with %q", in, err, want)
+		}
 	}
 }

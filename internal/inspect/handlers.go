@@ -25,6 +25,7 @@ const maxStorageIDs = 100
 // ThreadStorage godoc
 //
 //	@Summary		Storage of threads
+//	@ID				inspect_thread_storage
 //	@Description	For each given thread (in the order given; unknown ids are left out): its rows and bytes in checkpoints, checkpoint_blobs, checkpoint_writes and run_events, their total, and its counts of direct children and runs. Bytes are pg_column_size of the data columns (as stored, after compression; no row headers or indexes). Reads every row of those threads: pass a page of threads (1 to 100 ids).
 //	@Tags			inspect
 //	@Produce		json
@@ -56,6 +57,7 @@ func (h *Handlers) ThreadStorage(w http.ResponseWriter, r *http.Request) error {
 // Checkpoints godoc
 //
 //	@Summary		A thread's checkpoint tree
+//	@ID				inspect_checkpoints
 //	@Description	A page of the thread's checkpoints in one namespace, newest first across every branch (keyset-paged like history: before = the next cursor), each without values: parent, step, source, run_id, the channels it changed and counts of the pending writes recorded under it (errors, interrupts, resumes). Also the head (latest checkpoint), the namespace's total and the thread's namespaces. A page costs O(limit).
 //	@Tags			inspect
 //	@Produce		json
@@ -95,6 +97,7 @@ func (h *Handlers) Checkpoints(w http.ResponseWriter, r *http.Request) error {
 // Checkpoint godoc
 //
 //	@Summary		One checkpoint as stored
+//	@ID				inspect_checkpoint
 //	@Description	The checkpoint's raw fields (channel_versions, versions_seen, updated_channels, metadata), its parent's channel_versions and the channels whose version changed, the blob behind each channel version (type and bytes), its pending writes decoded (task id and path, idx, channel, type, bytes, value — including __error__, __interrupt__, __resume__ and the writes of tasks that failed) and its children (forks when several).
 //	@Tags			inspect
 //	@Produce		json
@@ -129,12 +132,13 @@ func (h *Handlers) Checkpoint(w http.ResponseWriter, r *http.Request) error {
 // Runs godoc
 //
 //	@Summary		A thread's runs with timings
+//	@ID				inspect_runs
 //	@Description	Newest first, as GET /threads/{thread_id}/runs, with what the Run object leaves out: started_at, finished_at, error, the checkpoint it started from, whether it resumed an interrupt, and its event count. X-Pagination-Next gives the next offset when more follow.
 //	@Tags			inspect
 //	@Produce		json
 //	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)
 //	@Param			limit		query		int		false	"Page size"	default(20)	minimum(1)	maximum(1000)
-//	@Param			offset		query		int		false	"Offset"	default(0)	minimum(0)
+//	@Param			offset		query		int		false	"Offset"	default(0)	minimum(0)	maximum(1073741824)
 //	@Success		200			{array}		RunSummary
 //	@Header			200			{integer}	X-Pagination-Next	"offset of the next page; absent on the last page"
 //	@Failure		404			{object}	httpx.ErrorBody
@@ -168,6 +172,7 @@ func (h *Handlers) Runs(w http.ResponseWriter, r *http.Request) error {
 // Run godoc
 //
 //	@Summary		One run with timings
+//	@ID				inspect_run
 //	@Description	As an item of GET /inspect/threads/{thread_id}/runs.
 //	@Tags			inspect
 //	@Produce		json

@@ -81,8 +81,6 @@ func operations() []op {
 				w.rep.leak("POST /mcp tools/call of A's assistant: %v %v", r, err)
 			}
 		}},
-		{"GET /mcp", func(w *walker) { w.clean(http.StatusMethodNotAllowed, "GET", "/mcp", nil) }},
-		{"DELETE /mcp", func(w *walker) { w.clean(http.StatusMethodNotAllowed, "DELETE", "/mcp", nil) }},
 
 		// Threads.
 		{"POST /threads", func(w *walker) {

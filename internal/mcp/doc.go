@@ -8,10 +8,12 @@
 // The transport and the protocol (initialize and version negotiation,
 // ping, JSON-RPC framing and errors, JSON and SSE responses) are the
 // official Go SDK's (github.com/modelcontextprotocol/go-sdk), run
-// stateless: every POST carries one request and is answered on its own, no
-// Mcp-Session-Id is issued, and GET (a server-to-client stream) and DELETE
-// (ending a session) are 405, as the specification lets a server without
-// sessions answer. Stateless is what Weft's replicas need (any replica
+// stateless: every POST carries one message and is answered on its own
+// (its JSON-RPC envelope checked first, checkEnvelope: what api/openapi.yaml
+// states), no Mcp-Session-Id is issued, and GET (a server-to-client
+// stream) and DELETE (ending a session) are 405, as the specification lets
+// a server without sessions answer (the router serves only POST /mcp, so
+// they are its 405, with Allow: POST). Stateless is what Weft's replicas need (any replica
 // answers any request; nothing lives in one process's memory) and what the
 // official LangGraph server does; the SDK also serves the sessionless
 // protocol revision (2026-07-28) only in this mode. A tools/call is

@@ -90,8 +90,9 @@ func New(cfg Config) *Handler {
 	return h
 }
 
-// ServeHTTP serves POST (one JSON-RPC message), GET and DELETE (405: the
-// endpoint is stateless, it keeps no session to stream on or end).
+// ServeHTTP serves POST (one JSON-RPC message, its envelope checked by
+// checkEnvelope), GET and DELETE (405: the endpoint is stateless, it keeps
+// no session to stream on or end; the router sends them its own 405).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	dw := &detailWriter{ResponseWriter: w}
 	defer dw.finish()
@@ -114,6 +115,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := httpx.CheckFieldNames(body, (*rpcMessage)(nil)); err != nil {
 		httpx.WriteJSON(w, http.StatusUnprocessableEntity, httpx.ErrorBody{Detail: err.Error()})
+		return
+	}
+	if err := checkEnvelope(body); err != nil {
+		httpx.WriteJSON(w, http.StatusBadRequest, httpx.ErrorBody{Detail: "Invalid JSON-RPC message: " + err.Error()})
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

@@ -3,6 +3,7 @@ package pregel
 import (
 	"encoding/json"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/weftdev/weft/graph"
@@ -134,7 +135,7 @@ func ParseUpdates(raw json.RawMessage) ([]map[string]any, error) {
 		return []map[string]any{one}, nil
 	}
 	var many []map[string]any
-	if err := jsonv.Decode(raw, &many); err == nil {
+	if err := jsonv.Decode(raw, &many); err == nil && !slices.ContainsFunc(many, func(m map[string]any) bool { return m == nil }) {
 		return many, nil
 	}
 	return nil, apperr.Errorf(apperr.Invalid, "Invalid values: must be an object, a list of objects or null")

@@ -26,7 +26,9 @@ import (
 // CreateRequest is the body of every run-creating route (RunCreateStateful
 // and RunCreateStateless, reference §6.2). Unknown fields are ignored.
 type CreateRequest struct {
-	AssistantID string          `json:"assistant_id" example:"foo_bar"`
+	// AssistantID is the assistant to run: its UUID, or a graph id (the
+	// graph's system assistant).
+	AssistantID string          `json:"assistant_id" validate:"required" minLength:"1" example:"foo_bar"`
 	Input       json.RawMessage `json:"input" swaggertype:"object"`
 	Command     *Command        `json:"command"`
 	Metadata    map[string]any  `json:"metadata"`
@@ -35,25 +37,25 @@ type CreateRequest struct {
 	// and user-agent, as LangGraph's servers put them there.
 	Config       map[string]any `json:"config"`
 	Context      map[string]any `json:"context"`
-	CheckpointID string         `json:"checkpoint_id" format:"uuid"`
+	CheckpointID string         `json:"checkpoint_id" extensions:"x-nullable"`
 	Checkpoint   *struct {
 		CheckpointID string `json:"checkpoint_id"`
 		NS           string `json:"checkpoint_ns"`
 	} `json:"checkpoint"`
-	InterruptBefore   StringList `json:"interrupt_before" swaggertype:"array,string"`
-	InterruptAfter    StringList `json:"interrupt_after" swaggertype:"array,string"`
-	MultitaskStrategy string     `json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
-	IfNotExists       string     `json:"if_not_exists" enums:"create,reject"`
-	OnCompletion      string     `json:"on_completion" enums:"delete,keep"`
-	AfterSeconds      *float64   `json:"after_seconds"`
-	StreamMode        StringList `json:"stream_mode" swaggertype:"array,string"`
-	StreamSubgraphs   bool       `json:"stream_subgraphs"`
-	StreamResumable   bool       `json:"stream_resumable"`
-	OnDisconnect      string     `json:"on_disconnect" enums:"cancel,continue"`
-	Webhook           *string    `json:"webhook"`
-	FeedbackKeys      []string   `json:"feedback_keys"`
-	Durability        string     `json:"durability" enums:"sync,async,exit"`
-	CheckpointDuring  *bool      `json:"checkpoint_during"`
+	InterruptBefore   NodeList       `json:"interrupt_before" swaggertype:"array,string"`
+	InterruptAfter    NodeList       `json:"interrupt_after" swaggertype:"array,string"`
+	MultitaskStrategy string         `json:"multitask_strategy" enums:"reject,enqueue,interrupt,rollback"`
+	IfNotExists       string         `json:"if_not_exists" enums:"create,reject"`
+	OnCompletion      string         `json:"on_completion" enums:"delete,keep"`
+	AfterSeconds      *float64       `json:"after_seconds" minimum:"0" maximum:"31622400"`
+	StreamMode        StreamModeList `json:"stream_mode" swaggertype:"array,string"`
+	StreamSubgraphs   bool           `json:"stream_subgraphs"`
+	StreamResumable   bool           `json:"stream_resumable"`
+	OnDisconnect      string         `json:"on_disconnect" enums:"cancel,continue"`
+	Webhook           *string        `json:"webhook"`
+	FeedbackKeys      []string       `json:"feedback_keys"`
+	Durability        string         `json:"durability" enums:"sync,async,exit"`
+	CheckpointDuring  *bool          `json:"checkpoint_during"`
 
 	// headers are the HTTP request's, which Config.configurable gets as
 	// the server's HeaderPolicy says (nil: a run created without one).
@@ -88,7 +90,7 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 	}
 	k := Kwargs{Input: req.Input, Command: req.Command, Config: s.cfg.Headers.apply(req.Config, req.headers, g.Language),
 		Context:    req.Context,
-		StreamMode: req.StreamMode, InterruptBefore: req.InterruptBefore, InterruptAfter: req.InterruptAfter,
+		StreamMode: StringList(req.StreamMode), InterruptBefore: StringList(req.InterruptBefore), InterruptAfter: StringList(req.InterruptAfter),
 		Subgraphs: req.StreamSubgraphs, Resumable: req.StreamResumable, OnDisconnect: req.OnDisconnect,
 		Webhook: req.Webhook, FeedbackKeys: req.FeedbackKeys, Durability: req.Durability}
 	if k.Config == nil {

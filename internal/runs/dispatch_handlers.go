@@ -12,12 +12,13 @@ import (
 // DispatchHistory is a dispatch with every attempt.
 type DispatchHistory struct {
 	dispatch.Dispatch
-	Attempts []dispatch.Attempt `json:"attempts"`
+	Attempts []dispatch.Attempt `json:"attempts" validate:"required"`
 }
 
 // RunDispatches godoc
 //
 //	@Summary		A run's dispatches
+//	@ID				list_run_dispatches
 //	@Description	Every delivery of the run to workers, with each attempt's worker, timings, lease, heartbeats, outcome, error and the commits and nacks the fence refused it after it lost its claim (fenced_writes).
 //	@Tags			dispatch
 //	@Produce		json
@@ -54,20 +55,21 @@ func (h *Handlers) RunDispatches(w http.ResponseWriter, r *http.Request) error {
 // ListDispatches godoc
 //
 //	@Summary		Search dispatches
+//	@ID				list_dispatches
 //	@Description	Newest first; state=dead_letter lists the dead-letter queue.
 //	@Tags			dispatch
 //	@Produce		json
 //	@Param			state		query		string	false	"Dispatch state"	Enums(queued, claimed, acked, cancelled, superseded, dead_letter)
 //	@Param			graph_id	query		string	false	"Graph"
 //	@Param			limit		query		int		false	"Page size"	default(100)	minimum(1)	maximum(1000)
-//	@Param			offset		query		int		false	"Offset"	default(0)	minimum(0)
+//	@Param			offset		query		int		false	"Offset"	default(0)	minimum(0)	maximum(1073741824)
 //	@Success		200			{array}		dispatch.Dispatch
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/dispatches [get]
 func (h *Handlers) ListDispatches(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	state := q.Get("state")
-	if state != "" && !dispatch.ValidState(state) {
+	state, given := httpx.QueryValue(r, "state")
+	if given && !dispatch.ValidState(state) { // ?state= too
 		return apperr.Errorf(apperr.Invalid, "Invalid state %q", state)
 	}
 	limit, err := httpx.QueryInt(r, "limit", 100, 1, 1000)
@@ -89,6 +91,7 @@ func (h *Handlers) ListDispatches(w http.ResponseWriter, r *http.Request) error 
 // RetryDispatch godoc
 //
 //	@Summary		Requeue a dead letter
+//	@ID				retry_dispatch
 //	@Description	Puts a dead_letter dispatch back in the queue with a fresh attempt budget; its run becomes pending again. 409 for any other state.
 //	@Tags			dispatch
 //	@Produce		json

@@ -3,6 +3,7 @@ package runs_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,6 +132,23 @@ func TestExternalWorkerOverHTTP(t *testing.T) {
 	s.Must(http.StatusConflict, "POST", d+"/heartbeat", map[string]any{"claim_token": c[0].ClaimToken})
 	s.Must(http.StatusUnprocessableEntity, "POST", d+"/heartbeat", map[string]any{"claim_token": "nope"})
 	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/claim", map[string]any{})
+	// A malformed claim token is a 422 naming the field, on every fenced
+	// call (ack and commit decode it as a UUID, heartbeat and nack parse it).
+	for _, op := range []string{"ack", "commit", "heartbeat", "nack"} {
+		for _, tok := range []string{"", "nope"} {
+			r := s.Do("POST", d+"/"+op, map[string]any{"claim_token": tok, "status": "success"})
+			if detail := r.Detail(t); r.Status != http.StatusUnprocessableEntity || !strings.Contains(detail, "claim") ||
+				!strings.Contains(detail, "UUID") || strings.Contains(detail, "Invalid JSON") {
+				t.Errorf("%s with claim_token %q: %d %s", op, tok, r.Status, r.Body)
+			}
+		}
+	}
+	// worker_id is bounded in characters, as its error says, not bytes.
+	s.Must(http.StatusOK, "POST", "/dispatch/claim", map[string]any{"worker_id": strings.Repeat("é", 200), "graph_ids": []string{"none"}})
+	s.Must(http.StatusOK, "POST", "/dispatch/cancellations", map[string]any{"worker_id": strings.Repeat("é", 200)})
+	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/claim", map[string]any{"worker_id": strings.Repeat("é", 201)})
+	s.Must(http.StatusOK, "POST", "/dispatch/checkpoints/list", map[string]any{"thread_id": strings.Repeat("é", 200)})
+	s.Must(http.StatusUnprocessableEntity, "POST", "/dispatch/checkpoints/list", map[string]any{"thread_id": strings.Repeat("é", 201)})
 }
 
 // A worker whose lease expired cannot commit: the reaper requeues its run,

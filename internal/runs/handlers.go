@@ -47,6 +47,7 @@ func (s *Service) CreateFromRequest(r *http.Request, threadID uuid.UUID) (*Run, 
 // CreateStateful godoc
 //
 //	@Summary		Create a run on a thread
+//	@ID				create_run
 //	@Description	Queues a run (status pending) and returns it at once. On a busy thread multitask_strategy decides: reject → 409, enqueue (default) → runs one after the other, interrupt / rollback → the inflight runs are cancelled first. Content-Location names the run.
 //	@Tags			runs
 //	@Accept			json
@@ -76,6 +77,7 @@ func (h *Handlers) CreateStateful(w http.ResponseWriter, r *http.Request) error 
 // CreateStateless godoc
 //
 //	@Summary		Create a stateless run
+//	@ID				run_stateless
 //	@Description	Runs on a new temporary thread, deleted after the run unless on_completion is keep.
 //	@Tags			runs
 //	@Accept			json
@@ -179,6 +181,7 @@ func onDisconnectCancel(run *Run) bool {
 // WaitStateful godoc
 //
 //	@Summary		Create a run and wait for its result
+//	@ID				wait_run
 //	@Description	Creates a run like POST /threads/{thread_id}/runs, then answers 200 with the final values, or {"__error__": {error, message}} for a failed run (reference §7.1). Newlines may precede the JSON while the run executes. Location is the run's join URL.
 //	@Tags			runs
 //	@Accept			json
@@ -206,6 +209,7 @@ func (h *Handlers) WaitStateful(w http.ResponseWriter, r *http.Request) error {
 // WaitStateless godoc
 //
 //	@Summary		Create a stateless run and wait for its result
+//	@ID				wait_run_stateless
 //	@Tags			runs
 //	@Accept			json
 //	@Produce		json
@@ -225,13 +229,17 @@ func (h *Handlers) WaitStateless(w http.ResponseWriter, r *http.Request) error {
 
 // Batch godoc
 //
-//	@Summary	Create several stateless runs
-//	@Tags		runs
-//	@Accept		json
-//	@Produce	json
-//	@Param		body	body		[]CreateRequest	true	"Runs"
-//	@Success	200		{array}		Run
-//	@Failure	422		{object}	httpx.ErrorBody
+//	@Summary		Create several stateless runs
+//	@ID				run_batch_stateless
+//	@Description	Checks every run first (a refused one is named by its index, runs[i], and nothing is created), then creates them in order. 1 to 100 runs.
+//	@Tags			runs
+//	@Accept			json
+//	@Produce		json
+//	@Param			body	body		[]CreateRequest	true	"Runs"
+//	@Success		200		{array}		Run
+//	@Failure		400		{object}	httpx.ErrorBody	"a run POST /runs refuses with 400 (a checkpoint_id or a resume without a thread, a graph no worker serves)"
+//	@Failure		404		{object}	httpx.ErrorBody	"an unknown assistant"
+//	@Failure		422		{object}	httpx.ErrorBody	"not 1 to 100 runs, or a run POST /runs refuses with 422"
 //	@Router		/runs/batch [post]
 func (h *Handlers) Batch(w http.ResponseWriter, r *http.Request) error {
 	var reqs []CreateRequest
@@ -275,14 +283,15 @@ func PathIDs(r *http.Request) (uuid.UUID, uuid.UUID, error) {
 // List godoc
 //
 //	@Summary	List a thread's runs
+//	@ID			list_runs_http
 //	@Description	Newest first. A page also ends early once its encoded size passes 4 MiB (it always holds at least one run); X-Pagination-Next then gives the offset to continue from.
 //	@Tags		runs
 //	@Produce	json
 //	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
 //	@Param		limit		query		int		false	"Page size"	default(10)	minimum(1)	maximum(1000)
-//	@Param		offset		query		int		false	"Offset"	default(0)	minimum(0)
+//	@Param		offset		query		int		false	"Offset"	default(0)	minimum(0)	maximum(1073741824)
 //	@Param		status		query		string	false	"Only runs with this status"	Enums(pending, running, success, error, timeout, interrupted)
-//	@Param		select		query		[]string	false	"Only these fields of each run (repeated, comma list or JSON array)"
+//	@Param		select		query		[]string	false	"Only these fields of each run (repeated, comma list or JSON array)"	Enums(assistant_id, attempt, created_at, kwargs, metadata, multitask_strategy, run_id, status, thread_id, updated_at, webhook_attempts, webhook_last_error, webhook_last_status, webhook_state)
 //	@Success	200			{array}		Run
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
@@ -300,15 +309,13 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	status := r.URL.Query().Get("status")
-	if status != "" && !validStatus(status) {
-		return apperr.Errorf(apperr.Invalid, "Invalid status %q", status)
+	status, err := httpx.QueryEnum(r, "status", "", statuses...)
+	if err != nil {
+		return err
 	}
-	fields := httpx.QueryList(r.URL.Query()["select"])
-	for _, f := range fields {
-		if !runFields[f] {
-			return apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of %s", f, strings.Join(slices.Sorted(maps.Keys(runFields)), ", "))
-		}
+	fields, err := httpx.QueryStrings(r, "select", slices.Sorted(maps.Keys(runFields))...)
+	if err != nil {
+		return err
 	}
 	// Runs are encoded one by one into one buffer, written once complete;
 	// the page ends early once it passes MaxRunsPageBytes (it always holds
@@ -373,6 +380,7 @@ const MaxRunsPageBytes = 4 << 20
 // Get godoc
 //
 //	@Summary	Get a run
+//	@ID			get_run_http
 //	@Tags		runs
 //	@Produce	json
 //	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
@@ -397,6 +405,7 @@ func (h *Handlers) Get(w http.ResponseWriter, r *http.Request) error {
 // GetStateless godoc
 //
 //	@Summary		Get a run by id
+//	@ID				get_run_stateless
 //	@Description	Any run, stateless ones included (the Content-Location of POST /runs names this URL). A stateless run goes with its temporary thread once that is deleted.
 //	@Tags			runs
 //	@Produce		json
@@ -421,6 +430,7 @@ func (h *Handlers) GetStateless(w http.ResponseWriter, r *http.Request) error {
 // Delete godoc
 //
 //	@Summary		Delete a run
+//	@ID				delete_run
 //	@Description	Deletes a finished run with its event log and dispatch history; its checkpoints stay. 409 while it is pending or running.
 //	@Tags			runs
 //	@Param			thread_id	path	string	true	"Thread ID"	format(uuid)
@@ -445,6 +455,7 @@ func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
 // Join godoc
 //
 //	@Summary		Wait for a run's result
+//	@ID				join_run_http
 //	@Description	Answers when the run has ended (at once if it has) with the same body as wait.
 //	@Tags			runs
 //	@Produce		json
@@ -471,16 +482,16 @@ func (h *Handlers) Join(w http.ResponseWriter, r *http.Request) error {
 	return h.respondWhenDone(w, r, run, cancelOnDisc)
 }
 
-func cancelAction(r *http.Request) string {
-	if r.URL.Query().Get("action") == ActionRollback {
-		return ActionRollback
-	}
-	return ActionInterrupt
+// cancelAction is the action query parameter: interrupt (the default) or
+// rollback.
+func cancelAction(r *http.Request) (string, error) {
+	return httpx.QueryEnum(r, "action", ActionInterrupt, ActionInterrupt, ActionRollback)
 }
 
 // Cancel godoc
 //
 //	@Summary		Cancel a run
+//	@ID				cancel_run_http
 //	@Description	action=interrupt (default) stops the run at its next step boundary keeping its checkpoints (status interrupted); rollback also deletes the run and everything it wrote. A pending run ends at once. wait=1 answers when the run has ended: 200 with its result, or 204 when it was rolled back; otherwise 202. Cancelling a finished run changes nothing.
 //	@Tags			runs
 //	@Produce		json
@@ -503,7 +514,11 @@ func (h *Handlers) Cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.svc.Cancel(r.Context(), tid, rid, cancelAction(r)); err != nil {
+	action, err := cancelAction(r)
+	if err != nil {
+		return err
+	}
+	if _, err := h.svc.Cancel(r.Context(), tid, rid, action); err != nil {
 		return err
 	}
 	if !wait {
@@ -532,13 +547,14 @@ func (h *Handlers) Cancel(w http.ResponseWriter, r *http.Request) error {
 // run_ids, or status.
 type CancelManyRequest struct {
 	ThreadID string   `json:"thread_id" format:"uuid"`
-	RunIDs   []string `json:"run_ids"`
+	RunIDs   []string `json:"run_ids" format:"uuid"`
 	Status   string   `json:"status" enums:"pending,running,all"`
 }
 
 // CancelMany godoc
 //
 //	@Summary		Cancel several runs
+//	@ID				cancel_runs
 //	@Description	By run ids on one thread, or every run with a status (pending, running or all). 204; 404 when nothing matched.
 //	@Tags			runs
 //	@Accept			json
@@ -549,6 +565,10 @@ type CancelManyRequest struct {
 //	@Failure		422	{object}	httpx.ErrorBody
 //	@Router			/runs/cancel [post]
 func (h *Handlers) CancelMany(w http.ResponseWriter, r *http.Request) error {
+	action, err := cancelAction(r)
+	if err != nil {
+		return err
+	}
 	var req CancelManyRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
@@ -577,7 +597,7 @@ func (h *Handlers) CancelMany(w http.ResponseWriter, r *http.Request) error {
 	} else if req.Status != "pending" && req.Status != "running" && req.Status != "all" {
 		return apperr.Errorf(apperr.Invalid, "Invalid status %q: must be pending, running or all", req.Status)
 	}
-	n, err := h.svc.CancelMany(r.Context(), tid, ids, req.Status, cancelAction(r))
+	n, err := h.svc.CancelMany(r.Context(), tid, ids, req.Status, action)
 	if err != nil {
 		return err
 	}

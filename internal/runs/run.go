@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 )
@@ -25,13 +27,9 @@ const (
 	StatusInterrupted Status = "interrupted"
 )
 
-func validStatus(s string) bool {
-	switch Status(s) {
-	case StatusPending, StatusRunning, StatusSuccess, StatusError, StatusTimeout, StatusInterrupted:
-		return true
-	}
-	return false
-}
+// statuses are the statuses a run can have.
+var statuses = []string{string(StatusPending), string(StatusRunning), string(StatusSuccess), string(StatusError),
+	string(StatusTimeout), string(StatusInterrupted)}
 
 // Multitask strategies (reference API §6.3).
 const (
@@ -156,11 +154,45 @@ type Kwargs struct {
 	Durability      string          `json:"durability,omitempty"`
 }
 
+// StreamModes are the stream modes a run may ask for: those of LangGraph's
+// API, and LangGraph.js's "tools" (its tool calls' progress).
+var StreamModes = []string{"values", "messages", "messages-tuple", "tasks", "checkpoints", "updates", "events", "debug", "custom", "tools"}
+
+// StreamModeList is a request's stream_mode: a mode or a list of modes,
+// each one of StreamModes.
+type StreamModeList StringList
+
+// UnmarshalJSON reads a StringList and checks its modes.
+func (l *StreamModeList) UnmarshalJSON(b []byte) error {
+	if err := (*StringList)(l).UnmarshalJSON(b); err != nil {
+		return err
+	}
+	for _, m := range *l {
+		if !slices.Contains(StreamModes, m) {
+			return apperr.Errorf(apperr.Invalid, "Invalid request body: field \"stream_mode\": %q is no stream mode (one of %s)", m, strings.Join(StreamModes, ", "))
+		}
+	}
+	return nil
+}
+
+// NodeList is a request's interrupt_before / interrupt_after: "*" (every
+// node) or a list of node names.
+type NodeList StringList
+
+// UnmarshalJSON reads a StringList whose one string, if given alone, is "*".
+func (l *NodeList) UnmarshalJSON(b []byte) error {
+	var s *string
+	if json.Unmarshal(b, &s) == nil && s != nil && *s != "*" {
+		return &json.UnmarshalTypeError{Value: `a string other than "*"`, Type: reflect.TypeFor[[]string]()}
+	}
+	return (*StringList)(l).UnmarshalJSON(b)
+}
+
 // StringList is a field that takes a string or a list of strings ("*" or
 // ["a","b"]).
 type StringList []string
 
-// UnmarshalJSON accepts a string, a list of strings or null.
+// UnmarshalJSON accepts a string, a list of strings (none null) or null.
 func (l *StringList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if string(b) == "null" {
@@ -172,10 +204,13 @@ func (l *StringList) UnmarshalJSON(b []byte) error {
 		*l = StringList{s}
 		return nil
 	}
-	var list []string
-	if err := json.Unmarshal(b, &list); err != nil {
+	var items []*string
+	if err := json.Unmarshal(b, &items); err != nil || slices.Contains(items, nil) {
 		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeFor[[]string]()}
 	}
-	*l = list
+	*l = make(StringList, len(items))
+	for i, it := range items {
+		(*l)[i] = *it
+	}
 	return nil
 }

@@ -144,7 +144,7 @@ type Task struct {
 	Error      *string         `json:"error" validate:"required" extensions:"x-nullable"`
 	Interrupts []any           `json:"interrupts" validate:"required"`
 	Checkpoint *TaskCheckpoint `json:"checkpoint" validate:"required" extensions:"x-nullable"`
-	State      any             `json:"state" validate:"required" extensions:"x-nullable"`
+	State      *SubgraphState  `json:"state" validate:"required" extensions:"x-nullable"`
 	Result     map[string]any  `json:"result" validate:"required" extensions:"x-nullable"`
 }
 

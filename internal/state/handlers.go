@@ -25,9 +25,9 @@ func NewHandlers(svc *Service) *Handlers { return &Handlers{svc: svc} }
 // CheckpointInput addresses a checkpoint in a request; thread_id is ignored
 // (the path names the thread).
 type CheckpointInput struct {
-	ThreadID     string `json:"thread_id"`
-	NS           string `json:"checkpoint_ns"`
-	CheckpointID string `json:"checkpoint_id"`
+	ThreadID     string `json:"thread_id" extensions:"x-nullable"`
+	NS           string `json:"checkpoint_ns" extensions:"x-nullable"`
+	CheckpointID string `json:"checkpoint_id" extensions:"x-nullable"`
 }
 
 // checkpointID is a checkpoint id given as a string, as a Checkpoint-shaped
@@ -47,18 +47,20 @@ func (c *checkpointID) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var obj struct {
-		CheckpointID string `json:"checkpoint_id"`
-		Configurable struct {
+		CheckpointID *string `json:"checkpoint_id"`
+		Configurable *struct {
 			CheckpointID string `json:"checkpoint_id"`
 		} `json:"configurable"`
 	}
 	if err := httpx.UnmarshalStrict(b, &obj); apperr.CodeOf(err) != "" {
 		return err
-	} else if err != nil {
+	} else if err != nil || (obj.CheckpointID == nil && obj.Configurable == nil) {
 		return &json.UnmarshalTypeError{Value: "non-checkpoint", Type: reflect.TypeFor[string]()}
 	}
-	*c = checkpointID(obj.CheckpointID)
-	if *c == "" {
+	if obj.CheckpointID != nil {
+		*c = checkpointID(*obj.CheckpointID)
+	}
+	if *c == "" && obj.Configurable != nil {
 		*c = checkpointID(obj.Configurable.CheckpointID)
 	}
 	return nil
@@ -114,13 +116,14 @@ func (h *Handlers) getAt(w http.ResponseWriter, r *http.Request, cfg checkpoints
 // GetState godoc
 //
 //	@Summary		Get a thread's state
+//	@ID				get_latest_thread_state
 //	@Description	The latest root checkpoint as a ThreadState; a thread without checkpoints gives the empty state (checkpoint null). With messages_window=k the list channel window_channel (default messages) shows only its last k elements, read without the rest of the list, and the state gains messages_window {channel, total, before, seqs, compact[, summary]}: before is the seq to page on with GET /threads/{thread_id}/messages?before=. Without messages_window the response is unchanged.
 //	@Tags			state
 //	@Produce		json
 //	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)
 //	@Param			subgraphs	query		bool	false	"Also fill in the state of pending tasks that run a subgraph (task.state)"
 //	@Param			messages_window	query		int		false	"Opt-in: show only the last k elements of window_channel, read without the rest, and describe the window in messages_window"	minimum(1)	maximum(1000)
-//	@Param			window_channel	query		string	false	"The list channel messages_window applies to"	default(messages)
+//	@Param			window_channel	query		string	false	"The list channel messages_window applies to"	default(messages)	maxlength(256)
 //	@Param			summary			query		bool	false	"With messages_window: also return the widest summary that ends before the window (messages_window.summary)"
 //	@Success		200			{object}	ThreadState
 //	@Failure		404			{object}	httpx.ErrorBody
@@ -133,13 +136,14 @@ func (h *Handlers) GetState(w http.ResponseWriter, r *http.Request) error {
 // GetStateAt godoc
 //
 //	@Summary	Get a thread's state at a checkpoint (deprecated form)
+//	@ID			get_thread_state_at_checkpoint
 //	@Tags		state
 //	@Produce	json
 //	@Param		thread_id		path		string	true	"Thread ID"	format(uuid)
 //	@Param		checkpoint_id	path		string	true	"Checkpoint ID"
 //	@Param		subgraphs		query		bool	false	"Also fill in the state of pending tasks that run a subgraph (task.state)"
 //	@Param		messages_window	query		int		false	"Opt-in: show only the last k elements of window_channel (see GET /threads/{thread_id}/state)"	minimum(1)	maximum(1000)
-//	@Param		window_channel	query		string	false	"The list channel messages_window applies to"	default(messages)
+//	@Param		window_channel	query		string	false	"The list channel messages_window applies to"	default(messages)	maxlength(256)
 //	@Param		summary			query		bool	false	"With messages_window: also return the widest summary that ends before the window"
 //	@Success	200				{object}	ThreadState
 //	@Failure	404				{object}	httpx.ErrorBody
@@ -151,13 +155,13 @@ func (h *Handlers) GetStateAt(w http.ResponseWriter, r *http.Request) error {
 
 // StateCheckpointRequest is the body of POST /threads/{id}/state/checkpoint.
 type StateCheckpointRequest struct {
-	Checkpoint *CheckpointInput `json:"checkpoint"`
+	Checkpoint *CheckpointInput `json:"checkpoint" validate:"required"`
 	Subgraphs  bool             `json:"subgraphs"`
 	// MessagesWindow opts in to a window of the last k elements of
 	// WindowChannel (see GET /threads/{thread_id}/state).
 	MessagesWindow *int `json:"messages_window" minimum:"1" maximum:"1000"`
 	// WindowChannel is the list channel the window applies to.
-	WindowChannel string `json:"window_channel" default:"messages"`
+	WindowChannel string `json:"window_channel" default:"messages" maxLength:"256"`
 	// Summary also returns the summary that goes with the window.
 	Summary bool `json:"summary"`
 }
@@ -165,6 +169,7 @@ type StateCheckpointRequest struct {
 // PostStateAt godoc
 //
 //	@Summary	Get a thread's state at a checkpoint
+//	@ID			post_thread_state_at_checkpoint
 //	@Tags		state
 //	@Accept		json
 //	@Produce	json
@@ -234,6 +239,7 @@ type UpdateResponse struct {
 // UpdateState godoc
 //
 //	@Summary		Update a thread's state
+//	@ID				update_thread_state
 //	@Description	Writes a new checkpoint whose values are the base's with the given values applied through the graph's reducers, as if as_node (default: the node that ran last) had written them; next is computed from the graph's edges out of as_node. The base is the latest checkpoint, or checkpoint_id / checkpoint; an older base forks the thread. checkpoint.checkpoint_ns names a subgraph's namespace (a pending task's checkpoint): the update then applies to that subgraph's latest (or checkpoint_id) checkpoint through the subgraph's own reducers and edges, and the parent's state, with its pending task, is left as it is. as_node "__copy__" forks without changes.
 //	@Tags			state
 //	@Accept			json
@@ -284,10 +290,11 @@ type PatchStateRequest struct {
 // PatchState godoc
 //
 //	@Summary	Merge metadata into a checkpoint's metadata
+//	@ID			patch_thread_state
 //	@Tags		state
 //	@Accept		json
 //	@Param		thread_id	path	string				true	"Thread ID"	format(uuid)
-//	@Param		body		body	PatchStateRequest	true	"Metadata (merged into the latest checkpoint's, or checkpoint_id's)"
+//	@Param		body		body	PatchStateRequest	false	"Metadata (merged into the latest checkpoint's, or checkpoint_id's)"
 //	@Success	204
 //	@Failure	404	{object}	httpx.ErrorBody
 //	@Failure	422	{object}	httpx.ErrorBody
@@ -346,6 +353,9 @@ func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRe
 	}
 	p := HistoryParams{Limit: limit, Before: string(req.Before), Metadata: req.Metadata, MaxBytes: MaxHistoryPageBytes}
 	if req.Checkpoint != nil {
+		if err := checkID(req.Checkpoint.CheckpointID); err != nil {
+			return err
+		}
 		p.NS = req.Checkpoint.NS
 	}
 	// The page holds at most the byte cap plus one state.
@@ -370,6 +380,7 @@ func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRe
 // GetHistory godoc
 //
 //	@Summary		List a thread's checkpoints, newest first
+//	@ID				get_thread_history
 //	@Description	Keyset pages: continue with before = the last checkpoint id of a page. A page also ends early once its encoded size passes 4 MiB (it always holds at least one state); X-Pagination-Next then names the checkpoint to pass as before. limit=0 is refused (422) like any value outside 1..1000.
 //	@Tags			state
 //	@Produce		json
@@ -392,6 +403,7 @@ func (h *Handlers) GetHistory(w http.ResponseWriter, r *http.Request) error {
 // PostHistory godoc
 //
 //	@Summary		List a thread's checkpoints, newest first
+//	@ID				get_thread_history_post
 //	@Description	Keyset pages: before names the newest checkpoint to exclude (continue with the last checkpoint id of a page); metadata filters by containment; checkpoint.checkpoint_ns lists a subgraph namespace. A page also ends early once its encoded size passes 4 MiB (it always holds at least one state); X-Pagination-Next then names the checkpoint to pass as before. "limit": 0 is refused (422) like any value outside 1..1000; an absent or null limit means 10.
 //	@Tags			state
 //	@Accept			json
@@ -414,6 +426,7 @@ func (h *Handlers) PostHistory(w http.ResponseWriter, r *http.Request) error {
 // Copy godoc
 //
 //	@Summary	Copy a thread with its whole history
+//	@ID			copy_thread_post
 //	@Tags		threads
 //	@Produce	json
 //	@Param		thread_id	path		string	true	"Thread ID"	format(uuid)
@@ -436,7 +449,7 @@ func (h *Handlers) Copy(w http.ResponseWriter, r *http.Request) error {
 
 // PruneRequest is the body of POST /threads/prune.
 type PruneRequest struct {
-	ThreadIDs []string `json:"thread_ids" maxItems:"1000"`
+	ThreadIDs []string `json:"thread_ids" validate:"required,max=1000" format:"uuid"`
 	Strategy  string   `json:"strategy" enums:"delete,keep_latest" default:"delete"`
 }
 
@@ -447,12 +460,13 @@ const MaxPruneIDs = 1000
 
 // PruneResponse is the answer of POST /threads/prune.
 type PruneResponse struct {
-	PrunedCount int `json:"pruned_count"`
+	PrunedCount int `json:"pruned_count" validate:"required"`
 }
 
 // Prune godoc
 //
 //	@Summary		Prune threads
+//	@ID				prune_threads
 //	@Description	delete (default) deletes the threads (their children become roots); keep_latest keeps each thread and its latest checkpoint and deletes the rest of its history. Unknown ids are skipped, repeated ids count once; pruned_count counts the threads pruned. At most 1000 thread_ids per request (422 beyond).
 //	@Tags			threads
 //	@Accept			json

@@ -2,9 +2,11 @@ package state
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -21,22 +23,26 @@ func channelParam(name, value string) (string, error) {
 	if value == "" {
 		return DefaultLogChannel, nil
 	}
-	if len(value) > maxChannelName {
-		return "", apperr.Errorf(apperr.Invalid, "Invalid %s: at most %d bytes", name, maxChannelName)
+	if utf8.RuneCountInString(value) > maxChannelName {
+		return "", apperr.Errorf(apperr.Invalid, "Invalid %s: at most %d characters", name, maxChannelName)
 	}
 	return value, nil
 }
 
-// querySeq reads query parameter name as a seq (an integer >= 1; 0 when
-// absent).
+// maxSeq bounds a seq given in a query (2^53-1, the largest integer a
+// JSON number holds exactly; api/openapi.yaml states it).
+const maxSeq = 1<<53 - 1
+
+// querySeq reads query parameter name as a seq (an integer from 1 to
+// maxSeq; 0 when absent).
 func querySeq(r *http.Request, name string) (int64, error) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
+	s, ok := httpx.QueryValue(r, name)
+	if !ok {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 1 {
-		return 0, apperr.Errorf(apperr.Invalid, "Invalid query parameter %s: must be a seq, an integer of at least 1", name)
+	if err != nil || n < 1 || n > maxSeq {
+		return 0, apperr.Errorf(apperr.Invalid, "Invalid query parameter %s %q: must be a seq, an integer from 1 to %d", name, s, int64(maxSeq))
 	}
 	return n, nil
 }
@@ -46,9 +52,13 @@ func querySeq(r *http.Request, name string) (int64, error) {
 // absent.
 func windowQuery(r *http.Request) (*WindowParams, error) {
 	q := r.URL.Query()
-	if q.Get("messages_window") == "" {
-		if q.Get("summary") != "" || q.Get("window_channel") != "" {
-			return nil, apperr.Errorf(apperr.Invalid, "Invalid query: summary and window_channel need messages_window")
+	if _, ok := httpx.QueryValue(r, "messages_window"); !ok {
+		sum, err := httpx.QueryBool(r, "summary", false)
+		if err != nil {
+			return nil, err
+		}
+		if err := windowless(q.Get("window_channel"), sum); err != nil {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid query: %v", err)
 		}
 		return nil, nil
 	}
@@ -67,11 +77,23 @@ func windowQuery(r *http.Request) (*WindowParams, error) {
 	return &WindowParams{Channel: ch, K: k, Summary: sum}, nil
 }
 
+// windowless checks the window fields of a read without messages_window.
+// Their defaults (window_channel messages, summary false), which the API's
+// schema declares and a client generated from it sends, ask for nothing
+// and are accepted; another channel, or summary true, asks for a window
+// that only messages_window opens, and is refused.
+func windowless(channel string, summary bool) error {
+	if summary || (channel != "" && channel != DefaultLogChannel) {
+		return errors.New("summary=true and a window_channel other than " + DefaultLogChannel + " need messages_window")
+	}
+	return nil
+}
+
 // windowBody checks the window fields of POST /state/checkpoint.
 func windowBody(req *StateCheckpointRequest) (*WindowParams, error) {
 	if req.MessagesWindow == nil {
-		if req.Summary || req.WindowChannel != "" {
-			return nil, apperr.Errorf(apperr.Invalid, "Invalid request body: summary and window_channel need messages_window")
+		if err := windowless(req.WindowChannel, req.Summary); err != nil {
+			return nil, apperr.Errorf(apperr.Invalid, "Invalid request body: %v", err)
 		}
 		return nil, nil
 	}
@@ -88,13 +110,14 @@ func windowBody(req *StateCheckpointRequest) (*WindowParams, error) {
 // GetMessages godoc
 //
 //	@Summary		Page a thread's message log
+//	@ID				get_thread_messages
 //	@Description	The elements of a list channel (default messages) at a checkpoint (default: the thread's latest root checkpoint, the current branch), newest first, each with its seq and the run and step that produced it. Continue with before = next_before. A list of 1 KB or more is stored per element and a page reads only its elements; its seqs are the thread's element-log seqs (stable across steps and branches). A shorter list's seqs are its 1-based positions, with run_id and step null. A before seq the list does not hold (a message removed meanwhile) is a 400: start again from the newest. A thread without checkpoints gives an empty page.
 //	@Tags			state
 //	@Produce		json
 //	@Param			thread_id		path		string	true	"Thread ID"	format(uuid)
-//	@Param			channel			query		string	false	"List channel"	default(messages)
+//	@Param			channel			query		string	false	"List channel"	default(messages)	maxlength(256)
 //	@Param			checkpoint_id	query		string	false	"Checkpoint to read (default: the latest)"
-//	@Param			before			query		int		false	"Only elements positioned before the element with this seq"	minimum(1)
+//	@Param			before			query		int		false	"Only elements positioned before the element with this seq"	minimum(1)	maximum(9007199254740991)
 //	@Param			limit			query		int		false	"Page size"	default(50)	minimum(1)	maximum(1000)
 //	@Success		200				{object}	MessagePage
 //	@Failure		400				{object}	httpx.ErrorBody	"before not in the list; the channel is not a list"
@@ -142,6 +165,7 @@ type SummaryRequest struct {
 // AddSummary godoc
 //
 //	@Summary		Store a summary of a range of a thread's message log
+//	@ID				add_thread_summary
 //	@Description	A record summarizing the elements with seqs from_seq..to_seq (inclusive) of a list channel (default messages); it never changes the thread's state. The range must lie within the seqs the thread has (400 otherwise); one summary per range (409 for a second). Stored while a run is active too (a graph's node may summarize). Windowed state reads return the widest summary that ends before the window.
 //	@Tags			state
 //	@Accept			json
@@ -184,13 +208,14 @@ func (h *Handlers) AddSummary(w http.ResponseWriter, r *http.Request) error {
 // ListSummaries godoc
 //
 //	@Summary		List a thread's summaries, widest first
+//	@ID				list_thread_summaries
 //	@Description	Widest first: the greater span (to_seq - from_seq), then the later end, then the newer record; the first is the one a window would show.
 //	@Tags			state
 //	@Produce		json
 //	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)
-//	@Param			channel		query		string	false	"Only this channel's summaries (default: every channel)"
-//	@Param			covering	query		int		false	"Only summaries whose range holds this seq"	minimum(1)
-//	@Param			before		query		int		false	"Only summaries that end before this seq"	minimum(1)
+//	@Param			channel		query		string	false	"Only this channel's summaries (default: every channel)"	maxlength(256)
+//	@Param			covering	query		int		false	"Only summaries whose range holds this seq"	minimum(1)	maximum(9007199254740991)
+//	@Param			before		query		int		false	"Only summaries that end before this seq"	minimum(1)	maximum(9007199254740991)
 //	@Param			limit		query		int		false	"At most this many"	default(50)	minimum(1)	maximum(1000)
 //	@Success		200			{array}		SummaryRecord
 //	@Failure		404			{object}	httpx.ErrorBody
@@ -202,8 +227,8 @@ func (h *Handlers) ListSummaries(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	f := messagelog.SummaryFilter{Channel: r.URL.Query().Get("channel")}
-	if len(f.Channel) > maxChannelName {
-		return apperr.Errorf(apperr.Invalid, "Invalid channel: at most %d bytes", maxChannelName)
+	if utf8.RuneCountInString(f.Channel) > maxChannelName {
+		return apperr.Errorf(apperr.Invalid, "Invalid channel: at most %d characters", maxChannelName)
 	}
 	if f.Covering, err = querySeq(r, "covering"); err != nil {
 		return err
@@ -225,9 +250,10 @@ func (h *Handlers) ListSummaries(w http.ResponseWriter, r *http.Request) error {
 // DeleteSummary godoc
 //
 //	@Summary	Delete a summary
+//	@ID			delete_thread_summary
 //	@Tags		state
 //	@Param		thread_id	path	string	true	"Thread ID"	format(uuid)
-//	@Param		summary_id	path	int		true	"Summary ID"
+//	@Param		summary_id	path	int		true	"Summary ID"	minimum(1)
 //	@Success	204
 //	@Failure	404	{object}	httpx.ErrorBody
 //	@Failure	422	{object}	httpx.ErrorBody

@@ -321,6 +321,17 @@ func TestMessageLogLongThread(t *testing.T) {
 	if after := s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Body; string(after) != string(wholeRaw) {
 		t.Fatal("the state changed with summaries")
 	}
+	// The window fields' defaults, which the API's schema declares and a
+	// client generated from it sends, ask for nothing: the whole state.
+	for _, q := range []string{"window_channel=messages", "window_channel=messages&summary=false", "summary=false"} {
+		if got := s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state?"+q, nil).Body; string(got) != string(wholeRaw) {
+			t.Fatalf("GET /state?%s is not the whole state", q)
+		}
+	}
+	if got := s.Must(http.StatusOK, "POST", "/threads/"+tid+"/state/checkpoint", map[string]any{"checkpoint": map[string]any{},
+		"window_channel": "messages", "summary": false}).Body; strings.Contains(string(got), "messages_window") {
+		t.Fatalf("POST /state/checkpoint with the window defaults opened a window: %s", got)
+	}
 
 	// Bad input is refused and changes nothing.
 	for _, c := range []struct {
@@ -333,6 +344,10 @@ func TestMessageLogLongThread(t *testing.T) {
 		{"GET", "/state?messages_window=1001", nil, 422, "messages_window"},
 		{"GET", "/state?messages_window=x", nil, 422, "messages_window"},
 		{"GET", "/state?summary=true", nil, 422, "need messages_window"},
+		{"GET", "/state?window_channel=other", nil, 422, "need messages_window"},
+		{"GET", "/state?summary=maybe", nil, 422, "summary"},
+		{"POST", "/state/checkpoint", map[string]any{"checkpoint": map[string]any{}, "window_channel": "other"}, 422, "need messages_window"},
+		{"POST", "/state/checkpoint", map[string]any{"checkpoint": map[string]any{}, "summary": true}, 422, "need messages_window"},
 		{"POST", "/state/checkpoint", map[string]any{"checkpoint": map[string]any{}, "messages_window": 0}, 422, "messages_window"},
 		{"GET", "/messages?before=999999", nil, 400, "seq 999999 is not in channel"},
 		{"GET", "/messages?before=0", nil, 422, "before"},

@@ -18,6 +18,7 @@ import (
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/eventlog"
+	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/pregel"
@@ -442,7 +443,7 @@ type Superstep struct {
 // package's creation hook: an error rolls the creation back.
 func (s *Service) ApplySupersteps(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, raw json.RawMessage) error {
 	var steps []Superstep
-	if err := decodeJSON(raw, &steps); err != nil {
+	if err := httpx.UnmarshalStrict(raw, &steps); err != nil {
 		return apperr.Errorf(apperr.Invalid, "Invalid supersteps: must be a list of {updates: [{values, as_node}]}")
 	}
 	for i, step := range steps {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -94,7 +95,7 @@ func tokenizePath(path string) ([]string, error) {
 			}
 		case t[0] == '{':
 			for _, f := range strings.Split(t[1:len(t)-1], ",") {
-				if strings.TrimSpace(f) == "" {
+				if strings.Trim(f, blank) == "" {
 					return nil, fmt.Errorf("%q: empty field in %s", path, t)
 				}
 			}
@@ -106,14 +107,38 @@ func tokenizePath(path string) ([]string, error) {
 	return tokens, nil
 }
 
-// checkPaths validates field paths (non-empty, well formed).
+// blank is the whitespace a field path or a field of {a,b} is trimmed of:
+// ASCII's alone, as IndexPathPattern says it.
+const blank = " \t\n\v\f\r"
+
+// IndexPathPattern is the form of a field path (the pattern of a put's
+// index items in api/openapi.yaml, in the syntax Go, ECMAScript and
+// Python read alike): names, "." separators, [*] or [integer], and {a,b}
+// lists of fields (no braces inside), with something that is not
+// whitespace somewhere.
+const IndexPathPattern = `^` + pathUnit + `*` + `(?:[^` + blankRE + `\[\]{}]|` + pathBracket + `|` + pathBrace + `)` + pathUnit + `*$`
+
+const (
+	blankRE     = ` \t\n\v\f\r` // blank, in a character class
+	pathBracket = `\[(?:\*|[+-]?[0-9]{1,18})\]`
+	pathField   = `[` + blankRE + `]*[^` + blankRE + `,{}][^,{}]*`
+	pathBrace   = `\{` + pathField + `(?:,` + pathField + `)*\}`
+	pathUnit    = `(?:[^\[\]{}]|` + pathBracket + `|` + pathBrace + `)`
+)
+
+var indexPath = regexp.MustCompile(IndexPathPattern)
+
+// checkPaths validates field paths (non-blank, well formed).
 func checkPaths(paths []string) error {
 	for _, p := range paths {
-		if strings.TrimSpace(p) == "" {
+		if strings.Trim(p, blank) == "" {
 			return fmt.Errorf("a field path must not be empty (the whole value is \"$\")")
 		}
 		if _, err := tokenizePath(p); err != nil {
 			return err
+		}
+		if !indexPath.MatchString(p) {
+			return fmt.Errorf("%q: not a field path (names, \".\", [*] or [integer], {a,b} without braces inside)", p)
 		}
 	}
 	return nil
@@ -206,7 +231,7 @@ func textsAt(raw json.RawMessage, tokens []string) ([]string, error) {
 		for _, f := range strings.Split(tok[1:len(tok)-1], ",") {
 			cur := raw
 			found := true
-			for _, key := range strings.Split(strings.TrimSpace(f), ".") {
+			for _, key := range strings.Split(strings.Trim(f, blank), ".") {
 				fields, ok, err := objectFields(cur)
 				if err != nil {
 					return nil, err

@@ -58,12 +58,13 @@ func (h *Handlers) scope(r *http.Request) (context.Context, error) {
 
 // PutRequest is the body of PUT /store/items.
 type PutRequest struct {
-	// Namespace is the item's path of labels (at least one; a label is
-	// non-empty and has no ".").
-	Namespace []string `json:"namespace" example:"users,u1,memories"`
-	Key       string   `json:"key" example:"favourite-colour"`
+	// Namespace is the item's path of labels (1 to 64; a label is
+	// non-empty and has no "."; at most 1024 bytes joined by ".").
+	Namespace []string `json:"namespace" validate:"required,min=1,max=64" example:"users,u1,memories"`
+	// Key is the item's key (non-empty, at most 1024 bytes).
+	Key string `json:"key" validate:"required" minLength:"1" example:"favourite-colour"`
 	// Value must be a JSON object.
-	Value json.RawMessage `json:"value" swaggertype:"object"`
+	Value json.RawMessage `json:"value" validate:"required" swaggertype:"object"`
 	// Index is false (not indexed: never returned by a semantic search),
 	// null / absent (the fields of the server's index) or a list of field
 	// paths to embed instead ("title", "a.b", "items[*].text", "$"). It is
@@ -71,12 +72,13 @@ type PutRequest struct {
 	Index json.RawMessage `json:"index" swaggertype:"array,string" extensions:"x-nullable"`
 	// TTL is the item's time to live in minutes (> 0); null or absent: the
 	// item never expires.
-	TTL *float64 `json:"ttl" minimum:"0" extensions:"x-nullable"`
+	TTL *float64 `json:"ttl" extensions:"x-nullable"`
 }
 
 // Put godoc
 //
 //	@Summary		Put an item
+//	@ID				put_item
 //	@Description	Inserts the item, or replaces the value and ttl of the item with this namespace and key (keeping its created_at, bumping updated_at). ttl (minutes) makes it expire that long after the put, or after its last read with refresh_ttl. With a semantic index configured (WEFT_STORE_INDEX), the texts the index's fields (or the put's own index paths) select are embedded in the background: the put answers at once, the item is readable at once, and a semantic search finds it once its embeddings are stored; index false keeps it out of semantic search. Without an index, index is validated and ignored.
 //	@Tags			store
 //	@Accept			json
@@ -167,12 +169,13 @@ func checkIndex(raw json.RawMessage) (noIndex bool, paths []string, err error) {
 // Get godoc
 //
 //	@Summary		Get an item
+//	@ID				get_item
 //	@Description	Returns the item, or JSON null when it does not exist or has expired (not a 404: the SDKs map null to "absent"). The namespace is its labels joined by "." (what the JS SDK sends), repeated namespace= keys (one label each), or a JSON array of labels; empty is the root, where no item can be. refresh_ttl (default true) makes an item with a ttl expire ttl minutes from now.
 //	@Tags			store
 //	@Produce		json
 //	@Param			namespace	query		string	false	"Namespace labels joined by dots (or repeated namespace= keys)"
-//	@Param			key			query		string	true	"Item key"
-//	@Param			refresh_ttl	query		string	false	"Push the expiry of an item with a ttl forward (true/false, default true)"
+//	@Param			key			query		string	true	"Item key"	minLength(1)
+//	@Param			refresh_ttl	query		bool	false	"Push the expiry of an item with a ttl forward (default true)"
 //	@Success		200			{object}	Item	"the item, or null when absent or expired"
 //	@Failure		400			{object}	httpx.ErrorBody	"key missing"
 //	@Failure		409			{object}	httpx.ErrorBody	"a worker run's X-Weft-Dispatch-Id and X-Weft-Claim-Token name no current claim (the run's store acts for the run's tenant)"
@@ -238,13 +241,14 @@ func queryNamespace(r *http.Request) ([]string, error) {
 // DeleteRequest is the body of DELETE /store/items.
 type DeleteRequest struct {
 	// Namespace of the item; absent or [] is the root, where no item can be.
-	Namespace []string `json:"namespace" example:"users,u1,memories"`
-	Key       string   `json:"key" example:"favourite-colour"`
+	Namespace []string `json:"namespace" validate:"max=64" example:"users,u1,memories"`
+	Key       string   `json:"key" validate:"required" minLength:"1" example:"favourite-colour"`
 }
 
 // Delete godoc
 //
 //	@Summary		Delete an item
+//	@ID				delete_item
 //	@Description	Deletes the item with this namespace and key (a JSON body, as the SDKs send it). Deleting an item that does not exist is not an error.
 //	@Tags			store
 //	@Accept			json
@@ -279,7 +283,7 @@ func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
 type SearchRequest struct {
 	// NamespacePrefix: items whose namespace starts with these labels; [] or
 	// absent: every item.
-	NamespacePrefix []string `json:"namespace_prefix" example:"users,u1"`
+	NamespacePrefix []string `json:"namespace_prefix" validate:"max=64" example:"users,u1"`
 	// Filter: a JSON object the item's value must contain (value @> filter:
 	// equal scalars, objects containing the given keys, arrays containing
 	// the given elements).
@@ -301,12 +305,13 @@ type SearchRequest struct {
 
 // SearchResponse is the body of a POST /store/items/search answer.
 type SearchResponse struct {
-	Items []SearchItem `json:"items"`
+	Items []SearchItem `json:"items" validate:"required"`
 }
 
 // Search godoc
 //
 //	@Summary		Search items
+//	@ID				search_items
 //	@Description	Lists live items under a namespace prefix, newest update first, each with "score": null. filter keeps the items whose value contains it (JSON containment). With a semantic index configured (WEFT_STORE_INDEX), a query is embedded (synchronously) and the items under the prefix and filter are ranked by the cosine similarity of their best indexed field to it, best first, score being that similarity; items whose embeddings are not stored yet (just put, or the endpoint failing) and items put with index false are left out. If the embeddings endpoint fails the answer is 503 with Retry-After (422 when it refuses the query itself). Without an index, query is a case-insensitive substring match over the value's strings, numbers and booleans (not its keys) that filters and does not rank. refresh_ttl (default true) makes the returned items with a ttl expire ttl minutes from now.
 //	@Tags			store
 //	@Accept			json
@@ -395,9 +400,9 @@ func pageLimit(limit *int, def, offset int) (int, error) {
 // NamespacesRequest is the body of POST /store/namespaces.
 type NamespacesRequest struct {
 	// Prefix: namespaces starting with these labels; "*" matches any label.
-	Prefix []string `json:"prefix" example:"users"`
+	Prefix []string `json:"prefix" validate:"max=64" example:"users"`
 	// Suffix: namespaces ending with these labels; "*" matches any label.
-	Suffix []string `json:"suffix" example:"memories"`
+	Suffix []string `json:"suffix" validate:"max=64" example:"memories"`
 	// MaxDepth truncates the namespaces to this many labels (then
 	// deduplicated); absent or null: whole namespaces.
 	MaxDepth *int `json:"max_depth" minimum:"1" extensions:"x-nullable"`
@@ -408,12 +413,13 @@ type NamespacesRequest struct {
 
 // NamespacesResponse is the body of a POST /store/namespaces answer.
 type NamespacesResponse struct {
-	Namespaces [][]string `json:"namespaces"`
+	Namespaces [][]string `json:"namespaces" validate:"required"`
 }
 
 // ListNamespaces godoc
 //
 //	@Summary		List namespaces
+//	@ID				list_namespaces
 //	@Description	Lists the distinct namespaces that hold live items, matching prefix and suffix ("*" matches any one label), truncated to max_depth labels and deduplicated, sorted.
 //	@Tags			store
 //	@Accept			json

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,8 +24,8 @@ import (
 
 // ProtocolCommand is the body of POST /threads/{thread_id}/commands.
 type ProtocolCommand struct {
-	ID     *int64          `json:"id" validate:"required"`
-	Method string          `json:"method" validate:"required" example:"run.start"`
+	ID     *int64          `json:"id" validate:"required" minimum:"0" maximum:"9007199254740991"`
+	Method string          `json:"method" validate:"required" minLength:"1" example:"run.start"`
 	Params json.RawMessage `json:"params" swaggertype:"object"`
 }
 
@@ -44,8 +45,8 @@ type ProtocolResponse struct {
 // ProtocolMeta says which thread answered and the seq of its event log
 // when it did.
 type ProtocolMeta struct {
-	ThreadID          uuid.UUID `json:"thread_id" format:"uuid"`
-	AppliedThroughSeq int64     `json:"applied_through_seq"`
+	ThreadID          uuid.UUID `json:"thread_id" validate:"required" format:"uuid"`
+	AppliedThroughSeq int64     `json:"applied_through_seq" validate:"required"`
 }
 
 // protocolError is a command that failed with a protocol error code.
@@ -95,7 +96,8 @@ var protocolRunModes = []string{"values", "updates", "messages-tuple", "custom",
 // ProtocolCommands godoc
 //
 //	@Summary		Send a command to a thread (protocol v2)
-//	@Description	The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string}) is a 422.
+//	@ID				protocol_thread_command
+//	@Description	The command channel of client.threads.stream() (SDK 1.x). run.start {assistant_id (a UUID or graph name), input, config, context, metadata, multitask_strategy} creates the thread when it does not exist and starts a run (result {run_id}); on a thread waiting on an interrupt, any input but null resumes it (command.resume, every pending interrupt), as LangGraph.js's server 1.5 does; input.respond {interrupt_id, response} or {responses:[{interrupt_id, response}]} (optional update, goto, config, metadata) resumes the thread's pending interrupts with a new run (command.resume keyed by interrupt id); state.get {keys?} returns {values, checkpoint:{id, ns}}; agent.getTree returns the latest run's namespaces as {tree:{namespace, status, graph_name, children?}}. Answers are 200 JSON frames: {"type":"success","id","result","meta":{"thread_id","applied_through_seq"}} or {"type":"error","id","error","message"} with a protocol error code (invalid_argument, unknown_command, no_such_run, no_such_interrupt, no_such_checkpoint, not_supported). A body that is not a command ({id: integer, method: string, params: object}) is a 422.
 //	@Tags			threads
 //	@Accept			json
 //	@Produce		json
@@ -124,13 +126,21 @@ func (h *Handlers) ProtocolCommands(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// check refuses a body that is not a command.
+// maxCommandID bounds a command's id: 2^53-1, the integers a JSON number
+// holds exactly in every client's language.
+const maxCommandID = 1<<53 - 1
+
+// check refuses a body that is not a command: an id, a method, params an
+// object when given.
 func (cmd *ProtocolCommand) check() error {
-	if cmd.ID == nil || *cmd.ID < 0 {
-		return apperr.Errorf(apperr.Invalid, "A command needs an id: a non-negative integer")
+	if cmd.ID == nil || *cmd.ID < 0 || *cmd.ID > maxCommandID {
+		return apperr.Errorf(apperr.Invalid, "A command needs an id: an integer from 0 to %d", maxCommandID)
 	}
 	if cmd.Method == "" {
 		return apperr.Errorf(apperr.Invalid, "A command needs a method")
+	}
+	if p := bytes.TrimSpace(cmd.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {
+		return apperr.Errorf(apperr.Invalid, "A command's params must be an object (or null, or left out)")
 	}
 	return nil
 }
@@ -223,7 +233,7 @@ func (h *Handlers) protocolRunStart(ctx context.Context, tid uuid.UUID, p *proto
 	}
 	req := &runs.CreateRequest{AssistantID: p.AssistantID, Input: p.Input, Command: p.Command, Config: p.Config,
 		Context: p.Context, Metadata: p.Metadata, MultitaskStrategy: p.MultitaskStrategy,
-		InterruptBefore: p.InterruptBefore, InterruptAfter: p.InterruptAfter, Durability: p.Durability,
+		InterruptBefore: runs.NodeList(p.InterruptBefore), InterruptAfter: runs.NodeList(p.InterruptAfter), Durability: p.Durability,
 		IfNotExists: "create", StreamMode: protocolRunModes, StreamSubgraphs: true, StreamResumable: true}
 	if req.MultitaskStrategy == "" {
 		req.MultitaskStrategy = p.MultitaskStrategyJS

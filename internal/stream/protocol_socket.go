@@ -36,6 +36,7 @@ const socketWriteTimeout = time.Minute
 // ProtocolSocket godoc
 //
 //	@Summary		Protocol v2 over a WebSocket
+//	@ID				protocol_thread_socket
 //	@Description	Upgrades to a WebSocket carrying protocol v2 both ways as JSON text messages. The client sends commands ({id, method, params}): those of POST /threads/{thread_id}/commands (run.start, input.respond, state.get, agent.getTree), plus subscription.subscribe (params as the body of POST /threads/{thread_id}/stream/events: channels, namespaces, depth, since; result {subscription_id, replayed_events}, sent before the events it replays) and subscription.unsubscribe {subscription_id}. The server sends the answers ({"type":"success"|"error","id",…}) and, for each subscription, the thread's events ({"type":"event","event_id","seq","method","params"}) with the same filtering, replay and seq as the SSE stream; a frame that is not a command is answered with an error frame of id null. A request without a WebSocket upgrade is a 400.
 //	@Tags			threads
 //	@Param			thread_id	path		string	true	"Thread ID"	format(uuid)

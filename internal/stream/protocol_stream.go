@@ -24,13 +24,13 @@ import (
 type ProtocolStreamRequest struct {
 	// Channels to send: values, updates, messages, tools, lifecycle, input,
 	// tasks, custom, checkpoints, or custom:<name>.
-	Channels []string `json:"channels" validate:"required"`
+	Channels []string `json:"channels" validate:"required,min=1"`
 	// Namespaces are prefixes of the namespaces to send (none: all).
 	Namespaces [][]string `json:"namespaces"`
 	// Depth is how many levels below a prefix to send (none: any).
-	Depth *int64 `json:"depth"`
+	Depth *int64 `json:"depth" minimum:"0" maximum:"1048576"`
 	// Since resumes after this seq (Last-Event-ID wins when both are given).
-	Since *int64 `json:"since"`
+	Since *int64 `json:"since" minimum:"0"`
 }
 
 // filter validates the request.
@@ -92,6 +92,7 @@ func (s *Service) protocolStartOf(ctx context.Context, threadID uuid.UUID) (int6
 // ProtocolEvents godoc
 //
 //	@Summary		Stream a thread's events (protocol v2)
+//	@ID				protocol_thread_events
 //	@Description	The thread-centric stream of client.threads.stream() (SDK 1.x): Server-Sent Events of every run of the thread, in order, until the client leaves or the server shuts down. Each frame is "event: <method>", "id: <seq>" and data {"type":"event","event_id","seq","method","params":{"namespace","timestamp","data","node"?}}; methods lifecycle (running, then completed, interrupted or failed per run), values, updates (node in params), messages (message-start, content-block-start/-delta/-finish, message-finish, derived from the run's message chunks), input.requested (one per interrupt: interrupt_id, payload), tasks, checkpoints, custom ({payload}). seq grows along the thread and is stable: since (or Last-Event-ID) resumes after one without loss or repeats; without either the stream starts at the first event of the thread's latest run. A thread that does not exist yet (a stream opened before the run.start that creates it) is waited for: its events are sent from the first. A comment line is sent every 5 s while idle.
 //	@Tags			threads
 //	@Accept			json

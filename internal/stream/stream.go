@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -213,29 +214,38 @@ func numbering(run, m modes) modes {
 
 // parseLastEventID reads a Last-Event-ID: an event id this server sent (an
 // event's index in the run's stream), -1 for "from the first event", or
-// the "<ms>-<n>" form of LangGraph's Python server. The header wins;
-// without it the last_event_id query parameter is read (a browser's
-// EventSource cannot set the header on its first request, only on its
-// reconnects). ok is false when neither is given; after is -1 for "from
-// the first event".
+// the "<ms>-<n>" form of LangGraph's Python server (lastEventID; the
+// pattern api/openapi.yaml states). The header wins; without it the
+// last_event_id query parameter is read (a browser's EventSource cannot set
+// the header on its first request, only on its reconnects); either is
+// checked when given. ok is false when neither is given; after is -1 for
+// "from the first event".
 func parseLastEventID(r *http.Request) (after int64, ok bool, err error) {
-	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
-	if v == "" {
-		v = strings.TrimSpace(r.URL.Query().Get("last_event_id"))
+	header, inHeader := r.Header.Get("Last-Event-ID"), len(r.Header.Values("Last-Event-ID")) > 0
+	query, inQuery := httpx.QueryValue(r, "last_event_id")
+	for _, v := range []struct {
+		given bool
+		s     string
+	}{{inHeader, header}, {inQuery, query}} {
+		if v.given && !lastEventID.MatchString(v.s) {
+			return 0, false, apperr.Errorf(apperr.Invalid, "Invalid Last-Event-ID %q: must be an event id or -1", v.s)
+		}
 	}
-	if v == "" {
+	v := query
+	if inHeader {
+		v = header
+	} else if !inQuery {
 		return 0, false, nil
 	}
-	raw := v
-	if _, seq, found := strings.Cut(v, "-"); found && !strings.HasPrefix(v, "-") {
+	if _, seq, found := strings.Cut(v, "-"); found && v != "-1" {
 		v = seq
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < -1 {
-		return 0, false, apperr.Errorf(apperr.Invalid, "Invalid Last-Event-ID %q: must be an event id or -1", raw)
-	}
+	n, _ := strconv.ParseInt(v, 10, 64)
 	return n, true, nil
 }
+
+// lastEventID is the form of a Last-Event-ID.
+var lastEventID = regexp.MustCompile(`^(-1|[0-9]{1,18}|[0-9]{1,18}-[0-9]{1,18})$`)
 
 // sse writes Server-Sent Events and flushes each one.
 type sse struct {
@@ -447,6 +457,7 @@ func (h *Handlers) gone() error {
 // StreamStateful godoc
 //
 //	@Summary		Create a run and stream it
+//	@ID				stream_run
 //	@Description	Creates a run like POST /threads/{thread_id}/runs and answers with Server-Sent Events: metadata first, then the events of the requested stream_mode (values, updates, messages-tuple as "messages", custom; other modes are accepted and send nothing yet), errors in-band as an error event; the stream closes when the run ends. Every event has an id, its index in the run's stream (metadata is 0; the ids follow the run's durable log, so they are the same on every read): GET the Location URL with Last-Event-ID to resume. A comment line is sent every 5 s while idle. Creation errors are plain JSON 4xx.
 //	@Tags			runs
 //	@Accept			json
@@ -470,6 +481,7 @@ func (h *Handlers) StreamStateful(w http.ResponseWriter, r *http.Request) error 
 // StreamStateless godoc
 //
 //	@Summary		Create a stateless run and stream it
+//	@ID				stream_run_stateless
 //	@Description	As POST /threads/{thread_id}/runs/stream, on a temporary thread.
 //	@Tags			runs
 //	@Accept			json
@@ -529,6 +541,7 @@ func (h *Handlers) joinStream(w http.ResponseWriter, r *http.Request, threadID, 
 // JoinStream godoc
 //
 //	@Summary		Join a run's stream
+//	@ID				stream_run_http
 //	@Description	Server-Sent Events of a run. With Last-Event-ID (an id this stream sent, or -1 for the first event) the stored events after it are sent first, then live ones; without it, only events from now on. A run that has ended is replayed and the stream closes. stream_mode narrows the modes (default: the run's own). A thread or run that is not there (or not the caller's) is no 404: the stream opens and sends one error event whose message starts "404: ", as the official servers do.
 //	@Tags			runs
 //	@Produce		text/event-stream
@@ -552,6 +565,7 @@ func (h *Handlers) JoinStream(w http.ResponseWriter, r *http.Request) error {
 // JoinStreamStateless godoc
 //
 //	@Summary		Join a run's stream by run id
+//	@ID				join_run_stream_stateless
 //	@Description	As GET /threads/{thread_id}/runs/{run_id}/stream, for any run (the Location of POST /runs/stream).
 //	@Tags			runs
 //	@Produce		text/event-stream
@@ -634,6 +648,7 @@ func (s *Service) threadEventsAfter(ctx context.Context, threadID uuid.UUID, c t
 // ThreadStream godoc
 //
 //	@Summary		Stream every run of a thread
+//	@ID				join_thread_stream
 //	@Description	Server-Sent Events of all runs on the thread, in order, until the client leaves: with stream_modes run_modes (default) every event of each run; with lifecycle only each run's metadata event and {"status":"run_done","run_id"} when it ends (state_update is accepted and sends nothing yet). Event ids are positions in the thread's log: Last-Event-ID resumes after one; without it only events from now on are sent. A comment line is sent every 5 s while idle.
 //	@Tags			threads
 //	@Produce		text/event-stream

@@ -49,6 +49,8 @@ func TestLimitZeroIsRefusedEverywhere(t *testing.T) {
 	s.Must(http.StatusUnprocessableEntity, "GET", "/threads/"+a.ThreadID+"/children?limit=0", nil)
 	s.Must(http.StatusOK, "POST", "/threads/search", map[string]any{"limit": nil})
 	s.Must(http.StatusOK, "POST", "/threads/search", map[string]any{})
-	// count ignores paging fields.
-	s.Must(http.StatusOK, "POST", "/threads/count", map[string]any{"limit": 0})
+	// count holds the paging fields it shares with search to the same
+	// bounds (the schema both declare), then ignores them.
+	s.Must(http.StatusUnprocessableEntity, "POST", "/threads/count", map[string]any{"limit": 0})
+	s.Must(http.StatusOK, "POST", "/threads/count", map[string]any{"limit": 1000, "offset": 3})
 }

@@ -39,6 +39,12 @@ func TestErrorContract(t *testing.T) {
 		{"PATCH", "/threads/" + a.ThreadID, `{"resource_id": {}}`, 422, "resource_id"},
 		{"POST", "/threads/search", `{"limit": "ten"}`, 422, "limit"},
 		{"POST", "/threads/count", `{"status": 1}`, 422, "status"},
+		// A count holds the paging fields to search's bounds.
+		{"POST", "/threads/count", `{"offset": -1}`, 422, "Invalid offset -1: must not be negative"},
+		{"POST", "/threads/count", `{"limit": 0}`, 422, "Invalid limit 0"},
+		{"POST", "/threads/count", `{"select": ["nope"]}`, 422, `field "select" must be one of thread_id`},
+		{"POST", "/threads/count", `{"sort_order": "up"}`, 422, "sort_order"},
+		{"POST", "/threads/search", `{"select": ["nope"]}`, 422, `field "select" must be one of thread_id`},
 		{"GET", "/nowhere", nil, 404, "Not Found"},
 		{"PUT", "/threads", nil, 405, "Method Not Allowed"},
 		{"POST", "/threads", "{\"metadata\": {\"k\": \"a\xffb\"}}", 422, "UTF-8"},
@@ -46,6 +52,12 @@ func TestErrorContract(t *testing.T) {
 		{"POST", "/threads", `{"metadata": {"n": 1e400}}`, 422, "number 1e400 is out of range"},
 		{"PATCH", "/threads/" + a.ThreadID, `{"metadata": {"n": -1e200000}}`, 422, "out of range"},
 		{"GET", "/ok?check_db=maybe", nil, 422, "check_db"},
+		// A null where the document declares a list's items or a value of
+		// another type is refused, not read as "" or {}.
+		{"POST", "/threads", `{"supersteps": [null]}`, 422, "supersteps"},
+		{"POST", "/runs/wait", `{"assistant_id": "foo_bar", "stream_mode": ["values", null]}`, 422, "stream_mode"},
+		{"PATCH", "/threads/" + a.ThreadID + "/state", `{"checkpoint_id": {}}`, 422, "checkpoint_id"},
+		{"PATCH", "/threads/" + a.ThreadID + "/state", `{"checkpoint_id": {"checkpoint_id": null}}`, 422, "checkpoint_id"},
 	}
 	for _, c := range cases {
 		r := s.Do(c.method, c.path, c.body)
@@ -56,6 +68,8 @@ func TestErrorContract(t *testing.T) {
 			t.Errorf("%s %s: content-type %q", c.method, c.path, ct)
 		}
 	}
+	// An empty list parameter is an empty list.
+	s.Must(http.StatusOK, "GET", "/threads/"+a.ThreadID+"/runs?select=", nil)
 	if allow := s.Do("DELETE", "/threads/"+a.ThreadID+"/children", nil).Header.Get("Allow"); allow != "GET, HEAD" {
 		t.Errorf("405 Allow = %q, want GET, HEAD", allow)
 	}
@@ -75,16 +89,22 @@ func TestErrorContract(t *testing.T) {
 func TestLenientBodies(t *testing.T) {
 	t.Parallel()
 	s := servertest.Start(t)
-	// Empty body and literal null mean {}; unknown fields are ignored.
-	for _, body := range []any{nil, "", "null", "  ", `{"ttl": {"ttl": 5}, "checkpoint_during": true, "whatever": [1]}`} {
+	// An empty body means {}; unknown fields are ignored. A literal null is
+	// no object: a 422, as on LangGraph's server (the SDKs send no body).
+	for _, body := range []any{nil, "", "  ", `{"ttl": {"ttl": 5}, "checkpoint_during": true, "whatever": [1]}`} {
 		th := create(t, s, body)
 		if th.Status != "idle" {
 			t.Fatalf("body %v: %+v", body, th)
 		}
 	}
+	for _, path := range []string{"/threads", "/threads/search", "/threads/count"} {
+		if r := s.Do("POST", path, "null"); r.Status != http.StatusUnprocessableEntity || !strings.Contains(r.Detail(t), "JSON object") {
+			t.Fatalf("POST %s null: %d %s; want 422", path, r.Status, r.Body)
+		}
+	}
 	var n int
 	s.Must(http.StatusOK, "POST", "/threads/count", nil).JSON(t, &n)
-	if n != 5 {
+	if n != 4 {
 		t.Fatalf("count = %d", n)
 	}
 }
@@ -299,18 +319,51 @@ func TestCascadeDeleteRacingChildCreation(t *testing.T) {
 	}
 }
 
-// POST-only action paths answer other methods with 405 and Allow: POST,
-// not as an id route with a bad id.
-func TestPostOnlyPathsAnswer405(t *testing.T) {
+// A path served by a literal route (an action such as /threads/search or
+// /threads/{thread_id}/runs/wait) answers a method only a parameter route
+// of the same shape has (GET /threads/{thread_id}, GET
+// /threads/{thread_id}/runs/{run_id}) with 405 and the literal route's
+// Allow, as any other method a route lacks, not as that route with a bad
+// id; OPTIONS gets the same Allow. The routes themselves still serve.
+func TestShadowedRoutesAnswer405(t *testing.T) {
 	t.Parallel()
 	s := servertest.Start(t)
-	for _, c := range []struct{ method, path string }{
-		{"GET", "/threads/search"}, {"GET", "/threads/count"}, {"DELETE", "/threads/prune"},
-		{"PATCH", "/threads/search"}, {"GET", "/runs/wait"}, {"GET", "/assistants/search"},
+	tid := create(t, s, nil).ThreadID
+	missing := uuid.NewString()
+	for _, c := range []struct{ method, path, allow string }{
+		{"GET", "/threads/search", "POST"}, {"GET", "/threads/count", "POST"}, {"DELETE", "/threads/prune", "POST"},
+		{"PATCH", "/threads/search", "POST"}, {"GET", "/runs/wait", "POST"}, {"GET", "/assistants/search", "POST"},
+		{"GET", "/runs/crons", "POST"}, {"GET", "/runs/crons/search", "POST"}, {"HEAD", "/runs/stream", "POST"},
+		{"GET", "/threads/" + tid + "/runs/wait", "POST"}, {"HEAD", "/threads/" + tid + "/runs/wait", "POST"},
+		{"DELETE", "/threads/" + tid + "/runs/wait", "POST"}, {"OPTIONS", "/threads/" + tid + "/runs/wait", "POST"},
+		{"GET", "/threads/" + tid + "/runs/stream", "POST"}, {"GET", "/threads/" + tid + "/runs/crons", "POST"},
+		{"GET", "/threads/" + tid + "/state/checkpoint", "POST"},
+		{"OPTIONS", "/threads/" + tid, "GET, HEAD, PATCH, DELETE"}, {"PUT", "/threads/" + tid + "/runs", "GET, HEAD, POST"},
+		{"OPTIONS", "/threads/" + tid + "/runs/" + missing, "GET, HEAD, DELETE"},
+		{"OPTIONS", "/threads/search", "POST"}, {"PUT", "/threads/" + tid + "/state", "GET, HEAD, POST, PATCH"},
 	} {
 		r := s.Do(c.method, c.path, nil)
-		if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != "POST" || r.Detail(t) == "" {
-			t.Errorf("%s %s: %d Allow=%q %s", c.method, c.path, r.Status, r.Header.Get("Allow"), r.Body)
+		if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d Allow=%q %s; want 405 Allow=%q", c.method, c.path, r.Status, r.Header.Get("Allow"), r.Body, c.allow)
+		}
+		if c.method != "HEAD" && !strings.Contains(r.Detail(t), "accepts "+c.allow) {
+			t.Errorf("%s %s: detail %q", c.method, c.path, r.Detail(t))
+		}
+	}
+	// The routes on both sides still serve their own methods.
+	for _, c := range []struct {
+		method, path string
+		status       int
+		detail       string
+	}{
+		{"GET", "/threads/" + tid + "/runs/" + missing, 404, "not found"},
+		{"GET", "/threads/" + tid + "/runs/nope", 422, "Invalid run ID"},
+		{"POST", "/threads/" + missing + "/runs/wait", 404, "not found"},
+		{"GET", "/threads/" + tid + "/state/" + missing, 404, ""},
+		{"GET", "/runs/crons/" + missing, 404, "not found"},
+	} {
+		if r := s.Do(c.method, c.path, map[string]any{"assistant_id": "foo_bar"}); r.Status != c.status || !strings.Contains(r.Detail(t), c.detail) {
+			t.Errorf("%s %s: %d %s; want %d %q", c.method, c.path, r.Status, r.Body, c.status, c.detail)
 		}
 	}
 }

@@ -80,12 +80,14 @@ type CreateRequest struct {
 // Create godoc
 //
 //	@Summary		Create a thread
+//	@ID				create_thread
 //	@Description	Creates a thread, optionally under a parent thread. if_exists=do_nothing returns an existing thread of the same id unchanged.
 //	@Tags			threads
 //	@Accept			json
 //	@Produce		json
 //	@Param			body	body		CreateRequest	false	"Thread to create"
 //	@Success		200		{object}	Thread
+//	@Failure		400		{object}	httpx.ErrorBody	"supersteps that cannot apply (a thread without a graph: set metadata.graph_id; an unknown as_node)"
 //	@Failure		409		{object}	httpx.ErrorBody	"thread exists"
 //	@Failure		422		{object}	httpx.ErrorBody	"malformed body, missing parent"
 //	@Router			/threads [post]
@@ -131,10 +133,11 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request) error {
 // Get godoc
 //
 //	@Summary	Get a thread
+//	@ID			get_thread
 //	@Tags		threads
 //	@Produce	json
 //	@Param		thread_id	path		string		true	"Thread ID"	format(uuid)
-//	@Param		include		query		[]string	false	"Extra fields: ttl (repeated, comma list or JSON array)"
+//	@Param		include		query		string		false	"Extra fields, comma-separated: ttl (other values are ignored, as on LangGraph's server; a repeated parameter or a JSON array is read too)"
 //	@Success	200			{object}	Thread
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
@@ -169,6 +172,7 @@ type PatchRequest struct {
 // Patch godoc
 //
 //	@Summary		Update a thread
+//	@ID				patch_thread
 //	@Description	Merges metadata (shallow) and optionally moves the thread under another parent, re-validating the hierarchy.
 //	@Tags			threads
 //	@Accept			json
@@ -204,6 +208,7 @@ func (h *Handlers) Patch(w http.ResponseWriter, r *http.Request) error {
 // Delete godoc
 //
 //	@Summary		Delete a thread
+//	@ID				delete_thread
 //	@Description	Deletes a thread and what belongs to it. strategy decides its children: detach (default) makes them roots, reject refuses (409) while children exist, cascade deletes the whole subtree.
 //	@Tags			threads
 //	@Param			thread_id	path	string	true	"Thread ID"	format(uuid)
@@ -218,7 +223,11 @@ func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	strategy, err := ParseDeleteStrategy(r.URL.Query().Get("strategy"))
+	s, err := httpx.QueryEnum(r, "strategy", string(DeleteDetach), string(DeleteDetach), string(DeleteReject), string(DeleteCascade))
+	if err != nil {
+		return err
+	}
+	strategy, err := ParseDeleteStrategy(s)
 	if err != nil {
 		return err
 	}
@@ -234,7 +243,7 @@ func (h *Handlers) Delete(w http.ResponseWriter, r *http.Request) error {
 type SearchRequest struct {
 	Metadata       map[string]any `json:"metadata"`
 	Values         map[string]any `json:"values"`
-	IDs            []string       `json:"ids"`
+	IDs            []string       `json:"ids" format:"uuid"`
 	Status         string         `json:"status" enums:"idle,busy,interrupted,error"`
 	ParentThreadID *string        `json:"parent_thread_id" format:"uuid"`
 	RootOnly       bool           `json:"root_only"`
@@ -244,7 +253,7 @@ type SearchRequest struct {
 	Offset    int      `json:"offset" default:"0" minimum:"0"`
 	SortBy    string   `json:"sort_by" enums:"thread_id,status,created_at,updated_at,state_updated_at"`
 	SortOrder string   `json:"sort_order" enums:"asc,desc"`
-	Select    []string `json:"select"`
+	Select    []string `json:"select" enums:"thread_id,created_at,updated_at,state_updated_at,metadata,config,context,status,values,interrupts,error,parent_thread_id,resource_id"`
 }
 
 // filter is the store filter of req, restricted by the authorize
@@ -271,9 +280,36 @@ func (req *SearchRequest) filter(ctx context.Context) (f Filter, none bool, err 
 	return f, false, err
 }
 
+// params checks req whole (a count too holds its paging fields to the
+// bounds search does: what the schema declares holds on both routes) and
+// returns the search it asks for; none as for filter.
+func (req *SearchRequest) params(ctx context.Context) (p SearchParams, none bool, err error) {
+	f, none, err := req.filter(ctx)
+	if err != nil {
+		return p, false, err
+	}
+	for _, field := range req.Select {
+		if !selectable[field] {
+			return p, false, apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of %s", field, selectableList)
+		}
+	}
+	limit := 10
+	if req.Limit != nil {
+		if limit = *req.Limit; limit == 0 {
+			return p, false, apperr.Errorf(apperr.Invalid, "Invalid limit 0: must be between 1 and 1000")
+		}
+	}
+	p = SearchParams{Filter: f, Limit: limit, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
+	if err := p.Validate(); err != nil {
+		return p, false, err
+	}
+	return p, none, nil
+}
+
 // Search godoc
 //
 //	@Summary		Search threads
+//	@ID				search_threads
 //	@Description	Filters by metadata / values containment, ids, status, parent or roots; ordered by sort_by (default updated_at desc). "limit": 0 is refused (422) like any value outside 1..1000; an absent or null limit means 10. A page also ends early once its encoded size passes 4 MiB (it always holds at least one thread). Sets X-Pagination-Total and, when more matches follow the page, X-Pagination-Next = offset + the page's length (the offset to continue from).
 //	@Tags			threads
 //	@Accept			json
@@ -289,23 +325,8 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	f, none, err := req.filter(r.Context())
+	p, none, err := req.params(r.Context())
 	if err != nil {
-		return err
-	}
-	for _, field := range req.Select {
-		if !selectable[field] {
-			return apperr.Errorf(apperr.Invalid, "Invalid select field %q", field)
-		}
-	}
-	limit := 10
-	if req.Limit != nil {
-		if limit = *req.Limit; limit == 0 {
-			return apperr.Errorf(apperr.Invalid, "Invalid limit 0: must be between 1 and 1000")
-		}
-	}
-	p := SearchParams{Filter: f, Limit: limit, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
-	if err := p.Validate(); err != nil {
 		return err
 	}
 	if none {
@@ -340,10 +361,11 @@ const MaxSearchPageBytes = 4 << 20
 // Count godoc
 //
 //	@Summary	Count threads
+//	@ID			count_threads
 //	@Tags		threads
 //	@Accept		json
 //	@Produce	json
-//	@Param		body	body		SearchRequest	false	"Filters (paging fields ignored)"
+//	@Param		body	body		SearchRequest	false	"Filters (limit, offset, sort_by, sort_order and select are checked as by search, then ignored)"
 //	@Success	200		{integer}	int
 //	@Failure	422		{object}	httpx.ErrorBody
 //	@Router		/threads/count [post]
@@ -352,14 +374,14 @@ func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	f, none, err := req.filter(r.Context())
+	p, none, err := req.params(r.Context())
 	if err != nil || none {
 		if err == nil {
 			httpx.WriteJSON(w, http.StatusOK, 0)
 		}
 		return err
 	}
-	n, err := h.store.Count(r.Context(), f)
+	n, err := h.store.Count(r.Context(), p.Filter)
 	if err != nil {
 		return err
 	}
@@ -370,11 +392,12 @@ func (h *Handlers) Count(w http.ResponseWriter, r *http.Request) error {
 // Children godoc
 //
 //	@Summary	List a thread's direct children
+//	@ID			list_thread_children
 //	@Tags		threads
 //	@Produce	json
 //	@Param		thread_id	path	string	true	"Thread ID"	format(uuid)
 //	@Param		limit		query	int		false	"Page size"	default(100)	minimum(1)	maximum(1000)
-//	@Param		offset		query	int		false	"Offset"	default(0)	minimum(0)
+//	@Param		offset		query	int		false	"Offset"	default(0)	minimum(0)	maximum(2147483647)
 //	@Success	200			{array}	Thread
 //	@Header		200			{integer}	X-Pagination-Total	"a lower bound of the child count: offset + page length, plus 1 when more follow; exact only on the last page"
 //	@Header		200			{integer}	X-Pagination-Next	"offset of the next page; absent on the last page"

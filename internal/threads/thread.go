@@ -68,12 +68,18 @@ const threadColumns = `thread_id, created_at, updated_at, state_updated_at, meta
 	` + ValuesSQL + ` AS "values", interrupts, error, parent_thread_id, resource_id, active_run_id, latest_run_id,
 	ttl_minutes, ttl_strategy, expires_at`
 
-// selectable are the fields a search may project with select.
-var selectable = map[string]bool{
-	"thread_id": true, "created_at": true, "updated_at": true, "state_updated_at": true,
-	"metadata": true, "config": true, "context": true, "status": true, "values": true,
-	"interrupts": true, "error": true, "parent_thread_id": true, "resource_id": true,
-}
+// selectable are the fields a search may project with select: the enums
+// of SearchRequest.Select, which the OpenAPI document declares.
+var selectable = func() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range httpx.Enums[SearchRequest]("Select") {
+		m[f] = true
+	}
+	return m
+}()
+
+// selectableList names the selectable fields, for an error message.
+var selectableList = strings.Join(httpx.Enums[SearchRequest]("Select"), ", ")
 
 // project returns only the named fields of t (the search select option).
 func (t *Thread) project(fields []string) map[string]any {

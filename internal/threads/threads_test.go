@@ -322,7 +322,7 @@ func TestSearchAndCount(t *testing.T) {
 		return list, r
 	}
 	// Default order: updated_at desc → newest first.
-	list, r := search(nil)
+	list, r := search(map[string]any{})
 	if got := ids(list); fmt.Sprint(got) != fmt.Sprint([]string{other.ThreadID, k2.ThreadID, k1.ThreadID, root.ThreadID}) {
 		t.Fatalf("default order = %v", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -31,36 +32,36 @@ type RawTuple struct {
 		NS           string `json:"checkpoint_ns"`
 		CheckpointID string `json:"checkpoint_id"`
 	} `json:"config"`
-	ParentCheckpointID *string `json:"parent_checkpoint_id"`
+	ParentCheckpointID *string `json:"parent_checkpoint_id" validate:"required" extensions:"x-nullable"`
 	// Checkpoint is the checkpoints.checkpoint column (without
 	// channel_values).
-	Checkpoint map[string]any `json:"checkpoint" swaggertype:"object"`
+	Checkpoint map[string]any `json:"checkpoint" validate:"required" swaggertype:"object"`
 	// Metadata is the checkpoints.metadata column.
-	Metadata map[string]any `json:"metadata" swaggertype:"object"`
+	Metadata map[string]any `json:"metadata" validate:"required" swaggertype:"object"`
 	// ChannelValues are the blobs named by the checkpoint's
 	// channel_versions: [channel, type, base64 blob or null].
-	ChannelValues [][]any `json:"channel_values" swaggertype:"array,string"`
+	ChannelValues [][]any `json:"channel_values" validate:"required" swaggertype:"array,string"`
 	// PendingWrites are the writes recorded under the checkpoint, ordered
 	// by task path, task id, idx: [task_id, channel, type, base64 blob].
-	PendingWrites [][]any `json:"pending_writes" swaggertype:"array,string"`
+	PendingWrites [][]any `json:"pending_writes" validate:"required" swaggertype:"array,string"`
 }
 
 // CheckpointReadRequest is the body of POST /dispatch/checkpoints/get and
 // /dispatch/checkpoints/list.
 type CheckpointReadRequest struct {
-	ThreadID string `json:"thread_id" example:"5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11"`
+	ThreadID string `json:"thread_id" validate:"required" minLength:"1" maxLength:"200" example:"5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11"`
 	// CheckpointNS selects a namespace ("" is the root graph); absent or
 	// null: every namespace (list only; get reads the root).
 	CheckpointNS *string `json:"checkpoint_ns"`
 	// CheckpointID reads that checkpoint (get) or only it (list); empty:
 	// the latest (get) or all (list).
-	CheckpointID string `json:"checkpoint_id"`
+	CheckpointID string `json:"checkpoint_id" maxLength:"200"`
 	// Before lists checkpoints older than this id (list).
-	Before string `json:"before"`
+	Before string `json:"before" maxLength:"200"`
 	// Filter lists checkpoints whose metadata contains it (list).
 	Filter map[string]any `json:"filter"`
-	// Limit caps the list (1..1000, default 100).
-	Limit int `json:"limit"`
+	// Limit caps the list (1..1000; absent or 0: 100; get ignores it).
+	Limit int `json:"limit" minimum:"0" maximum:"1000"`
 }
 
 // rawTupleSQL builds each checkpoint's RawTuple as one jsonb document: its
@@ -150,11 +151,11 @@ func (h *Handlers) checkpointRead(r *http.Request) (*CheckpointReadRequest, erro
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return nil, err
 	}
-	if req.ThreadID == "" || len(req.ThreadID) > 200 {
+	if req.ThreadID == "" || utf8.RuneCountInString(req.ThreadID) > 200 {
 		return nil, apperr.Errorf(apperr.Invalid, "thread_id is required (at most 200 characters)")
 	}
 	for name, v := range map[string]string{"checkpoint_id": req.CheckpointID, "before": req.Before} {
-		if len(v) > 200 {
+		if utf8.RuneCountInString(v) > 200 {
 			return nil, apperr.Errorf(apperr.Invalid, "Invalid %s: at most 200 characters", name)
 		}
 	}
@@ -164,6 +165,7 @@ func (h *Handlers) checkpointRead(r *http.Request) (*CheckpointReadRequest, erro
 // GetCheckpointRaw godoc
 //
 //	@Summary		Read a checkpoint as stored (worker API)
+//	@ID				get_checkpoint_raw
 //	@Description	A worker checkpointer's getTuple: the checkpoint (the latest of checkpoint_ns, default the root, when checkpoint_id is empty) with its metadata, parent, channel blobs and pending writes exactly as stored (blobs base64, with their serializer type), for the worker's own serializer to decode. 404 when there is none.
 //	@Tags			worker
 //	@Accept			json
@@ -197,6 +199,7 @@ func (h *Handlers) GetCheckpointRaw(w http.ResponseWriter, r *http.Request) erro
 // ListCheckpointsRaw godoc
 //
 //	@Summary		List checkpoints as stored (worker API)
+//	@ID				list_checkpoints_raw
 //	@Description	A worker checkpointer's list: the thread's checkpoints newest first (of checkpoint_ns when given, before an id, with metadata containing filter, at most limit), each as POST /dispatch/checkpoints/get returns one.
 //	@Tags			worker
 //	@Accept			json
@@ -229,14 +232,14 @@ func (h *Handlers) ListCheckpointsRaw(w http.ResponseWriter, r *http.Request) er
 
 // DeltaHistoryRequest is the body of POST /dispatch/checkpoints/delta-history.
 type DeltaHistoryRequest struct {
-	ThreadID string `json:"thread_id" example:"5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11"`
+	ThreadID string `json:"thread_id" validate:"required" minLength:"1" maxLength:"200" example:"5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11"`
 	// CheckpointNS is the namespace ("" is the root graph).
-	CheckpointNS string `json:"checkpoint_ns"`
+	CheckpointNS string `json:"checkpoint_ns" maxLength:"1000"`
 	// CheckpointID is the checkpoint whose ancestors are walked; empty:
 	// the latest of the namespace.
-	CheckpointID string `json:"checkpoint_id"`
+	CheckpointID string `json:"checkpoint_id" maxLength:"200"`
 	// Channels are the delta channels to walk for (at most 100).
-	Channels []string `json:"channels" example:"messages"`
+	Channels []string `json:"channels" validate:"max=100" example:"messages"`
 }
 
 // RawDeltaHistory is one channel's history as stored: Writes oldest first,
@@ -245,12 +248,13 @@ type DeltaHistoryRequest struct {
 // value), absent when it reached the root.
 type RawDeltaHistory struct {
 	Seed   []any   `json:"seed,omitempty" swaggertype:"array,string"`
-	Writes [][]any `json:"writes" swaggertype:"array,string"`
+	Writes [][]any `json:"writes" validate:"required" swaggertype:"array,string"`
 }
 
 // GetDeltaHistory godoc
 //
 //	@Summary		Read delta channels' histories (worker API)
+//	@ID				get_delta_history
 //	@Description	A worker checkpointer's getDeltaChannelHistory (LangGraph's DeltaChannel) in one request: for each channel, the walk starts at the parent of the checkpoint (the latest of checkpoint_ns when checkpoint_id is empty) and goes up the parent chain, collecting each ancestor's writes to the channel, and stops after the first ancestor that stores a value for it (a DeltaSnapshot, or a plain value), which is the seed. Writes come oldest first, each checkpoint's in (task_path, task_id, idx) order, as stored (base64, with their serializer type). Two queries whatever the chain's length. An unknown checkpoint gives empty histories.
 //	@Tags			worker
 //	@Accept			json
@@ -264,10 +268,10 @@ func (h *Handlers) GetDeltaHistory(w http.ResponseWriter, r *http.Request) error
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	if req.ThreadID == "" || len(req.ThreadID) > 200 {
+	if req.ThreadID == "" || utf8.RuneCountInString(req.ThreadID) > 200 {
 		return apperr.Errorf(apperr.Invalid, "thread_id is required (at most 200 characters)")
 	}
-	if len(req.CheckpointID) > 200 || len(req.CheckpointNS) > 1000 {
+	if utf8.RuneCountInString(req.CheckpointID) > 200 || utf8.RuneCountInString(req.CheckpointNS) > 1000 {
 		return apperr.Errorf(apperr.Invalid, "Invalid checkpoint_id or checkpoint_ns: too long")
 	}
 	if len(req.Channels) > 100 {

@@ -20,14 +20,14 @@ import (
 // worker serves, described the way the assistant routes answer for it.
 type GraphRegistration struct {
 	// GraphID is the graph's id (the key of langgraph.json's "graphs").
-	GraphID string `json:"graph_id" example:"agent"`
+	GraphID string `json:"graph_id" validate:"required" example:"agent"`
 	// WorkerID names the registering worker (for the log).
 	WorkerID string `json:"worker_id" example:"js-worker-1"`
 	// Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
 	// data?}], edges: [{source, target, conditional?}]}, as LangGraph's
 	// drawable graph serialises; its node ids (other than __start__ and
 	// __end__) are the graph's nodes.
-	Drawable map[string]any `json:"drawable" swaggertype:"object"`
+	Drawable map[string]any `json:"drawable" validate:"required" swaggertype:"object"`
 	// XrayDrawables are the drawings with subgraphs expanded, element i to
 	// depth i + 1 (empty without subgraphs).
 	XrayDrawables []any `json:"xray_drawables" swaggertype:"array,object"`
@@ -66,12 +66,12 @@ type GraphRegistration struct {
 
 // GraphRegistered is the answer to a graph registration.
 type GraphRegistered struct {
-	GraphID string `json:"graph_id"`
+	GraphID string `json:"graph_id" validate:"required"`
 	// AssistantID is the graph's system assistant (created when missing).
-	AssistantID uuid.UUID `json:"assistant_id"`
+	AssistantID uuid.UUID `json:"assistant_id" validate:"required"`
 	// Nodes are the graph's node names, as run creation checks them
 	// (interrupt_before, interrupt_after, command.goto).
-	Nodes []string `json:"nodes"`
+	Nodes []string `json:"nodes" validate:"required"`
 }
 
 // graphIDPattern is what a worker may call a graph: a langgraph.json key
@@ -81,6 +81,7 @@ var graphIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$`)
 // RegisterGraph godoc
 //
 //	@Summary		Register a graph an external worker serves (worker API)
+//	@ID				register_graph
 //	@Description	Adds the graph to the catalog (or replaces its entry) with its drawing and JSON Schemas, so /assistants/{id}/graph, /schemas and /subgraphs answer for it, and creates its system assistant. Runs of the graph are then accepted, queued and claimed only by workers that name it in graph_ids; the in-process pool never claims them. Idempotent: every worker serving the graph registers it at start. A graph id compiled into this server is refused with 409.
 //	@Tags			worker
 //	@Accept			json
@@ -166,11 +167,11 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 // GraphLoadError is the body of POST /dispatch/graphs/errors: a graph of
 // the worker's config it could not load.
 type GraphLoadError struct {
-	GraphID  string `json:"graph_id" example:"agent"`
+	GraphID  string `json:"graph_id" validate:"required" example:"agent"`
 	WorkerID string `json:"worker_id" example:"js-worker-1"`
 	// Error says why: the import's exception, or what the export is
 	// instead of a graph (at most MaxGraphErrorBytes are kept).
-	Error string `json:"error" example:"Error: Cannot find module 'openai'"`
+	Error string `json:"error" validate:"required" example:"Error: Cannot find module 'openai'"`
 }
 
 // MaxGraphErrorBytes bounds a stored load error (a stack trace is cut).
@@ -179,6 +180,7 @@ const MaxGraphErrorBytes = 8 << 10
 // ReportGraphError godoc
 //
 //	@Summary		Report a graph a worker could not load (worker API)
+//	@ID				report_graph_error
 //	@Description	The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
 //	@Tags			worker
 //	@Accept			json
@@ -194,7 +196,7 @@ func (h *Handlers) ReportGraphError(w http.ResponseWriter, r *http.Request) erro
 	if !graphIDPattern.MatchString(req.GraphID) {
 		return apperr.Errorf(apperr.Invalid, "Invalid graph_id %q: 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", req.GraphID)
 	}
-	if strings.TrimSpace(req.Error) == "" {
+	if strings.Trim(req.Error, blank) == "" {
 		return apperr.Errorf(apperr.Invalid, "error must say why the graph did not load")
 	}
 	msg := strings.ToValidUTF8(req.Error, "\uFFFD")

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -15,19 +16,36 @@ import (
 
 // ClaimRequest is the body of POST /dispatch/claim.
 type ClaimRequest struct {
-	// WorkerID names the worker in the dispatch audit (required).
-	WorkerID string `json:"worker_id" example:"js-worker-1"`
+	// WorkerID names the worker in the dispatch audit (required; 1 to 200
+	// characters once trimmed of ASCII whitespace).
+	WorkerID string `json:"worker_id" validate:"required" example:"js-worker-1"`
 	// GraphIDs limits the claim to runs of these graphs (empty: any).
 	GraphIDs []string `json:"graph_ids"`
-	// Limit is how many runs to claim at most (1..32, default 1).
-	Limit int `json:"limit"`
+	// Limit is how many runs to claim at most (1..32; absent or 0: 1).
+	Limit int `json:"limit" minimum:"0" maximum:"32"`
 	// WaitMS long-polls up to this long for work (0..30000, default 0).
-	WaitMS int `json:"wait_ms"`
+	WaitMS int `json:"wait_ms" minimum:"0" maximum:"30000"`
+}
+
+// blank is the whitespace a worker's free-text fields are trimmed of:
+// ASCII's alone, so the rule is one a JSON Schema pattern states the same
+// way in every regex dialect (api/openapi.yaml).
+const blank = " \t\n\v\f\r"
+
+// workerID checks and trims a worker_id: 1 to 200 characters once trimmed
+// of blank.
+func workerID(s string) (string, error) {
+	s = strings.Trim(s, blank)
+	if s == "" || utf8.RuneCountInString(s) > 200 {
+		return "", apperr.Errorf(apperr.Invalid, "worker_id is required: 1 to 200 characters")
+	}
+	return s, nil
 }
 
 // Claim godoc
 //
 //	@Summary		Claim runs (worker API)
+//	@ID				claim_dispatches
 //	@Description	Claims up to limit queued runs, oldest first and one per thread, each with a claim_token and a lease. Every later call on a dispatch presents the token and is refused with 409 once the lease is lost. With wait_ms the call waits for work (long poll); an empty list means none came.
 //	@Tags			worker
 //	@Accept			json
@@ -41,9 +59,9 @@ func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	req.WorkerID = strings.TrimSpace(req.WorkerID)
-	if req.WorkerID == "" || len(req.WorkerID) > 200 {
-		return apperr.Errorf(apperr.Invalid, "worker_id is required (at most 200 characters)")
+	var err error
+	if req.WorkerID, err = workerID(req.WorkerID); err != nil {
+		return err
 	}
 	if req.Limit == 0 {
 		req.Limit = 1
@@ -80,16 +98,16 @@ type ClaimedRun struct {
 
 // FenceRequest presents a claim.
 type FenceRequest struct {
-	ClaimToken string `json:"claim_token" format:"uuid"`
+	ClaimToken string `json:"claim_token" validate:"required" format:"uuid"`
 	// Error is the failure, for nack.
 	Error string `json:"error,omitempty"`
 }
 
 // HeartbeatResponse is the answer to a heartbeat.
 type HeartbeatResponse struct {
-	LeaseExpiresAt httpx.Time `json:"lease_expires_at" swaggertype:"string" format:"date-time"`
+	LeaseExpiresAt httpx.Time `json:"lease_expires_at" validate:"required" swaggertype:"string" format:"date-time"`
 	// Cancel is "interrupt" or "rollback" when the run must stop, "" otherwise.
-	Cancel string `json:"cancel"`
+	Cancel string `json:"cancel" validate:"required"`
 }
 
 func (h *Handlers) fence(r *http.Request, dst any, token func() string) (uuid.UUID, uuid.UUID, error) {
@@ -107,6 +125,7 @@ func (h *Handlers) fence(r *http.Request, dst any, token func() string) (uuid.UU
 // Heartbeat godoc
 //
 //	@Summary		Renew a claim's lease (worker API)
+//	@ID				heartbeat_dispatch
 //	@Description	Extends the lease; the answer says whether the run was asked to stop. 409 once the lease is lost.
 //	@Tags			worker
 //	@Accept			json
@@ -133,12 +152,13 @@ func (h *Handlers) Heartbeat(w http.ResponseWriter, r *http.Request) error {
 
 // NackResponse is the answer to a nack.
 type NackResponse struct {
-	State string `json:"state" enums:"queued,dead_letter,cancelled"`
+	State string `json:"state" validate:"required" enums:"queued,dead_letter,cancelled"`
 }
 
 // Nack godoc
 //
 //	@Summary		Give a run back after a failure (worker API)
+//	@ID				nack_dispatch
 //	@Description	The dispatch is queued again after an exponential backoff with jitter (the run pending again), or dead-lettered at its last attempt (the run error). 409 once the lease is lost.
 //	@Tags			worker
 //	@Accept			json
@@ -166,6 +186,7 @@ func (h *Handlers) Nack(w http.ResponseWriter, r *http.Request) error {
 // Commit godoc
 //
 //	@Summary		Commit a run's progress (worker API)
+//	@ID				commit_dispatch
 //	@Description	The commit coordinator: checkpoints (with their blobs), pending writes, run events and, with end, the run's outcome, in one transaction behind the claim's fence (409 once the lease is lost). Idempotent on commit_id (default: the last checkpoint's id): a retried commit returns the first result and writes nothing.
 //	@Tags			worker
 //	@Accept			json
@@ -218,13 +239,14 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 
 // AckRequest ends a claimed run (worker API).
 type AckRequest struct {
-	ClaimToken uuid.UUID `json:"claim_token"`
+	ClaimToken uuid.UUID `json:"claim_token" validate:"required" swaggertype:"string" format:"uuid"`
 	coordinator.End
 }
 
 // Ack godoc
 //
 //	@Summary		End a run (worker API)
+//	@ID				ack_dispatch
 //	@Description	Acknowledges the claim with the run's outcome (status success, error with error {error, message}, or interrupted; result is what wait/join return): a commit with only an end. Idempotent; 409 once the lease is lost.
 //	@Tags			worker
 //	@Accept			json

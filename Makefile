@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build test test-go test-sdk test-py test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check bench bench-long ci
+.PHONY: run build test test-go test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check bench bench-long ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -12,7 +12,7 @@ run: build ## Build bin/weft and run it (managed local PostgreSQL under ./.weft 
 build:
 	$(GO) build -o bin/weft ./cmd/server
 
-test: test-go test-sdk test-py test-worker-js test-ui test-agent-chat-ui soak ## Every test: Go (race detector), the official JS and Python SDK suites (real agents side by side with LangGraph's servers), the JS worker, the web UI, agent-chat-ui, the 2-minute chaos soak
+test: test-go test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak ## Every test: Go (race detector), the official JS and Python SDK suites (real agents side by side with LangGraph's servers), clients generated from api/openapi.yaml, the JS worker, the web UI, agent-chat-ui, the 2-minute chaos soak
 
 PY_VENV ?= sdk-tests/py/.venv
 
@@ -37,6 +37,9 @@ sdk-tests/agents-js/node_modules:
 test-py: $(PY_VENV)/.installed sdk-tests/agents-js/node_modules ## The official Python SDK (and Python clients) against real servers (sdk-tests/py: the JS agents of sdk-tests/agents-js too), the Python worker's own tests (worker-py/tests)
 	PYTHONDONTWRITEBYTECODE=1 $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider worker-py/tests
 	$(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider sdk-tests/py
+
+test-openapi-ts: ## A TypeScript client generated from api/openapi.yaml (openapi-typescript, openapi-fetch), type-checked and run against a real server (the Python ones and Schemathesis run in test-py)
+	cd sdk-tests/openapi && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
 
 test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK
 	cd worker-js && npm test

@@ -25,10 +25,12 @@ worker-js/node_modules:
 test-sdk:
 	cd sdk-tests && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
 
-# The virtualenv of the Python suites, from pinned requirements (made again when they change).
-$(PY_VENV)/.installed: sdk-tests/py/requirements.txt
+# The virtualenv of the Python suites, from pinned requirements (made again when they change), with the Python
+# worker installed editable from worker-py (its dependencies are among the pins: nothing else is fetched).
+$(PY_VENV)/.installed: sdk-tests/py/requirements.txt worker-py/pyproject.toml
 	python3 -m venv $(PY_VENV)
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r sdk-tests/py/requirements.txt
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e worker-py
 	touch $@
 
 sdk-tests/agents-js/node_modules:

@@ -13,40 +13,18 @@ store.index.embed names a Python function or Embeddings object (embed.py).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import logging
 import os
-import sys
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from .load import import_file
+from .embed import load_embedder
+from .load import is_python_path, load_object
+from .user import User, jsonable, user_dict
 
 log = logging.getLogger("weft_worker")
-
-
-def load_object(spec: str, base: str, what: str) -> Any:
-    """The object a langgraph.json path ("./auth.py:auth" or "pkg.mod:obj") names."""
-    if ":" not in spec:
-        raise ValueError(f"{what} {spec}: give it as ./file.py:name or module:name")
-    module_name, attr = spec.rsplit(":", 1)
-    if "/" in module_name or module_name.endswith(".py"):
-        path = os.path.normpath(os.path.join(base, module_name))
-        if not os.path.exists(path):
-            raise ValueError(f"{what} {spec}: no file {path}")
-        if base not in sys.path:
-            sys.path.insert(0, base)
-        module = import_file(path, f"weft_project_{abs(hash(path))}", f"{what} {spec}")
-    else:
-        if base not in sys.path:
-            sys.path.insert(0, base)
-        module = importlib.import_module(module_name)
-    obj = getattr(module, attr, None)
-    if obj is None:
-        raise ValueError(f"{what} {spec}: {module_name} has no {attr}")
-    return obj
 
 
 def load_auth(spec: str, base: str):
@@ -66,114 +44,6 @@ async def _call(fn, **kwargs):
     if inspect.isawaitable(out):
         out = await out
     return out
-
-
-class User:
-    """The authenticated user as the Agent Server hands it to handlers
-    (ctx.user): attributes and mapping access, identity, display_name,
-    is_authenticated and permissions, and whatever else authenticate returned."""
-
-    __slots__ = ("_obj", "_d")
-
-    def __init__(self, obj: Any):
-        self._obj = obj
-        self._d = _user_dict(obj)
-
-    @property
-    def identity(self) -> str:
-        return self._d["identity"]
-
-    @property
-    def display_name(self) -> str:
-        return self._d.get("display_name", self.identity)
-
-    @property
-    def is_authenticated(self) -> bool:
-        return self._d.get("is_authenticated", True)
-
-    @property
-    def permissions(self):
-        return self._d.get("permissions", [])
-
-    def __getattr__(self, name: str):
-        if isinstance(self._obj, dict):
-            try:
-                return self._obj[name]
-            except KeyError:
-                raise AttributeError(name) from None
-        return getattr(self._obj, name)
-
-    def __getitem__(self, key):
-        return self._d[key]
-
-    def __contains__(self, key) -> bool:
-        return key in self._d
-
-    def __iter__(self):
-        return iter(self._d)
-
-    def __len__(self) -> int:
-        return len(self._d)
-
-    def get(self, key, default=None):
-        return self._d.get(key, default)
-
-    def keys(self):
-        return self._d.keys()
-
-    def values(self):
-        return self._d.values()
-
-    def items(self):
-        return self._d.items()
-
-    def dict(self) -> dict:
-        return dict(self._d)
-
-    def model_dump(self, **_):
-        return dict(self._d)
-
-    def __repr__(self) -> str:
-        return f"User({self._d!r})"
-
-
-def _jsonable(v: Any) -> Any:
-    try:
-        json.dumps(v)
-        return v
-    except (TypeError, ValueError):
-        return json.loads(json.dumps(v, default=str))
-
-
-def _user_dict(obj: Any) -> dict:
-    """The JSON form of what authenticate returned (identity required)."""
-    if isinstance(obj, User):
-        return dict(obj._d)
-    if isinstance(obj, str):
-        d: dict = {"identity": obj}
-    elif isinstance(obj, dict):
-        d = dict(obj)
-    elif hasattr(obj, "model_dump") and callable(obj.model_dump):
-        d = dict(obj.model_dump(mode="json"))
-    elif hasattr(obj, "identity"):
-        d = {}
-        if hasattr(obj, "dict") and callable(obj.dict):
-            d.update(obj.dict())
-        elif hasattr(obj, "__dict__"):
-            d.update({k: v for k, v in vars(obj).items() if not k.startswith("_")})
-        for k in ("identity", "display_name", "is_authenticated", "permissions"):
-            if hasattr(obj, k):
-                d[k] = getattr(obj, k)
-    else:
-        raise ValueError(
-            "authenticate must return a string, a dict with an identity (MinimalUserDict), "
-            f"or an object with an identity; got {type(obj).__name__}")
-    if not isinstance(d.get("identity"), str):
-        raise ValueError("authenticate's user has no identity (str)")
-    d.setdefault("display_name", d["identity"])
-    d.setdefault("is_authenticated", True)
-    d["permissions"] = list(d.get("permissions") or [])
-    return {k: _jsonable(v) for k, v in d.items()}
 
 
 def _failure(err: BaseException, default: int = 500) -> dict:
@@ -202,7 +72,7 @@ def containment(filters: dict | None) -> dict | None:
                 out[k] = c if isinstance(c, list) else [c]
         else:
             out[k] = v
-    return _jsonable(out)
+    return jsonable(out)
 
 
 class _Request:
@@ -281,7 +151,7 @@ class AuthHandlers:
                 perms = res["permissions"]
             else:
                 perms = getattr(res, "permissions", None) or []
-            d = _user_dict(res)
+            d = user_dict(res)
             d["permissions"] = list(perms or [])
             return {"user": d, "scopes": list(perms or []), "obj": res}
         except Exception as err:  # noqa: BLE001 - each failure is the request's answer
@@ -322,13 +192,13 @@ class AuthHandlers:
         except Exception as err:  # noqa: BLE001
             return _failure(err)
         if res is None or res is True:
-            return {"filters": None, "value": _jsonable(value)}
+            return {"filters": None, "value": jsonable(value)}
         if res is False:
             return {"status": 403, "detail": "Forbidden"}
         if not isinstance(res, dict):
             return {"status": 500, "detail": f"auth handler for {resource}:{action} returned {type(res).__name__}; "
                                              "expected a filter dict, None, or a bool"}
-        return {"filters": containment(res), "value": _jsonable(value)}
+        return {"filters": containment(res), "value": jsonable(value)}
 
     async def check(self, body: dict) -> dict:
         """authenticate, then authorize as that user: one call per API request."""
@@ -411,8 +281,6 @@ class Server:
 async def start_project_socket(config: str, socket: str) -> Server:
     """Loads the auth.path (Python) and store.index.embed (Python) of the
     langgraph.json at config and serves them on socket."""
-    from .embed import load_embedder
-
     path = os.path.abspath(config)
     with open(path) as f:
         cfg = json.load(f)
@@ -426,12 +294,3 @@ async def start_project_socket(config: str, socket: str) -> Server:
     server = Server(handlers, embedder)
     await server.start(socket)
     return server
-
-
-def is_python_path(spec: str) -> bool:
-    """Whether a langgraph.json path ("./auth.py:auth", "pkg.mod:auth") is Python's."""
-    module = spec.rsplit(":", 1)[0] if ":" in spec else spec
-    if module.endswith(".py"):
-        return True
-    js = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx")
-    return not module.endswith(js) and "/" not in module and not module.startswith(".")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .load import is_python_path, load_object
+
 
 def is_function_path(embed: str) -> bool:
     if ":" not in embed:
@@ -42,8 +44,6 @@ class Embedder:
 
 def load_embedder(cfg: dict, base: str) -> Embedder | None:
     """The embedder of the config's store.index.embed when it is Python code, else None."""
-    from .auth import is_python_path, load_object
-
     embed = ((cfg.get("store") or {}).get("index") or {}).get("embed")
     if not isinstance(embed, str) or not is_function_path(embed) or not is_python_path(embed):
         return None

@@ -31,7 +31,8 @@ from typing import Any
 
 import httpx
 
-from .auth import User, load_object
+from .load import load_object
+from .user import User
 
 log = logging.getLogger("weft_worker")
 

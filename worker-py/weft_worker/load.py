@@ -1,4 +1,5 @@
-"""Loading the Python graphs of a langgraph.json.
+"""Loading the Python graphs of a langgraph.json, and the other Python
+objects it names (auth.path, store.index.embed, http.app: load_object).
 
 A graph is "./path/to/file.py:attr" (a file of the project) or
 "package.module:attr" (importable from the project's path). The attribute
@@ -29,6 +30,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, get_args, get_origin, get_type_hints
+
+from .user import User
 
 log = logging.getLogger("weft_worker.load")
 
@@ -77,6 +80,15 @@ def is_python_spec(ref: str) -> bool:
         return True
     # module:attr (a dotted module path, no file) is Python, as for langgraph-cli
     return "/" not in path and "\\" not in path and not path.startswith(".") and Path(path).suffix not in JS_EXTENSIONS
+
+
+def is_python_path(spec: str) -> bool:
+    """Whether the path of an auth.path or a store.index.embed ("./auth.py:auth",
+    "pkg.mod:auth") is Python's (a graph's: is_python_spec)."""
+    module = spec.rsplit(":", 1)[0] if ":" in spec else spec
+    if module.endswith(PY_EXTENSIONS):
+        return True
+    return not module.endswith(tuple(JS_EXTENSIONS)) and "/" not in module and not module.startswith(".")
 
 
 def _is_compiled(g: Any) -> bool:
@@ -170,7 +182,6 @@ def server_runtime(access_context: str, store: Any, context: Any, user: Any) -> 
     variant (with the run's context) for a run, the read variant otherwise."""
     from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
 
-    from .auth import User
     u = User(user) if isinstance(user, dict) and user.get("identity") is not None else None
     if access_context == "threads.create_run":
         return _ExecutionRuntime(access_context=access_context, user=u, store=store,
@@ -218,6 +229,30 @@ def import_file(path: str | Path, name: str, what: str):
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_object(spec: str, base: str, what: str) -> Any:
+    """The object a langgraph.json path other than a graph's ("./auth.py:auth"
+    or "pkg.mod:obj") names, the config's directory (base) on the import path;
+    what says which setting it is, for the errors."""
+    if ":" not in spec:
+        raise ValueError(f"{what} {spec}: give it as ./file.py:name or module:name")
+    module_name, attr = spec.rsplit(":", 1)
+    if "/" in module_name or module_name.endswith(".py"):
+        path = os.path.normpath(os.path.join(base, module_name))
+        if not os.path.exists(path):
+            raise ValueError(f"{what} {spec}: no file {path}")
+        if base not in sys.path:
+            sys.path.insert(0, base)
+        module = import_file(path, f"weft_project_{abs(hash(path))}", f"{what} {spec}")
+    else:
+        if base not in sys.path:
+            sys.path.insert(0, base)
+        module = importlib.import_module(module_name)
+    obj = getattr(module, attr, None)
+    if obj is None:
+        raise ValueError(f"{what} {spec}: {module_name} has no {attr}")
+    return obj
 
 
 @dataclass

@@ -4,7 +4,9 @@
 // internal/postgres/pgtest uses instead of starting a cluster per test
 // binary), runs the command, then stops the cluster and removes the
 // directory, also when the command fails or is interrupted. It exits with
-// the command's exit code.
+// the command's exit code. The cluster is bound to this process by
+// pgtest's watchdog: killed (even with SIGKILL), weft-testdb still leaves no
+// PostgreSQL running.
 //
 //	go run ./cmd/weft-testdb go test -race ./...
 package main
@@ -13,15 +15,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/postgres/pgtest"
 )
 
 func main() {
@@ -33,26 +33,15 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: weft-testdb command [args...]")
 		return 2
 	}
-	dir, err := os.MkdirTemp("", "weft-testdb-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "weft-testdb:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	cluster, err := postgres.NewCluster(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "weft-testdb:", err)
-		return 1
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	err = cluster.Start(ctx)
+	cluster, err := pgtest.StartCluster(ctx, "weft-testdb-")
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "weft-testdb: start PostgreSQL:", err)
 		return 1
 	}
 	defer func() {
-		if err := cluster.Stop(); err != nil {
+		if err := cluster.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "weft-testdb: stop PostgreSQL:", err)
 		}
 	}()

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http"
 	"reflect"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -248,11 +247,8 @@ const MaxSearchPageBytes = 4 << 20
 // params checks req whole (a count too holds its paging fields to the
 // bounds search does) and returns the search it asks for.
 func (req *SearchRequest) params() (SearchParams, error) {
-	for _, field := range req.Select {
-		if !selectable[field] {
-			return SearchParams{}, apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of %s", field,
-				strings.Join(httpx.Enums[SearchRequest]("Select"), ", "))
-		}
+	if err := httpx.CheckSelect(req.Select, selectable); err != nil {
+		return SearchParams{}, err
 	}
 	p := SearchParams{Filter: req.filter(), Limit: 10, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
 	if req.Limit != nil {
@@ -356,15 +352,12 @@ func (h *Handlers) Versions(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	limit := 10
-	if req.Limit != nil {
-		limit = *req.Limit
+	limit, err := httpx.Limit(req.Limit, 10)
+	if err != nil {
+		return err
 	}
-	if limit < 1 || limit > 1000 {
-		return apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", limit)
-	}
-	if req.Offset < 0 {
-		return apperr.Errorf(apperr.Invalid, "Invalid offset %d: must not be negative", req.Offset)
+	if err := httpx.CheckOffset(req.Offset); err != nil {
+		return err
 	}
 	list, more, err := h.store.Versions(r.Context(), httpx.PathParam(r, "assistant_id"), req.Metadata, limit, req.Offset)
 	if err != nil {

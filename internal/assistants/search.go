@@ -2,10 +2,8 @@ package assistants
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
-	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/postgres"
@@ -28,83 +26,59 @@ type SearchParams struct {
 	SortOrder string // asc|desc (default desc)
 }
 
-// sortColumns maps sort_by to its ORDER BY expression; names and graph ids
-// sort case-insensitively.
-var sortColumns = map[string]string{
-	"assistant_id": "assistant_id", "graph_id": "lower(graph_id)", "name": "lower(name)",
-	"created_at": "created_at", "updated_at": "updated_at",
-}
+// sorts are the orders a search may ask for: the enums of
+// SearchRequest.SortBy, which the OpenAPI document declares.
+var sorts = httpx.Sort{By: httpx.Enums[SearchRequest]("SortBy"), Default: "created_at"}
+
+// sortExprs are the ORDER BY expressions of the sort_by values that are
+// not a column as they are: names and graph ids sort case-insensitively.
+var sortExprs = map[string]string{"graph_id": "lower(graph_id)", "name": "lower(name)"}
 
 // selectable are the fields a search may select: the enums of
 // SearchRequest.Select, which the OpenAPI document declares.
-var selectable = func() map[string]bool {
-	m := map[string]bool{}
-	for _, f := range httpx.Enums[SearchRequest]("Select") {
-		m[f] = true
-	}
-	return m
-}()
+var selectable = httpx.Enums[SearchRequest]("Select")
 
 // Validate checks p and fills its defaults.
-func (p *SearchParams) Validate() error {
-	if p.Limit < 1 || p.Limit > 1000 {
-		return apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", p.Limit)
+func (p *SearchParams) Validate() (err error) {
+	if err := httpx.CheckLimit(p.Limit); err != nil {
+		return err
 	}
-	if p.Offset < 0 {
-		return apperr.Errorf(apperr.Invalid, "Invalid offset %d: must not be negative", p.Offset)
+	if err := httpx.CheckOffset(p.Offset); err != nil {
+		return err
 	}
-	if p.SortBy == "" {
-		p.SortBy = "created_at"
-	}
-	if _, ok := sortColumns[p.SortBy]; !ok {
-		return apperr.Errorf(apperr.Invalid, "Invalid sort_by %q: must be one of assistant_id, graph_id, name, created_at, updated_at", p.SortBy)
-	}
-	p.SortOrder = strings.ToLower(p.SortOrder)
-	if p.SortOrder == "" {
-		p.SortOrder = "desc"
-	}
-	if p.SortOrder != "asc" && p.SortOrder != "desc" {
-		return apperr.Errorf(apperr.Invalid, "Invalid sort_order %q: must be asc or desc", p.SortOrder)
-	}
-	return nil
+	// The 422 quotes sort_order lower-cased.
+	p.SortBy, p.SortOrder, err = sorts.Check(p.SortBy, strings.ToLower(p.SortOrder))
+	return err
 }
 
 // where renders f as a WHERE clause with numbered arguments.
-func (f *Filter) where(ctx context.Context) (string, []any) {
-	var conds []string
-	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
+func (f *Filter) where(ctx context.Context) *postgres.Where {
+	var w postgres.Where
 	// The tenant's own assistants and the shared (system) ones.
-	add("(tenant_id = $%d OR shared)", auth.Tenant(ctx))
+	w.Add("(tenant_id = $%d OR shared)", auth.Tenant(ctx))
 	if f.Metadata != nil {
-		add("metadata @> $%d", jsonArg(f.Metadata))
+		w.Add("metadata @> $%d", jsonArg(f.Metadata))
 	}
 	if f.GraphID != "" {
-		add("graph_id = $%d", f.GraphID)
+		w.Add("graph_id = $%d", f.GraphID)
 	}
 	if f.Name != "" {
 		// strpos, not ILIKE: % and _ in the name are not wildcards.
-		add("strpos(lower(name), lower($%d)) > 0", f.Name)
+		w.Add("strpos(lower(name), lower($%d)) > 0", f.Name)
 	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	return &w
 }
 
 // Search passes the assistants of one page to emit, in order, reading them
 // row by row. emit returns stop to end the page early (the handler's byte
 // cap). n is how many were emitted, more whether further matches follow.
 func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Assistant) (stop bool, err error)) (n int, more bool, err error) {
-	where, args := p.where(ctx)
-	dir := strings.ToUpper(p.SortOrder)
-	order := fmt.Sprintf("%s %s, assistant_id %s", sortColumns[p.SortBy], dir, dir)
-	if p.SortBy == "assistant_id" {
-		order = "assistant_id " + dir
+	expr := p.SortBy
+	if e, ok := sortExprs[p.SortBy]; ok {
+		expr = e
 	}
-	args = append(args, p.Limit+1, p.Offset)
-	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT %s FROM assistants%s ORDER BY %s LIMIT $%d OFFSET $%d`,
-		columns, where, order, len(args)-1, len(args)), args...)
+	q, args := p.where(ctx).Page(columns, "assistants", postgres.OrderBy(expr, p.SortOrder, "assistant_id", false), p.Limit, p.Offset)
+	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return 0, false, err
 	}
@@ -113,10 +87,7 @@ func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Assistant
 
 // Count returns how many assistants match f.
 func (s *Store) Count(ctx context.Context, f Filter) (int64, error) {
-	where, args := f.where(ctx)
-	var n int64
-	err := s.db.QueryRow(ctx, `SELECT count(*) FROM assistants`+where, args...).Scan(&n)
-	return n, err
+	return f.where(ctx).Count(ctx, s.db, "assistants")
 }
 
 // project keeps the selected fields of a.

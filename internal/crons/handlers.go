@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/runs"
@@ -283,6 +282,10 @@ func (req *SearchRequest) filter() (Filter, error) {
 // OpenAPI document declares.
 var selectable = httpx.Enums[SearchRequest]("Select")
 
+// sorts are the orders a search may ask for: the enums of
+// SearchRequest.SortBy, which the OpenAPI document declares.
+var sorts = httpx.Sort{By: httpx.Enums[SearchRequest]("SortBy"), Default: "created_at"}
+
 // MaxSearchPageBytes caps a page of POST /runs/crons/search: crons are
 // added until the encoded page reaches it (a page holds at least one).
 const MaxSearchPageBytes = 4 << 20
@@ -290,38 +293,22 @@ const MaxSearchPageBytes = 4 << 20
 // params checks req whole (a count too holds its paging fields to the
 // bounds search does) and returns the search it asks for.
 func (req *SearchRequest) params() (SearchParams, error) {
-	for _, field := range req.Select {
-		if !slices.Contains(selectable, field) {
-			return SearchParams{}, apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of %s", field, strings.Join(selectable, ", "))
-		}
+	if err := httpx.CheckSelect(req.Select, selectable); err != nil {
+		return SearchParams{}, err
 	}
 	f, err := req.filter()
 	if err != nil {
 		return SearchParams{}, err
 	}
-	p := SearchParams{Filter: f, Limit: 10, Offset: req.Offset, SortBy: req.SortBy, SortOrder: strings.ToLower(req.SortOrder)}
-	if req.Limit != nil {
-		p.Limit = *req.Limit
+	p := SearchParams{Filter: f, Offset: req.Offset}
+	if p.Limit, err = httpx.Limit(req.Limit, 10); err != nil {
+		return p, err
 	}
-	if p.Limit < 1 || p.Limit > 1000 {
-		return p, apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", p.Limit)
+	if err := httpx.CheckOffset(p.Offset); err != nil {
+		return p, err
 	}
-	if p.Offset < 0 {
-		return p, apperr.Errorf(apperr.Invalid, "Invalid offset %d: must not be negative", p.Offset)
-	}
-	if p.SortBy == "" {
-		p.SortBy = "created_at"
-	}
-	if !slices.Contains(sortColumns, p.SortBy) {
-		return p, apperr.Errorf(apperr.Invalid, "Invalid sort_by %q: must be one of %s", p.SortBy, strings.Join(sortColumns, ", "))
-	}
-	if p.SortOrder == "" {
-		p.SortOrder = "desc"
-	}
-	if p.SortOrder != "asc" && p.SortOrder != "desc" {
-		return p, apperr.Errorf(apperr.Invalid, "Invalid sort_order %q: must be asc or desc", req.SortOrder)
-	}
-	return p, nil
+	p.SortBy, p.SortOrder, err = sorts.Check(req.SortBy, req.SortOrder)
+	return p, err
 }
 
 // Search godoc

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -136,50 +134,35 @@ type SearchParams struct {
 	Filter
 	Limit     int
 	Offset    int
-	SortBy    string // a key of sortColumns (default created_at)
+	SortBy    string // one of sorts.By (default created_at)
 	SortOrder string // asc|desc (default desc)
 }
 
-// sortColumns are the orders a search may ask for.
-var sortColumns = []string{"cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at", "updated_at"}
-
-func (f *Filter) where(ctx context.Context) (string, []any) {
-	var conds []string
-	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
-	add("tenant_id = $%d", auth.Tenant(ctx))
+func (f *Filter) where(ctx context.Context) *postgres.Where {
+	var w postgres.Where
+	w.Add("tenant_id = $%d", auth.Tenant(ctx))
 	if f.AssistantID != nil {
-		add("assistant_id = $%d", *f.AssistantID)
+		w.Add("assistant_id = $%d", *f.AssistantID)
 	}
 	if f.ThreadID != nil {
-		add("thread_id = $%d", *f.ThreadID)
+		w.Add("thread_id = $%d", *f.ThreadID)
 	}
 	if f.Enabled != nil {
-		add("enabled = $%d", *f.Enabled)
+		w.Add("enabled = $%d", *f.Enabled)
 	}
 	if f.Metadata != nil {
-		add("metadata @> $%d", jsonObject(f.Metadata))
+		w.Add("metadata @> $%d", jsonObject(f.Metadata))
 	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	return &w
 }
 
 // CronSearch passes the crons of one page to emit, in order. n is how
 // many were emitted, more whether further matches follow.
 func CronSearch(ctx context.Context, db postgres.DBTX, p SearchParams, emit func(*Cron) (stop bool, err error)) (n int, more bool, err error) {
-	where, args := p.where(ctx)
-	dir := strings.ToUpper(p.SortOrder)
 	// NULLs (thread_id of stateless crons, end_time, next_run_date) sort
 	// last in either direction; cron_id breaks ties.
-	order := fmt.Sprintf("%s %s NULLS LAST, cron_id %s", p.SortBy, dir, dir)
-	if p.SortBy == "cron_id" {
-		order = "cron_id " + dir
-	}
-	args = append(args, p.Limit+1, p.Offset)
-	rows, err := db.Query(ctx, fmt.Sprintf(`SELECT %s FROM crons%s ORDER BY %s LIMIT $%d OFFSET $%d`,
-		Columns, where, order, len(args)-1, len(args)), args...)
+	q, args := p.where(ctx).Page(Columns, "crons", postgres.OrderBy(p.SortBy, p.SortOrder, "cron_id", true), p.Limit, p.Offset)
+	rows, err := db.Query(ctx, q, args...)
 	if err != nil {
 		return 0, false, err
 	}
@@ -188,10 +171,7 @@ func CronSearch(ctx context.Context, db postgres.DBTX, p SearchParams, emit func
 
 // CronCount counts the crons f matches.
 func CronCount(ctx context.Context, db postgres.DBTX, f Filter) (int64, error) {
-	where, args := f.where(ctx)
-	var n int64
-	err := db.QueryRow(ctx, `SELECT count(*) FROM crons`+where, args...).Scan(&n)
-	return n, err
+	return f.where(ctx).Count(ctx, db, "crons")
 }
 
 func collectCron(rows pgx.Rows, err error) (*Cron, error) {

@@ -149,11 +149,7 @@ func (h *Handlers) Runs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	limit, err := httpx.QueryInt(r, "limit", 20, 1, 1000)
-	if err != nil {
-		return err
-	}
-	offset, err := httpx.QueryInt(r, "offset", 0, 0, 1<<30)
+	limit, offset, err := httpx.QueryPage(r, 20, 1<<30)
 	if err != nil {
 		return err
 	}

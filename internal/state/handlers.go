@@ -341,12 +341,9 @@ func (h *Handlers) history(w http.ResponseWriter, r *http.Request, req HistoryRe
 	if err != nil {
 		return err
 	}
-	limit := 10
-	if req.Limit != nil {
-		limit = *req.Limit
-	}
-	if limit < 1 || limit > 1000 {
-		return apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", limit)
+	limit, err := httpx.Limit(req.Limit, 10)
+	if err != nil {
+		return err
 	}
 	if err := checkID(string(req.Before)); err != nil {
 		return err

@@ -288,16 +288,12 @@ func (req *SearchRequest) params(ctx context.Context) (p SearchParams, none bool
 	if err != nil {
 		return p, false, err
 	}
-	for _, field := range req.Select {
-		if !selectable[field] {
-			return p, false, apperr.Errorf(apperr.Invalid, "Invalid select field %q: must be one of %s", field, selectableList)
-		}
+	if err := httpx.CheckSelect(req.Select, selectable); err != nil {
+		return p, false, err
 	}
-	limit := 10
-	if req.Limit != nil {
-		if limit = *req.Limit; limit == 0 {
-			return p, false, apperr.Errorf(apperr.Invalid, "Invalid limit 0: must be between 1 and 1000")
-		}
+	limit, err := httpx.Limit(req.Limit, 10)
+	if err != nil {
+		return p, false, err
 	}
 	p = SearchParams{Filter: f, Limit: limit, Offset: req.Offset, SortBy: req.SortBy, SortOrder: req.SortOrder}
 	if err := p.Validate(); err != nil {
@@ -409,11 +405,7 @@ func (h *Handlers) Children(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	limit, err := httpx.QueryInt(r, "limit", 100, 1, 1000)
-	if err != nil {
-		return err
-	}
-	offset, err := httpx.QueryInt(r, "offset", 0, 0, 1<<31-1)
+	limit, offset, err := httpx.QueryPage(r, 100, 1<<31-1)
 	if err != nil {
 		return err
 	}

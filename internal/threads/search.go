@@ -2,7 +2,6 @@ package threads
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/auth"
 	"github.com/weftdev/weft/internal/crypt"
+	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -35,39 +35,27 @@ type SearchParams struct {
 	SortOrder string // asc|desc (default desc)
 }
 
-var sortColumns = map[string]string{
-	"thread_id": "thread_id", "status": "status", "created_at": "created_at",
-	"updated_at": "updated_at", "state_updated_at": "state_updated_at",
-}
+// sorts are the orders a search may ask for: the enums of
+// SearchRequest.SortBy, which the OpenAPI document declares.
+var sorts = httpx.Sort{By: httpx.Enums[SearchRequest]("SortBy"), Default: "updated_at"}
 
 // Validate checks the filter's values and fills defaults.
-func (p *SearchParams) Validate() error {
+func (p *SearchParams) Validate() (err error) {
 	if err := p.Filter.validate(); err != nil {
 		return err
 	}
 	if p.Limit == 0 {
 		p.Limit = 10
 	}
-	if p.Limit < 1 || p.Limit > 1000 {
-		return apperr.Errorf(apperr.Invalid, "Invalid limit %d: must be between 1 and 1000", p.Limit)
+	if err := httpx.CheckLimit(p.Limit); err != nil {
+		return err
 	}
-	if p.Offset < 0 {
-		return apperr.Errorf(apperr.Invalid, "Invalid offset %d: must not be negative", p.Offset)
+	if err := httpx.CheckOffset(p.Offset); err != nil {
+		return err
 	}
-	if p.SortBy == "" {
-		p.SortBy = "updated_at"
-	}
-	if _, ok := sortColumns[p.SortBy]; !ok {
-		return apperr.Errorf(apperr.Invalid, "Invalid sort_by %q: must be one of thread_id, status, created_at, updated_at, state_updated_at", p.SortBy)
-	}
-	p.SortOrder = strings.ToLower(p.SortOrder)
-	if p.SortOrder == "" {
-		p.SortOrder = "desc"
-	}
-	if p.SortOrder != "asc" && p.SortOrder != "desc" {
-		return apperr.Errorf(apperr.Invalid, "Invalid sort_order %q: must be asc or desc", p.SortOrder)
-	}
-	return nil
+	// The 422 quotes sort_order lower-cased.
+	p.SortBy, p.SortOrder, err = sorts.Check(p.SortBy, strings.ToLower(p.SortOrder))
+	return err
 }
 
 func (f *Filter) validate() error {
@@ -91,41 +79,36 @@ func (f *Filter) checkEncrypted(ctx context.Context) error {
 }
 
 // where renders the filter as a WHERE clause with numbered arguments.
-func (f *Filter) where(ctx context.Context) (string, []any) {
-	var conds []string
-	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
-	add("tenant_id = $%d", auth.Tenant(ctx))
+func (f *Filter) where(ctx context.Context) *postgres.Where {
+	var w postgres.Where
+	w.Add("tenant_id = $%d", auth.Tenant(ctx))
 	if f.Metadata != nil {
-		add("metadata @> $%d", jsonObject(f.Metadata))
+		w.Add("metadata @> $%d", jsonObject(f.Metadata))
 	}
 	if f.Values != nil {
 		// The stored values hold every channel but the referenced ones: a
 		// filter on none of those is decided on them alone, without
 		// rendering the lists.
-		args = append(args, slices.Collect(maps.Keys(f.Values)), jsonObject(f.Values))
-		conds = append(conds, fmt.Sprintf(`(CASE WHEN values_refs IS NULL OR NOT values_refs ?| $%d::text[] THEN "values"
-			ELSE weft_thread_values(thread_id, "values", values_refs) END) @> $%d`, len(args)-1, len(args)))
+		w.Add(`(CASE WHEN values_refs IS NULL OR NOT values_refs ?| $%d::text[] THEN "values"
+			ELSE weft_thread_values(thread_id, "values", values_refs) END) @> $%d`,
+			slices.Collect(maps.Keys(f.Values)), jsonObject(f.Values))
 	}
 	if f.IDs != nil {
-		add("thread_id = ANY($%d)", f.IDs)
+		w.Add("thread_id = ANY($%d)", f.IDs)
 	}
 	if f.Status != "" {
-		add("status = $%d", f.Status)
+		w.Add("status = $%d", f.Status)
 	}
 	if f.ParentThreadID != nil {
-		add("parent_thread_id = $%d", *f.ParentThreadID)
+		w.Add("parent_thread_id = $%d", *f.ParentThreadID)
 	}
 	if f.ResourceID != nil {
-		add("resource_id = $%d", *f.ResourceID)
+		w.Add("resource_id = $%d", *f.ResourceID)
 	}
 	if f.RootOnly {
-		conds = append(conds, "parent_thread_id IS NULL")
+		w.Add("parent_thread_id IS NULL")
 	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	return &w
 }
 
 // Search passes the threads of one page to emit, in order, reading them
@@ -136,15 +119,8 @@ func (s *Store) Search(ctx context.Context, p SearchParams, emit func(*Thread) (
 	if err := p.Filter.checkEncrypted(ctx); err != nil {
 		return 0, false, err
 	}
-	where, args := p.where(ctx)
-	dir := strings.ToUpper(p.SortOrder)
-	order := fmt.Sprintf("%s %s NULLS LAST, thread_id %s", sortColumns[p.SortBy], dir, dir)
-	if p.SortBy == "thread_id" {
-		order = "thread_id " + dir
-	}
-	args = append(args, p.Limit+1, p.Offset)
-	rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT %s FROM threads%s ORDER BY %s LIMIT $%d OFFSET $%d`,
-		threadColumns, where, order, len(args)-1, len(args)), args...)
+	q, args := p.where(ctx).Page(threadColumns, "threads", postgres.OrderBy(p.SortBy, p.SortOrder, "thread_id", true), p.Limit, p.Offset)
+	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return 0, false, err
 	}
@@ -159,8 +135,5 @@ func (s *Store) Count(ctx context.Context, f Filter) (int64, error) {
 	if err := f.checkEncrypted(ctx); err != nil {
 		return 0, err
 	}
-	where, args := f.where(ctx)
-	var n int64
-	err := s.db.QueryRow(ctx, `SELECT count(*) FROM threads`+where, args...).Scan(&n)
-	return n, err
+	return f.where(ctx).Count(ctx, s.db, "threads")
 }

@@ -70,16 +70,7 @@ const threadColumns = `thread_id, created_at, updated_at, state_updated_at, meta
 
 // selectable are the fields a search may project with select: the enums
 // of SearchRequest.Select, which the OpenAPI document declares.
-var selectable = func() map[string]bool {
-	m := map[string]bool{}
-	for _, f := range httpx.Enums[SearchRequest]("Select") {
-		m[f] = true
-	}
-	return m
-}()
-
-// selectableList names the selectable fields, for an error message.
-var selectableList = strings.Join(httpx.Enums[SearchRequest]("Select"), ", ")
+var selectable = httpx.Enums[SearchRequest]("Select")
 
 // project returns only the named fields of t (the search select option).
 func (t *Thread) project(fields []string) map[string]any {

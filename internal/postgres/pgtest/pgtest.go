@@ -8,7 +8,10 @@
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
-// so that the cluster is stopped and removed when its tests end.
+// so that the cluster is stopped and removed when its tests end. The
+// cluster is also bound to the test binary's process by a watchdog (see
+// Cluster): a binary that panics, times out (go test -timeout), is killed, or
+// has no TestMain calling Main leaves no PostgreSQL running either.
 package pgtest
 
 import (
@@ -16,8 +19,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/url"
 	"os"
 	"sync"
@@ -31,8 +32,7 @@ import (
 
 var (
 	once     sync.Once
-	cluster  *postgres.Cluster
-	clusterD string
+	cluster  *Cluster
 	adminDSN string // a DSN whose database can be swapped
 	template string
 	setupErr error
@@ -50,10 +50,9 @@ func Main(m *testing.M) int {
 		}
 	}
 	if cluster != nil {
-		if err := cluster.Stop(); err != nil {
+		if err := cluster.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest: stop cluster:", err)
 		}
-		_ = os.RemoveAll(clusterD)
 	}
 	return code
 }
@@ -64,18 +63,8 @@ func setup() {
 	if u := os.Getenv("WEFT_TEST_DATABASE_URL"); u != "" {
 		adminDSN = u
 	} else {
-		dir, err := os.MkdirTemp("", "weft-test-")
+		c, err := StartCluster(ctx, "weft-test-")
 		if err != nil {
-			setupErr = err
-			return
-		}
-		clusterD = dir
-		c, err := postgres.NewCluster(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		if err != nil {
-			setupErr = err
-			return
-		}
-		if err := c.Start(ctx); err != nil {
 			setupErr = err
 			return
 		}

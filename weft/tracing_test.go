@@ -169,7 +169,7 @@ func traceGraph() *graph.Graph {
 	}
 }
 
-// A run executed by a Go remote worker (RunRemote, its own tracer
+// A run executed by a Go remote worker (RunWorker, its own tracer
 // provider, as another process would have) continues the server's trace:
 // the claim carries the run's traceparent, the worker's run span is a child
 // of the creating request's span, its commits are client spans under its

@@ -19,9 +19,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/graph"
-	"github.com/weftdev/weft/internal/executor"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/tracing"
+	"github.com/weftdev/weft/internal/workerclient"
 )
 
 // WorkerOptions configure RunWorker. The zero value is a worker named
@@ -85,7 +85,7 @@ func RunWorker(ctx context.Context, url string, graphs *graph.Registry, opt Work
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	return executor.RunRemote(ctx, executor.RemoteConfig{URL: url, Graphs: graphs, WorkerID: opt.WorkerID,
+	return workerclient.Run(ctx, workerclient.Config{URL: url, Graphs: graphs, WorkerID: opt.WorkerID,
 		Concurrency: opt.Concurrency, Wait: opt.Wait, Client: opt.HTTPClient, Log: log, TracerProvider: opt.TracerProvider,
 		APIKey: opt.APIKey})
 }

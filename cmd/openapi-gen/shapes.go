@@ -145,21 +145,21 @@ var shapes = []shape{
 	// data, a protocol command's result.
 	{"state.MessageRecord", "message", anyValue},
 	{"inspect.WriteInfo", "value", anyValue},
-	{"coordinator.End", "result", anyValue},
-	{"workerapi.AckRequest", "result", anyValue},
-	{"coordinator.Event", "data", anyValue},
+	{"wire.End", "result", anyValue},
+	{"wire.AckRequest", "result", anyValue},
+	{"wire.Event", "data", anyValue},
 	{"stream.ProtocolResponse", "result", anyValue},
 	// A summary is any JSON value but null.
 	{"state.SummaryRequest", "summary", anyNonNull},
 	{"state.SummaryRecord", "summary", anyNonNull},
 	// A worker's raw checkpoint reads: [channel, type, base64 blob] and
 	// [task_id, channel, type, base64 blob] rows, a seed [type, blob].
-	{"workerapi.RawTuple", "channel_values", `{"type":"array","items":` + blobRow(3) + `}`},
-	{"workerapi.RawTuple", "pending_writes", `{"type":"array","items":` + blobRow(4) + `}`},
-	{"workerapi.RawDeltaHistory", "seed", blobRow(2)},
-	{"workerapi.RawDeltaHistory", "writes", `{"type":"array","items":` + blobRow(4) + `}`},
+	{"wire.RawTuple", "channel_values", `{"type":"array","items":` + blobRow(3) + `}`},
+	{"wire.RawTuple", "pending_writes", `{"type":"array","items":` + blobRow(4) + `}`},
+	{"wire.RawDeltaHistory", "seed", blobRow(2)},
+	{"wire.RawDeltaHistory", "writes", `{"type":"array","items":` + blobRow(4) + `}`},
 	// A registered graph's drawing: nodes with a string id, and edges.
-	{"workerapi.GraphRegistration", "drawable", `{"type":"object","required":["nodes","edges"],"additionalProperties":{},
+	{"wire.GraphRegistration", "drawable", `{"type":"object","required":["nodes","edges"],"additionalProperties":{},
 		"properties":{"nodes":{"type":"array","items":{"type":"object","required":["id"],"additionalProperties":{},
 			"properties":{"id":{"type":"string","minLength":1}}}},"edges":{"type":"array","items":` + anyObject + `}}}`},
 	// JSON-RPC ids: a string or a number; null in an answer to a message
@@ -238,9 +238,9 @@ var constraints = []constraint{
 	// as well (1 to 200 characters once trimmed): Schemathesis rewrites a
 	// pattern beside minLength / maxLength into one that no longer says the
 	// same.
-	{"workerapi.ClaimRequest", "worker_id", `{"pattern":` + workerID + `}`},
-	{"workerapi.CancellationsRequest", "worker_id", `{"pattern":` + workerID + `}`},
-	{"workerapi.GraphLoadError", "error", `{"pattern":"[^ \\t\\n\\v\\f\\r]"}`},
+	{"wire.ClaimRequest", "worker_id", `{"pattern":` + workerID + `}`},
+	{"wire.CancellationsRequest", "worker_id", `{"pattern":` + workerID + `}`},
+	{"wire.GraphLoadError", "error", `{"pattern":"[^ \\t\\n\\v\\f\\r]"}`},
 	// A zone name of the tz database: "" (UTC), or names such as
 	// "Europe/Paris", "Etc/GMT+5", "EST5EDT" (which of them the database
 	// holds is checked by the server).
@@ -250,8 +250,8 @@ var constraints = []constraint{
 	{"stream.ProtocolStreamRequest", "channels",
 		`{"items":{"pattern":"^(values|updates|messages|tools|lifecycle|input|tasks|custom|checkpoints|custom:.+)$"}}`},
 	// A worker's graph id (workerapi.graphIDPattern).
-	{"workerapi.GraphRegistration", "graph_id", `{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.:\\-]{0,127}$"}`},
-	{"workerapi.GraphLoadError", "graph_id", `{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.:\\-]{0,127}$"}`},
+	{"wire.GraphRegistration", "graph_id", `{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.:\\-]{0,127}$"}`},
+	{"wire.GraphLoadError", "graph_id", `{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.:\\-]{0,127}$"}`},
 }
 
 // nullableResponses are the success responses that may be JSON null, which

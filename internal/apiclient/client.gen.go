@@ -167,24 +167,6 @@ func (e AssistantsSearchRequestSortOrder) Valid() bool {
 	}
 }
 
-// Defines values for CoordinatorCancellationCancel.
-const (
-	CoordinatorCancellationCancelInterrupt CoordinatorCancellationCancel = "interrupt"
-	CoordinatorCancellationCancelRollback  CoordinatorCancellationCancel = "rollback"
-)
-
-// Valid indicates whether the value is a known member of the CoordinatorCancellationCancel enum.
-func (e CoordinatorCancellationCancel) Valid() bool {
-	switch e {
-	case CoordinatorCancellationCancelInterrupt:
-		return true
-	case CoordinatorCancellationCancelRollback:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for CronsCreateRequestDurability.
 const (
 	CronsCreateRequestDurabilityAsync       CronsCreateRequestDurability = "async"
@@ -1571,42 +1553,60 @@ func (e ThreadsTTLStrategy) Valid() bool {
 	}
 }
 
-// Defines values for WorkerapiGraphRegistrationLanguage.
+// Defines values for WireCancellationCancel.
 const (
-	WorkerapiGraphRegistrationLanguageJs          WorkerapiGraphRegistrationLanguage = "js"
-	WorkerapiGraphRegistrationLanguageLessThannil WorkerapiGraphRegistrationLanguage = "<nil>"
-	WorkerapiGraphRegistrationLanguagePython      WorkerapiGraphRegistrationLanguage = "python"
+	WireCancellationCancelInterrupt WireCancellationCancel = "interrupt"
+	WireCancellationCancelRollback  WireCancellationCancel = "rollback"
 )
 
-// Valid indicates whether the value is a known member of the WorkerapiGraphRegistrationLanguage enum.
-func (e WorkerapiGraphRegistrationLanguage) Valid() bool {
+// Valid indicates whether the value is a known member of the WireCancellationCancel enum.
+func (e WireCancellationCancel) Valid() bool {
 	switch e {
-	case WorkerapiGraphRegistrationLanguageJs:
+	case WireCancellationCancelInterrupt:
 		return true
-	case WorkerapiGraphRegistrationLanguageLessThannil:
-		return true
-	case WorkerapiGraphRegistrationLanguagePython:
+	case WireCancellationCancelRollback:
 		return true
 	default:
 		return false
 	}
 }
 
-// Defines values for WorkerapiNackResponseState.
+// Defines values for WireGraphRegistrationLanguage.
 const (
-	WorkerapiNackResponseStateCancelled  WorkerapiNackResponseState = "cancelled"
-	WorkerapiNackResponseStateDeadLetter WorkerapiNackResponseState = "dead_letter"
-	WorkerapiNackResponseStateQueued     WorkerapiNackResponseState = "queued"
+	WireGraphRegistrationLanguageJs          WireGraphRegistrationLanguage = "js"
+	WireGraphRegistrationLanguageLessThannil WireGraphRegistrationLanguage = "<nil>"
+	WireGraphRegistrationLanguagePython      WireGraphRegistrationLanguage = "python"
 )
 
-// Valid indicates whether the value is a known member of the WorkerapiNackResponseState enum.
-func (e WorkerapiNackResponseState) Valid() bool {
+// Valid indicates whether the value is a known member of the WireGraphRegistrationLanguage enum.
+func (e WireGraphRegistrationLanguage) Valid() bool {
 	switch e {
-	case WorkerapiNackResponseStateCancelled:
+	case WireGraphRegistrationLanguageJs:
 		return true
-	case WorkerapiNackResponseStateDeadLetter:
+	case WireGraphRegistrationLanguageLessThannil:
 		return true
-	case WorkerapiNackResponseStateQueued:
+	case WireGraphRegistrationLanguagePython:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WireNackResponseState.
+const (
+	WireNackResponseStateCancelled  WireNackResponseState = "cancelled"
+	WireNackResponseStateDeadLetter WireNackResponseState = "dead_letter"
+	WireNackResponseStateQueued     WireNackResponseState = "queued"
+)
+
+// Valid indicates whether the value is a known member of the WireNackResponseState enum.
+func (e WireNackResponseState) Valid() bool {
+	switch e {
+	case WireNackResponseStateCancelled:
+		return true
+	case WireNackResponseStateDeadLetter:
+		return true
+	case WireNackResponseStateQueued:
 		return true
 	default:
 		return false
@@ -2100,100 +2100,6 @@ type CheckpointsWrite struct {
 	TaskId   *string     `json:"task_id,omitempty"`
 	TaskPath *string     `json:"task_path,omitempty"`
 	Value    interface{} `json:"value,omitempty"`
-}
-
-// CoordinatorCancellation defines model for coordinator.Cancellation.
-type CoordinatorCancellation struct {
-	Cancel     CoordinatorCancellationCancel `json:"cancel"`
-	DispatchId openapi_types.UUID            `json:"dispatch_id"`
-}
-
-// CoordinatorCancellationCancel defines model for CoordinatorCancellation.Cancel.
-type CoordinatorCancellationCancel string
-
-// CoordinatorCheckpointPut defines model for coordinator.CheckpointPut.
-type CoordinatorCheckpointPut struct {
-	// Checkpoint Checkpoint holds at least the values of the channels in NewVersions.
-	Checkpoint   CheckpointsCheckpoint `json:"checkpoint"`
-	CheckpointNs *string               `json:"checkpoint_ns,omitempty"`
-
-	// Complete Complete says Checkpoint holds the value of every channel that has
-	// one (not only the changed ones). An end whose commit carries the
-	// run's last root checkpoint complete projects the thread from it
-	// without reading it back, in one round trip.
-	Complete *bool                   `json:"complete,omitempty"`
-	Metadata *map[string]interface{} `json:"metadata,omitempty"`
-
-	// NewVersions NewVersions names the channels this checkpoint changed (blob rows).
-	NewVersions *map[string]string `json:"new_versions,omitempty"`
-
-	// ParentCheckpointId Parent is the parent checkpoint id ("" for a thread's first).
-	ParentCheckpointId *string `json:"parent_checkpoint_id,omitempty"`
-}
-
-// CoordinatorCommitRequest defines model for coordinator.CommitRequest.
-type CoordinatorCommitRequest struct {
-	Checkpoints *[]CoordinatorCheckpointPut `json:"checkpoints,omitempty"`
-	ClaimToken  openapi_types.UUID          `json:"claim_token"`
-
-	// CommitId CommitID makes the commit idempotent; it defaults to the id of the
-	// last checkpoint. A commit whose key was applied already returns the
-	// first result and writes nothing.
-	CommitId *string                       `json:"commit_id,omitempty"`
-	End      *CoordinatorCommitRequest_End `json:"end,omitempty"`
-	Events   *[]CoordinatorEvent           `json:"events,omitempty"`
-	Writes   *[]CoordinatorWriteBatch      `json:"writes,omitempty"`
-}
-
-// CoordinatorCommitRequestEnd1 defines model for CoordinatorCommitRequest.End.1.
-type CoordinatorCommitRequestEnd1 = map[string]interface{}
-
-// CoordinatorCommitRequest_End defines model for CoordinatorCommitRequest.End.
-type CoordinatorCommitRequest_End struct {
-	union json.RawMessage
-}
-
-// CoordinatorCommitResult defines model for coordinator.CommitResult.
-type CoordinatorCommitResult struct {
-	// Cancel Cancel is the cancellation requested for the run ("interrupt",
-	// "rollback") that the worker must honour, "" when none.
-	Cancel        *string  `json:"cancel,omitempty"`
-	CheckpointIds []string `json:"checkpoint_ids"`
-
-	// LastSeq LastSeq is the sequence number of the run's last event.
-	LastSeq int `json:"last_seq"`
-
-	// Replayed Replayed is true when the commit key had been applied already.
-	Replayed bool `json:"replayed"`
-}
-
-// CoordinatorEnd defines model for coordinator.End.
-type CoordinatorEnd struct {
-	// Error Error is {"error": class, "message": text} for an error.
-	Error *map[string]interface{} `json:"error,omitempty"`
-
-	// Result Result is what wait/join return: the final values (with
-	// "__interrupt__" when the run paused on an interrupt).
-	Result interface{} `json:"result,omitempty"`
-
-	// Status Status is success, error or interrupted (a requested cancellation
-	// turns success into interrupted, and rollback deletes the run).
-	Status RunsStatus `json:"status"`
-}
-
-// CoordinatorEvent defines model for coordinator.Event.
-type CoordinatorEvent struct {
-	Data interface{} `json:"data,omitempty"`
-
-	// Event Example: values
-	Event *string `json:"event,omitempty"`
-}
-
-// CoordinatorWriteBatch defines model for coordinator.WriteBatch.
-type CoordinatorWriteBatch struct {
-	CheckpointId string              `json:"checkpoint_id"`
-	CheckpointNs *string             `json:"checkpoint_ns,omitempty"`
-	Writes       *[]CheckpointsWrite `json:"writes,omitempty"`
 }
 
 // CronsCreateRequest defines model for crons.CreateRequest.
@@ -4169,8 +4075,8 @@ type ThreadsThread struct {
 	Values    *map[string]interface{} `json:"values"`
 }
 
-// WorkerapiAckRequest defines model for workerapi.AckRequest.
-type WorkerapiAckRequest struct {
+// WireAckRequest defines model for wire.AckRequest.
+type WireAckRequest struct {
 	ClaimToken openapi_types.UUID `json:"claim_token"`
 
 	// Error Error is {"error": class, "message": text} for an error.
@@ -4185,8 +4091,17 @@ type WorkerapiAckRequest struct {
 	Status RunsStatus `json:"status"`
 }
 
-// WorkerapiCancellationsRequest defines model for workerapi.CancellationsRequest.
-type WorkerapiCancellationsRequest struct {
+// WireCancellation defines model for wire.Cancellation.
+type WireCancellation struct {
+	Cancel     WireCancellationCancel `json:"cancel"`
+	DispatchId openapi_types.UUID     `json:"dispatch_id"`
+}
+
+// WireCancellationCancel defines model for WireCancellation.Cancel.
+type WireCancellationCancel string
+
+// WireCancellationsRequest defines model for wire.CancellationsRequest.
+type WireCancellationsRequest struct {
 	// Known Known are dispatches whose cancellation the worker already has: they
 	// are left out, so the call waits for a new one.
 	Known *[]openapi_types.UUID `json:"known,omitempty"`
@@ -4202,8 +4117,28 @@ type WorkerapiCancellationsRequest struct {
 	WorkerId string `json:"worker_id"`
 }
 
-// WorkerapiCheckpointReadRequest defines model for workerapi.CheckpointReadRequest.
-type WorkerapiCheckpointReadRequest struct {
+// WireCheckpointPut defines model for wire.CheckpointPut.
+type WireCheckpointPut struct {
+	// Checkpoint Checkpoint holds at least the values of the channels in NewVersions.
+	Checkpoint   CheckpointsCheckpoint `json:"checkpoint"`
+	CheckpointNs *string               `json:"checkpoint_ns,omitempty"`
+
+	// Complete Complete says Checkpoint holds the value of every channel that has
+	// one (not only the changed ones). An end whose commit carries the
+	// run's last root checkpoint complete projects the thread from it
+	// without reading it back, in one round trip.
+	Complete *bool                   `json:"complete,omitempty"`
+	Metadata *map[string]interface{} `json:"metadata,omitempty"`
+
+	// NewVersions NewVersions names the channels this checkpoint changed (blob rows).
+	NewVersions *map[string]string `json:"new_versions,omitempty"`
+
+	// ParentCheckpointId Parent is the parent checkpoint id ("" for a thread's first).
+	ParentCheckpointId *string `json:"parent_checkpoint_id,omitempty"`
+}
+
+// WireCheckpointReadRequest defines model for wire.CheckpointReadRequest.
+type WireCheckpointReadRequest struct {
 	// Before Before lists checkpoints older than this id (list).
 	Before *string `json:"before,omitempty"`
 
@@ -4225,8 +4160,8 @@ type WorkerapiCheckpointReadRequest struct {
 	ThreadId string `json:"thread_id"`
 }
 
-// WorkerapiClaimRequest defines model for workerapi.ClaimRequest.
-type WorkerapiClaimRequest struct {
+// WireClaimRequest defines model for wire.ClaimRequest.
+type WireClaimRequest struct {
 	// GraphIds GraphIDs limits the claim to runs of these graphs (empty: any).
 	GraphIds *[]string `json:"graph_ids,omitempty"`
 
@@ -4243,8 +4178,8 @@ type WorkerapiClaimRequest struct {
 	WorkerId string `json:"worker_id"`
 }
 
-// WorkerapiClaimedRun defines model for workerapi.ClaimedRun.
-type WorkerapiClaimedRun struct {
+// WireClaimedRun defines model for wire.ClaimedRun.
+type WireClaimedRun struct {
 	// ClaimToken ClaimToken is the fence to present with every later operation.
 	ClaimToken *string           `json:"claim_token,omitempty"`
 	Dispatch   *DispatchDispatch `json:"dispatch,omitempty"`
@@ -4262,8 +4197,44 @@ type WorkerapiClaimedRun struct {
 	Traceparent *string `json:"traceparent,omitempty"`
 }
 
-// WorkerapiDeltaHistoryRequest defines model for workerapi.DeltaHistoryRequest.
-type WorkerapiDeltaHistoryRequest struct {
+// WireCommitRequest defines model for wire.CommitRequest.
+type WireCommitRequest struct {
+	Checkpoints *[]WireCheckpointPut `json:"checkpoints,omitempty"`
+	ClaimToken  openapi_types.UUID   `json:"claim_token"`
+
+	// CommitId CommitID makes the commit idempotent; it defaults to the id of the
+	// last checkpoint. A commit whose key was applied already returns the
+	// first result and writes nothing.
+	CommitId *string                `json:"commit_id,omitempty"`
+	End      *WireCommitRequest_End `json:"end,omitempty"`
+	Events   *[]WireEvent           `json:"events,omitempty"`
+	Writes   *[]WireWriteBatch      `json:"writes,omitempty"`
+}
+
+// WireCommitRequestEnd1 defines model for WireCommitRequest.End.1.
+type WireCommitRequestEnd1 = map[string]interface{}
+
+// WireCommitRequest_End defines model for WireCommitRequest.End.
+type WireCommitRequest_End struct {
+	union json.RawMessage
+}
+
+// WireCommitResult defines model for wire.CommitResult.
+type WireCommitResult struct {
+	// Cancel Cancel is the cancellation requested for the run ("interrupt",
+	// "rollback") that the worker must honour, "" when none.
+	Cancel        *string  `json:"cancel,omitempty"`
+	CheckpointIds []string `json:"checkpoint_ids"`
+
+	// LastSeq LastSeq is the sequence number of the run's last event.
+	LastSeq int `json:"last_seq"`
+
+	// Replayed Replayed is true when the commit key had been applied already.
+	Replayed bool `json:"replayed"`
+}
+
+// WireDeltaHistoryRequest defines model for wire.DeltaHistoryRequest.
+type WireDeltaHistoryRequest struct {
 	// Channels Channels are the delta channels to walk for (at most 100).
 	//
 	// Example: ["messages"]
@@ -4280,16 +4251,38 @@ type WorkerapiDeltaHistoryRequest struct {
 	ThreadId string `json:"thread_id"`
 }
 
-// WorkerapiFenceRequest defines model for workerapi.FenceRequest.
-type WorkerapiFenceRequest struct {
+// WireEnd defines model for wire.End.
+type WireEnd struct {
+	// Error Error is {"error": class, "message": text} for an error.
+	Error *map[string]interface{} `json:"error,omitempty"`
+
+	// Result Result is what wait/join return: the final values (with
+	// "__interrupt__" when the run paused on an interrupt).
+	Result interface{} `json:"result,omitempty"`
+
+	// Status Status is success, error or interrupted (a requested cancellation
+	// turns success into interrupted, and rollback deletes the run).
+	Status RunsStatus `json:"status"`
+}
+
+// WireEvent defines model for wire.Event.
+type WireEvent struct {
+	Data interface{} `json:"data,omitempty"`
+
+	// Event Example: values
+	Event *string `json:"event,omitempty"`
+}
+
+// WireFenceRequest defines model for wire.FenceRequest.
+type WireFenceRequest struct {
 	ClaimToken openapi_types.UUID `json:"claim_token"`
 
 	// Error Error is the failure, for nack.
 	Error *string `json:"error,omitempty"`
 }
 
-// WorkerapiGraphLoadError defines model for workerapi.GraphLoadError.
-type WorkerapiGraphLoadError struct {
+// WireGraphLoadError defines model for wire.GraphLoadError.
+type WireGraphLoadError struct {
 	// Error Error says why: the import's exception, or what the export is
 	// instead of a graph (at most MaxGraphErrorBytes are kept).
 	//
@@ -4303,8 +4296,8 @@ type WorkerapiGraphLoadError struct {
 	WorkerId *string `json:"worker_id,omitempty"`
 }
 
-// WorkerapiGraphRegistered defines model for workerapi.GraphRegistered.
-type WorkerapiGraphRegistered struct {
+// WireGraphRegistered defines model for wire.GraphRegistered.
+type WireGraphRegistered struct {
 	// AssistantId AssistantID is the graph's system assistant (created when missing).
 	AssistantId string `json:"assistant_id"`
 	GraphId     string `json:"graph_id"`
@@ -4314,8 +4307,8 @@ type WorkerapiGraphRegistered struct {
 	Nodes []string `json:"nodes"`
 }
 
-// WorkerapiGraphRegistration defines model for workerapi.GraphRegistration.
-type WorkerapiGraphRegistration struct {
+// WireGraphRegistration defines model for wire.GraphRegistration.
+type WireGraphRegistration struct {
 	// ChannelDefaults ChannelDefaults are what state channels read as while unset, as the
 	// graph's runtime defines them (LangGraph.js: a fresh channel's value,
 	// e.g. [] for a list with a reducer and a default); only channels that
@@ -4343,7 +4336,7 @@ type WorkerapiGraphRegistration struct {
 	// data?}], edges: [{source, target, conditional?}]}, as LangGraph's
 	// drawable graph serialises; its node ids (other than __start__ and
 	// __end__) are the graph's nodes.
-	Drawable WorkerapiGraphRegistration_Drawable `json:"drawable"`
+	Drawable WireGraphRegistration_Drawable `json:"drawable"`
 
 	// GraphId GraphID is the graph's id (the key of langgraph.json's "graphs").
 	//
@@ -4358,9 +4351,9 @@ type WorkerapiGraphRegistration struct {
 	// server of its language answers them (Weft's own superset for "").
 	//
 	// Example: python
-	Language     *WorkerapiGraphRegistrationLanguage `json:"language,omitempty"`
-	OutputSchema *map[string]interface{}             `json:"output_schema,omitempty"`
-	StateSchema  *map[string]interface{}             `json:"state_schema,omitempty"`
+	Language     *WireGraphRegistrationLanguage `json:"language,omitempty"`
+	OutputSchema *map[string]interface{}        `json:"output_schema,omitempty"`
+	StateSchema  *map[string]interface{}        `json:"state_schema,omitempty"`
 
 	// Subgraphs Subgraphs maps subgraph namespaces to their schemas.
 	Subgraphs *map[string]AssistantsSubgraphSchemas `json:"subgraphs,omitempty"`
@@ -4375,54 +4368,54 @@ type WorkerapiGraphRegistration struct {
 	XrayDrawables *[]map[string]interface{} `json:"xray_drawables,omitempty"`
 }
 
-// WorkerapiGraphRegistration_Drawable_Nodes_Item defines model for WorkerapiGraphRegistration.Drawable.Nodes.Item.
-type WorkerapiGraphRegistration_Drawable_Nodes_Item struct {
+// WireGraphRegistration_Drawable_Nodes_Item defines model for WireGraphRegistration.Drawable.Nodes.Item.
+type WireGraphRegistration_Drawable_Nodes_Item struct {
 	Id                   string                 `json:"id"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
-// WorkerapiGraphRegistration_Drawable Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
+// WireGraphRegistration_Drawable Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
 // data?}], edges: [{source, target, conditional?}]}, as LangGraph's
 // drawable graph serialises; its node ids (other than __start__ and
 // __end__) are the graph's nodes.
-type WorkerapiGraphRegistration_Drawable struct {
-	Edges                []map[string]interface{}                         `json:"edges"`
-	Nodes                []WorkerapiGraphRegistration_Drawable_Nodes_Item `json:"nodes"`
-	AdditionalProperties map[string]interface{}                           `json:"-"`
+type WireGraphRegistration_Drawable struct {
+	Edges                []map[string]interface{}                    `json:"edges"`
+	Nodes                []WireGraphRegistration_Drawable_Nodes_Item `json:"nodes"`
+	AdditionalProperties map[string]interface{}                      `json:"-"`
 }
 
-// WorkerapiGraphRegistrationLanguage Language is the graph's runtime: "python" for Python LangGraph
+// WireGraphRegistrationLanguage Language is the graph's runtime: "python" for Python LangGraph
 // (weft_worker), whose task ids Weft then derives Python's way
 // (xxh3-128); "js" for LangGraph.js (weft-worker); absent or "" for a
 // Go worker's. State reads of its threads are shaped as the official
 // server of its language answers them (Weft's own superset for "").
 //
 // Example: python
-type WorkerapiGraphRegistrationLanguage string
+type WireGraphRegistrationLanguage string
 
-// WorkerapiHeartbeatResponse defines model for workerapi.HeartbeatResponse.
-type WorkerapiHeartbeatResponse struct {
+// WireHeartbeatResponse defines model for wire.HeartbeatResponse.
+type WireHeartbeatResponse struct {
 	// Cancel Cancel is "interrupt" or "rollback" when the run must stop, "" otherwise.
 	Cancel         string    `json:"cancel"`
 	LeaseExpiresAt time.Time `json:"lease_expires_at"`
 }
 
-// WorkerapiNackResponse defines model for workerapi.NackResponse.
-type WorkerapiNackResponse struct {
-	State WorkerapiNackResponseState `json:"state"`
+// WireNackResponse defines model for wire.NackResponse.
+type WireNackResponse struct {
+	State WireNackResponseState `json:"state"`
 }
 
-// WorkerapiNackResponseState defines model for WorkerapiNackResponse.State.
-type WorkerapiNackResponseState string
+// WireNackResponseState defines model for WireNackResponse.State.
+type WireNackResponseState string
 
-// WorkerapiRawDeltaHistory defines model for workerapi.RawDeltaHistory.
-type WorkerapiRawDeltaHistory struct {
+// WireRawDeltaHistory defines model for wire.RawDeltaHistory.
+type WireRawDeltaHistory struct {
 	Seed   *[]*string  `json:"seed,omitempty"`
 	Writes [][]*string `json:"writes"`
 }
 
-// WorkerapiRawTuple defines model for workerapi.RawTuple.
-type WorkerapiRawTuple struct {
+// WireRawTuple defines model for wire.RawTuple.
+type WireRawTuple struct {
 	// ChannelValues ChannelValues are the blobs named by the checkpoint's
 	// channel_versions: [channel, type, base64 blob or null].
 	ChannelValues [][]*string `json:"channel_values"`
@@ -4443,6 +4436,13 @@ type WorkerapiRawTuple struct {
 	// PendingWrites PendingWrites are the writes recorded under the checkpoint, ordered
 	// by task path, task id, idx: [task_id, channel, type, base64 blob].
 	PendingWrites [][]*string `json:"pending_writes"`
+}
+
+// WireWriteBatch defines model for wire.WriteBatch.
+type WireWriteBatch struct {
+	CheckpointId string              `json:"checkpoint_id"`
+	CheckpointNs *string             `json:"checkpoint_ns,omitempty"`
+	Writes       *[]CheckpointsWrite `json:"writes,omitempty"`
 }
 
 // GetAgentCardParams defines parameters for GetAgentCard.
@@ -4777,37 +4777,37 @@ type SetLatestAssistantVersionJSONRequestBody = AssistantsLatestRequest
 type GetAssistantVersionsJSONRequestBody = AssistantsVersionsRequest
 
 // ListCancellationsJSONRequestBody defines body for ListCancellations for application/json ContentType.
-type ListCancellationsJSONRequestBody = WorkerapiCancellationsRequest
+type ListCancellationsJSONRequestBody = WireCancellationsRequest
 
 // GetDeltaHistoryJSONRequestBody defines body for GetDeltaHistory for application/json ContentType.
-type GetDeltaHistoryJSONRequestBody = WorkerapiDeltaHistoryRequest
+type GetDeltaHistoryJSONRequestBody = WireDeltaHistoryRequest
 
 // GetCheckpointRawJSONRequestBody defines body for GetCheckpointRaw for application/json ContentType.
-type GetCheckpointRawJSONRequestBody = WorkerapiCheckpointReadRequest
+type GetCheckpointRawJSONRequestBody = WireCheckpointReadRequest
 
 // ListCheckpointsRawJSONRequestBody defines body for ListCheckpointsRaw for application/json ContentType.
-type ListCheckpointsRawJSONRequestBody = WorkerapiCheckpointReadRequest
+type ListCheckpointsRawJSONRequestBody = WireCheckpointReadRequest
 
 // ClaimDispatchesJSONRequestBody defines body for ClaimDispatches for application/json ContentType.
-type ClaimDispatchesJSONRequestBody = WorkerapiClaimRequest
+type ClaimDispatchesJSONRequestBody = WireClaimRequest
 
 // RegisterGraphJSONRequestBody defines body for RegisterGraph for application/json ContentType.
-type RegisterGraphJSONRequestBody = WorkerapiGraphRegistration
+type RegisterGraphJSONRequestBody = WireGraphRegistration
 
 // ReportGraphErrorJSONRequestBody defines body for ReportGraphError for application/json ContentType.
-type ReportGraphErrorJSONRequestBody = WorkerapiGraphLoadError
+type ReportGraphErrorJSONRequestBody = WireGraphLoadError
 
 // AckDispatchJSONRequestBody defines body for AckDispatch for application/json ContentType.
-type AckDispatchJSONRequestBody = WorkerapiAckRequest
+type AckDispatchJSONRequestBody = WireAckRequest
 
 // CommitDispatchJSONRequestBody defines body for CommitDispatch for application/json ContentType.
-type CommitDispatchJSONRequestBody = CoordinatorCommitRequest
+type CommitDispatchJSONRequestBody = WireCommitRequest
 
 // HeartbeatDispatchJSONRequestBody defines body for HeartbeatDispatch for application/json ContentType.
-type HeartbeatDispatchJSONRequestBody = WorkerapiFenceRequest
+type HeartbeatDispatchJSONRequestBody = WireFenceRequest
 
 // NackDispatchJSONRequestBody defines body for NackDispatch for application/json ContentType.
-type NackDispatchJSONRequestBody = WorkerapiFenceRequest
+type NackDispatchJSONRequestBody = WireFenceRequest
 
 // PostMcpJSONRequestBody defines body for PostMcp for application/json ContentType.
 type PostMcpJSONRequestBody = McpMessage
@@ -4899,25 +4899,25 @@ type ProtocolThreadEventsJSONRequestBody = StreamProtocolStreamRequest
 // AddThreadSummaryJSONRequestBody defines body for AddThreadSummary for application/json ContentType.
 type AddThreadSummaryJSONRequestBody = StateSummaryRequest
 
-// Getter for additional properties for WorkerapiGraphRegistration_Drawable_Nodes_Item. Returns the specified
+// Getter for additional properties for WireGraphRegistration_Drawable_Nodes_Item. Returns the specified
 // element and whether it was found
-func (a WorkerapiGraphRegistration_Drawable_Nodes_Item) Get(fieldName string) (value interface{}, found bool) {
+func (a WireGraphRegistration_Drawable_Nodes_Item) Get(fieldName string) (value interface{}, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
 	return
 }
 
-// Setter for additional properties for WorkerapiGraphRegistration_Drawable_Nodes_Item
-func (a *WorkerapiGraphRegistration_Drawable_Nodes_Item) Set(fieldName string, value interface{}) {
+// Setter for additional properties for WireGraphRegistration_Drawable_Nodes_Item
+func (a *WireGraphRegistration_Drawable_Nodes_Item) Set(fieldName string, value interface{}) {
 	if a.AdditionalProperties == nil {
 		a.AdditionalProperties = make(map[string]interface{})
 	}
 	a.AdditionalProperties[fieldName] = value
 }
 
-// Override default JSON handling for WorkerapiGraphRegistration_Drawable_Nodes_Item to handle AdditionalProperties
-func (a *WorkerapiGraphRegistration_Drawable_Nodes_Item) UnmarshalJSON(b []byte) error {
+// Override default JSON handling for WireGraphRegistration_Drawable_Nodes_Item to handle AdditionalProperties
+func (a *WireGraphRegistration_Drawable_Nodes_Item) UnmarshalJSON(b []byte) error {
 	object := make(map[string]json.RawMessage)
 	err := json.Unmarshal(b, &object)
 	if err != nil {
@@ -4946,8 +4946,8 @@ func (a *WorkerapiGraphRegistration_Drawable_Nodes_Item) UnmarshalJSON(b []byte)
 	return nil
 }
 
-// Override default JSON handling for WorkerapiGraphRegistration_Drawable_Nodes_Item to handle AdditionalProperties
-func (a WorkerapiGraphRegistration_Drawable_Nodes_Item) MarshalJSON() ([]byte, error) {
+// Override default JSON handling for WireGraphRegistration_Drawable_Nodes_Item to handle AdditionalProperties
+func (a WireGraphRegistration_Drawable_Nodes_Item) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
@@ -4965,25 +4965,25 @@ func (a WorkerapiGraphRegistration_Drawable_Nodes_Item) MarshalJSON() ([]byte, e
 	return json.Marshal(object)
 }
 
-// Getter for additional properties for WorkerapiGraphRegistration_Drawable. Returns the specified
+// Getter for additional properties for WireGraphRegistration_Drawable. Returns the specified
 // element and whether it was found
-func (a WorkerapiGraphRegistration_Drawable) Get(fieldName string) (value interface{}, found bool) {
+func (a WireGraphRegistration_Drawable) Get(fieldName string) (value interface{}, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
 	return
 }
 
-// Setter for additional properties for WorkerapiGraphRegistration_Drawable
-func (a *WorkerapiGraphRegistration_Drawable) Set(fieldName string, value interface{}) {
+// Setter for additional properties for WireGraphRegistration_Drawable
+func (a *WireGraphRegistration_Drawable) Set(fieldName string, value interface{}) {
 	if a.AdditionalProperties == nil {
 		a.AdditionalProperties = make(map[string]interface{})
 	}
 	a.AdditionalProperties[fieldName] = value
 }
 
-// Override default JSON handling for WorkerapiGraphRegistration_Drawable to handle AdditionalProperties
-func (a *WorkerapiGraphRegistration_Drawable) UnmarshalJSON(b []byte) error {
+// Override default JSON handling for WireGraphRegistration_Drawable to handle AdditionalProperties
+func (a *WireGraphRegistration_Drawable) UnmarshalJSON(b []byte) error {
 	object := make(map[string]json.RawMessage)
 	err := json.Unmarshal(b, &object)
 	if err != nil {
@@ -5020,8 +5020,8 @@ func (a *WorkerapiGraphRegistration_Drawable) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Override default JSON handling for WorkerapiGraphRegistration_Drawable to handle AdditionalProperties
-func (a WorkerapiGraphRegistration_Drawable) MarshalJSON() ([]byte, error) {
+// Override default JSON handling for WireGraphRegistration_Drawable to handle AdditionalProperties
+func (a WireGraphRegistration_Drawable) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
@@ -5344,68 +5344,6 @@ func (t AssistantsDrawableNode_Data) MarshalJSON() ([]byte, error) {
 }
 
 func (t *AssistantsDrawableNode_Data) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
-// AsCoordinatorEnd returns the union data inside the CoordinatorCommitRequest_End as a CoordinatorEnd
-func (t CoordinatorCommitRequest_End) AsCoordinatorEnd() (CoordinatorEnd, error) {
-	var body CoordinatorEnd
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromCoordinatorEnd overwrites any union data inside the CoordinatorCommitRequest_End as the provided CoordinatorEnd
-func (t *CoordinatorCommitRequest_End) FromCoordinatorEnd(v CoordinatorEnd) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeCoordinatorEnd performs a merge with any union data inside the CoordinatorCommitRequest_End, using the provided CoordinatorEnd
-func (t *CoordinatorCommitRequest_End) MergeCoordinatorEnd(v CoordinatorEnd) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsCoordinatorCommitRequestEnd1 returns the union data inside the CoordinatorCommitRequest_End as a CoordinatorCommitRequestEnd1
-func (t CoordinatorCommitRequest_End) AsCoordinatorCommitRequestEnd1() (CoordinatorCommitRequestEnd1, error) {
-	var body CoordinatorCommitRequestEnd1
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromCoordinatorCommitRequestEnd1 overwrites any union data inside the CoordinatorCommitRequest_End as the provided CoordinatorCommitRequestEnd1
-func (t *CoordinatorCommitRequest_End) FromCoordinatorCommitRequestEnd1(v CoordinatorCommitRequestEnd1) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeCoordinatorCommitRequestEnd1 performs a merge with any union data inside the CoordinatorCommitRequest_End, using the provided CoordinatorCommitRequestEnd1
-func (t *CoordinatorCommitRequest_End) MergeCoordinatorCommitRequestEnd1(v CoordinatorCommitRequestEnd1) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t CoordinatorCommitRequest_End) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *CoordinatorCommitRequest_End) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -9327,6 +9265,68 @@ func (t ThreadsPatchRequest_Ttl) MarshalJSON() ([]byte, error) {
 }
 
 func (t *ThreadsPatchRequest_Ttl) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWireEnd returns the union data inside the WireCommitRequest_End as a WireEnd
+func (t WireCommitRequest_End) AsWireEnd() (WireEnd, error) {
+	var body WireEnd
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWireEnd overwrites any union data inside the WireCommitRequest_End as the provided WireEnd
+func (t *WireCommitRequest_End) FromWireEnd(v WireEnd) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWireEnd performs a merge with any union data inside the WireCommitRequest_End, using the provided WireEnd
+func (t *WireCommitRequest_End) MergeWireEnd(v WireEnd) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWireCommitRequestEnd1 returns the union data inside the WireCommitRequest_End as a WireCommitRequestEnd1
+func (t WireCommitRequest_End) AsWireCommitRequestEnd1() (WireCommitRequestEnd1, error) {
+	var body WireCommitRequestEnd1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWireCommitRequestEnd1 overwrites any union data inside the WireCommitRequest_End as the provided WireCommitRequestEnd1
+func (t *WireCommitRequest_End) FromWireCommitRequestEnd1(v WireCommitRequestEnd1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWireCommitRequestEnd1 performs a merge with any union data inside the WireCommitRequest_End, using the provided WireCommitRequestEnd1
+func (t *WireCommitRequest_End) MergeWireCommitRequestEnd1(v WireCommitRequestEnd1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WireCommitRequest_End) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WireCommitRequest_End) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -20139,7 +20139,7 @@ type ListCancellationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *[]CoordinatorCancellation
+	JSON200 *[]WireCancellation
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20149,7 +20149,7 @@ type ListCancellationsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListCancellationsResponse) GetJSON200() *[]CoordinatorCancellation {
+func (r ListCancellationsResponse) GetJSON200() *[]WireCancellation {
 	return r.JSON200
 }
 
@@ -20201,7 +20201,7 @@ type GetDeltaHistoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *map[string]WorkerapiRawDeltaHistory
+	JSON200 *map[string]WireRawDeltaHistory
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20211,7 +20211,7 @@ type GetDeltaHistoryResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetDeltaHistoryResponse) GetJSON200() *map[string]WorkerapiRawDeltaHistory {
+func (r GetDeltaHistoryResponse) GetJSON200() *map[string]WireRawDeltaHistory {
 	return r.JSON200
 }
 
@@ -20263,7 +20263,7 @@ type GetCheckpointRawResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *WorkerapiRawTuple
+	JSON200 *WireRawTuple
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20275,7 +20275,7 @@ type GetCheckpointRawResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetCheckpointRawResponse) GetJSON200() *WorkerapiRawTuple {
+func (r GetCheckpointRawResponse) GetJSON200() *WireRawTuple {
 	return r.JSON200
 }
 
@@ -20332,7 +20332,7 @@ type ListCheckpointsRawResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *[]WorkerapiRawTuple
+	JSON200 *[]WireRawTuple
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20342,7 +20342,7 @@ type ListCheckpointsRawResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListCheckpointsRawResponse) GetJSON200() *[]WorkerapiRawTuple {
+func (r ListCheckpointsRawResponse) GetJSON200() *[]WireRawTuple {
 	return r.JSON200
 }
 
@@ -20394,7 +20394,7 @@ type ClaimDispatchesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *[]WorkerapiClaimedRun
+	JSON200 *[]WireClaimedRun
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20404,7 +20404,7 @@ type ClaimDispatchesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ClaimDispatchesResponse) GetJSON200() *[]WorkerapiClaimedRun {
+func (r ClaimDispatchesResponse) GetJSON200() *[]WireClaimedRun {
 	return r.JSON200
 }
 
@@ -20456,7 +20456,7 @@ type RegisterGraphResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *WorkerapiGraphRegistered
+	JSON200 *WireGraphRegistered
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20468,7 +20468,7 @@ type RegisterGraphResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r RegisterGraphResponse) GetJSON200() *WorkerapiGraphRegistered {
+func (r RegisterGraphResponse) GetJSON200() *WireGraphRegistered {
 	return r.JSON200
 }
 
@@ -20580,7 +20580,7 @@ type AckDispatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *CoordinatorCommitResult
+	JSON200 *WireCommitResult
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20592,7 +20592,7 @@ type AckDispatchResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AckDispatchResponse) GetJSON200() *CoordinatorCommitResult {
+func (r AckDispatchResponse) GetJSON200() *WireCommitResult {
 	return r.JSON200
 }
 
@@ -20649,7 +20649,7 @@ type CommitDispatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *CoordinatorCommitResult
+	JSON200 *WireCommitResult
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20661,7 +20661,7 @@ type CommitDispatchResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CommitDispatchResponse) GetJSON200() *CoordinatorCommitResult {
+func (r CommitDispatchResponse) GetJSON200() *WireCommitResult {
 	return r.JSON200
 }
 
@@ -20718,7 +20718,7 @@ type HeartbeatDispatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *WorkerapiHeartbeatResponse
+	JSON200 *WireHeartbeatResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20730,7 +20730,7 @@ type HeartbeatDispatchResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeartbeatDispatchResponse) GetJSON200() *WorkerapiHeartbeatResponse {
+func (r HeartbeatDispatchResponse) GetJSON200() *WireHeartbeatResponse {
 	return r.JSON200
 }
 
@@ -20787,7 +20787,7 @@ type NackDispatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *WorkerapiNackResponse
+	JSON200 *WireNackResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -20799,7 +20799,7 @@ type NackDispatchResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r NackDispatchResponse) GetJSON200() *WorkerapiNackResponse {
+func (r NackDispatchResponse) GetJSON200() *WireNackResponse {
 	return r.JSON200
 }
 
@@ -28256,7 +28256,7 @@ func ParseListCancellationsResponse(rsp *http.Response) (*ListCancellationsRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest []CoordinatorCancellation
+		var dest []WireCancellation
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28303,7 +28303,7 @@ func ParseGetDeltaHistoryResponse(rsp *http.Response) (*GetDeltaHistoryResponse,
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest map[string]WorkerapiRawDeltaHistory
+		var dest map[string]WireRawDeltaHistory
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28350,7 +28350,7 @@ func ParseGetCheckpointRawResponse(rsp *http.Response) (*GetCheckpointRawRespons
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest WorkerapiRawTuple
+		var dest WireRawTuple
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28404,7 +28404,7 @@ func ParseListCheckpointsRawResponse(rsp *http.Response) (*ListCheckpointsRawRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest []WorkerapiRawTuple
+		var dest []WireRawTuple
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28451,7 +28451,7 @@ func ParseClaimDispatchesResponse(rsp *http.Response) (*ClaimDispatchesResponse,
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest []WorkerapiClaimedRun
+		var dest []WireClaimedRun
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28498,7 +28498,7 @@ func ParseRegisterGraphResponse(rsp *http.Response) (*RegisterGraphResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest WorkerapiGraphRegistered
+		var dest WireGraphRegistered
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28595,7 +28595,7 @@ func ParseAckDispatchResponse(rsp *http.Response) (*AckDispatchResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest CoordinatorCommitResult
+		var dest WireCommitResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28649,7 +28649,7 @@ func ParseCommitDispatchResponse(rsp *http.Response) (*CommitDispatchResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest CoordinatorCommitResult
+		var dest WireCommitResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28703,7 +28703,7 @@ func ParseHeartbeatDispatchResponse(rsp *http.Response) (*HeartbeatDispatchRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest WorkerapiHeartbeatResponse
+		var dest WireHeartbeatResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28757,7 +28757,7 @@ func ParseNackDispatchResponse(rsp *http.Response) (*NackDispatchResponse, error
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest WorkerapiNackResponse
+		var dest WireNackResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

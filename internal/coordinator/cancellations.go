@@ -6,14 +6,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-)
 
-// Cancellation is a stop requested for a claimed run: its dispatch and the
-// action (interrupt or rollback).
-type Cancellation struct {
-	DispatchID uuid.UUID `json:"dispatch_id" validate:"required" db:"dispatch_id" format:"uuid"`
-	Cancel     string    `json:"cancel" validate:"required" db:"cancel_action" enums:"interrupt,rollback"`
-}
+	"github.com/weftdev/weft/internal/wire"
+)
 
 // cancelRequested is the queue hub's key fired by every cancellation
 // request (NOTIFY weft_cancel): it wakes CancellationsWait.
@@ -24,7 +19,7 @@ var cancelRequested = uuid.Max
 // already). When there are none it waits up to wait for one, woken by the
 // cancellation's notification, so an external worker learns of a cancel
 // within milliseconds instead of at its next heartbeat.
-func (s *Service) CancellationsWait(ctx context.Context, worker string, known []uuid.UUID, wait time.Duration) ([]Cancellation, error) {
+func (s *Service) CancellationsWait(ctx context.Context, worker string, known []uuid.UUID, wait time.Duration) ([]wire.Cancellation, error) {
 	deadline := time.Now().Add(wait)
 	var sub chan struct{}
 	if wait > 0 {
@@ -40,7 +35,7 @@ func (s *Service) CancellationsWait(ctx context.Context, worker string, known []
 		if err != nil {
 			return nil, err
 		}
-		got, err := pgx.CollectRows(rows, pgx.RowToStructByName[Cancellation])
+		got, err := pgx.CollectRows(rows, pgx.RowToStructByName[wire.Cancellation])
 		if err != nil || len(got) > 0 || !time.Now().Before(deadline) {
 			return got, err
 		}
@@ -49,7 +44,7 @@ func (s *Service) CancellationsWait(ctx context.Context, worker string, known []
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return []Cancellation{}, nil
+			return []wire.Cancellation{}, nil
 		case <-sub:
 			t.Stop()
 		case <-t.C:

@@ -13,23 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/wire"
 )
-
-// Claimed is a claimed dispatch and its run.
-type Claimed struct {
-	Dispatch dispatch.Dispatch `json:"dispatch"`
-	Run      runs.Run          `json:"run"`
-	// ClaimToken is the fence to present with every later operation.
-	ClaimToken uuid.UUID `json:"claim_token"`
-	// ThreadEmpty is true when the run's thread had no checkpoint when it
-	// was claimed (a new thread): the worker may skip reading one. The run
-	// holds its thread, so this stays true until the run writes.
-	ThreadEmpty bool `json:"-"`
-	// Traceparent is the W3C traceparent of the span that created the run
-	// (absent when tracing was off): the worker's run span continues that
-	// trace, and its requests carry it.
-	Traceparent string `json:"traceparent,omitempty" example:"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`
-}
 
 // claimedRun is a run as the claim's update returns it.
 type claimedRun struct {
@@ -41,7 +26,7 @@ type claimedRun struct {
 // and marks their runs running (and learns which of their threads are
 // new): two statements sent together, in one implicit transaction and one
 // round trip.
-func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, limit int) ([]Claimed, error) {
+func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, limit int) ([]wire.Claimed, error) {
 	var ds []dispatch.Dispatch
 	var rs []claimedRun
 	b := &pgx.Batch{}
@@ -68,7 +53,7 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 	for _, r := range rs {
 		byID[r.RunID] = r
 	}
-	out := make([]Claimed, 0, len(ds))
+	out := make([]wire.Claimed, 0, len(ds))
 	for _, d := range ds {
 		r, ok := byID[d.RunID]
 		if !ok {
@@ -77,7 +62,7 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 		if err := r.Run.Open(ctx); err != nil {
 			return nil, err
 		}
-		out = append(out, Claimed{Dispatch: d, Run: r.Run, ClaimToken: *d.ClaimToken, ThreadEmpty: r.ThreadEmpty,
+		out = append(out, wire.Claimed{Dispatch: d, Run: r.Run, ClaimToken: *d.ClaimToken, ThreadEmpty: r.ThreadEmpty,
 			Traceparent: deref(r.Traceparent)})
 		s.cfg.Metrics.Claimed(d.ClaimedAt.Sub(later(d.AvailableAt.Time, d.CreatedAt.Time)))
 	}
@@ -101,7 +86,7 @@ func later(a, b time.Time) time.Time {
 // since, waits without claiming first. Work that becomes claimable without
 // a notification (a run's delay passing, its thread freed) is found by the
 // wait's periodic claim, as before.
-func (s *Service) ClaimWait(ctx context.Context, worker string, graphIDs []string, limit int, wait time.Duration) ([]Claimed, error) {
+func (s *Service) ClaimWait(ctx context.Context, worker string, graphIDs []string, limit int, wait time.Duration) ([]wire.Claimed, error) {
 	deadline := time.Now().Add(wait)
 	var sub chan struct{}
 	key := drainedKey(worker, graphIDs)
@@ -120,7 +105,7 @@ func (s *Service) ClaimWait(ctx context.Context, worker string, graphIDs []strin
 		skip = s.drained.unchanged(key)
 	}
 	for {
-		var got []Claimed
+		var got []wire.Claimed
 		var err error
 		if !skip {
 			gen := s.drained.generation()

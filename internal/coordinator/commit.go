@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,7 +16,6 @@ import (
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
-	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/dispatch"
 	"github.com/weftdev/weft/internal/eventlog"
@@ -28,121 +26,36 @@ import (
 	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/internal/tracing"
 	"github.com/weftdev/weft/internal/webhook"
+	"github.com/weftdev/weft/internal/wire"
 )
 
-// CheckpointPut is one checkpoint a commit writes: the saver's put.
-type CheckpointPut struct {
-	// Parent is the parent checkpoint id ("" for a thread's first).
-	Parent string `json:"parent_checkpoint_id"`
-	NS     string `json:"checkpoint_ns"`
-	// Checkpoint holds at least the values of the channels in NewVersions.
-	Checkpoint checkpoints.Checkpoint `json:"checkpoint" validate:"required"`
-	Metadata   checkpoints.Metadata   `json:"metadata" swaggertype:"object"`
-	// NewVersions names the channels this checkpoint changed (blob rows).
-	NewVersions map[string]string `json:"new_versions"`
-	// Complete says Checkpoint holds the value of every channel that has
-	// one (not only the changed ones). An end whose commit carries the
-	// run's last root checkpoint complete projects the thread from it
-	// without reading it back, in one round trip.
-	Complete bool `json:"complete,omitempty"`
-}
-
-// WriteBatch is pending writes under one checkpoint: the saver's put_writes.
-type WriteBatch struct {
-	NS           string              `json:"checkpoint_ns"`
-	CheckpointID string              `json:"checkpoint_id" validate:"required" minLength:"1"`
-	Writes       []checkpoints.Write `json:"writes"`
-
-	// Own says the checkpoint is one this run wrote (its writes go with it
-	// on a rollback, so they need no bookkeeping); set by the in-process
-	// executor, never taken from a request.
-	Own bool `json:"-"`
-}
-
-// Event is one entry of a run's event log.
-type Event struct {
-	Event string `json:"event" example:"values"`
-	Data  any    `json:"data" swaggertype:"object"`
-}
-
-// UnmarshalJSON decodes an event an external worker commits. Data that
-// cannot hold a LangChain envelope (its text has no "lc" key and no \u
-// escape that could spell one) stays the JSON text it came as and is
-// stored as it is, sparing a decode and re-encode of every event; other
-// data is decoded (numbers as json.Number, as request bodies are) for the
-// worker API to normalise (serde.NormalizeLC). JSON null is nil.
-func (e *Event) UnmarshalJSON(b []byte) error {
-	var raw struct {
-		Event string          `json:"event"`
-		Data  json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	e.Event, e.Data = raw.Event, nil
-	switch {
-	case len(raw.Data) == 0 || string(raw.Data) == "null":
-	case bytes.Contains(raw.Data, serde.LCMarker) || bytes.Contains(raw.Data, []byte(`\u`)):
-		dec := json.NewDecoder(bytes.NewReader(raw.Data))
-		dec.UseNumber()
-		return dec.Decode(&e.Data)
-	default:
-		e.Data = raw.Data
-	}
-	return nil
-}
-
-// End ends the run.
-type End struct {
-	// Status is success, error or interrupted (a requested cancellation
-	// turns success into interrupted, and rollback deletes the run).
-	Status runs.Status `json:"status" validate:"required" enums:"success,error,interrupted"`
-	// Error is {"error": class, "message": text} for an error.
-	Error map[string]any `json:"error,omitempty"`
-	// Result is what wait/join return: the final values (with
-	// "__interrupt__" when the run paused on an interrupt).
-	Result any `json:"result,omitempty" swaggertype:"object"`
-
-	// Projection is what the thread shows of the run's last checkpoint,
-	// when the committer knows it (set by the in-process executor, never
-	// taken from a request).
-	Projection *Projection `json:"-"`
-}
-
-// CommitRequest is one atomic write of a run's progress. Everything in it
-// is applied in one transaction, or nothing is.
-type CommitRequest struct {
-	ClaimToken uuid.UUID `json:"claim_token" validate:"required" swaggertype:"string" format:"uuid"`
-	// CommitID makes the commit idempotent; it defaults to the id of the
-	// last checkpoint. A commit whose key was applied already returns the
-	// first result and writes nothing.
-	CommitID    string          `json:"commit_id,omitempty"`
-	Checkpoints []CheckpointPut `json:"checkpoints"`
-	Writes      []WriteBatch    `json:"writes"`
-	Events      []Event         `json:"events"`
-	End         *End            `json:"end,omitempty"`
+// Commit is one commit as the coordinator applies it: the worker's request
+// (wire.CommitRequest, as POST /dispatch/{id}/commit takes it), and what
+// this process's executor knows besides. Nothing but the request is ever
+// taken from a worker.
+type Commit struct {
+	wire.CommitRequest
 
 	// InProcess commits come from this process's executor, which never
 	// re-sends a commit whose outcome it did not learn (it gives the run
 	// back instead), so they record no replay key; it names the run and
 	// thread (RunID, ThreadID), so the commit can go in one round trip.
-	// Never taken from a request.
-	InProcess       bool      `json:"-"`
-	RunID, ThreadID uuid.UUID `json:"-"`
+	InProcess       bool
+	RunID, ThreadID uuid.UUID
+	// Projection is what the thread shows of the run's last checkpoint,
+	// with an end, when the committer knows it (the in-process executor
+	// does; an external worker's end may let commitExternal compute it).
+	Projection *Projection
+	// Own names the root checkpoints, by id, that this run wrote: the
+	// writes under them go with them on a rollback, so they need no
+	// bookkeeping (set by the in-process executor).
+	Own map[string]bool
 }
 
-// CommitResult is what a commit returns.
-type CommitResult struct {
-	CheckpointIDs []string `json:"checkpoint_ids" validate:"required"`
-	// LastSeq is the sequence number of the run's last event.
-	LastSeq int64 `json:"last_seq" validate:"required"`
-	// Cancel is the cancellation requested for the run ("interrupt",
-	// "rollback") that the worker must honour, "" when none.
-	Cancel string `json:"cancel,omitempty"`
-	// Replayed is true when the commit key had been applied already.
-	Replayed bool `json:"replayed" validate:"required"`
-
-	// ended is how the run ended when this commit ended it (for metrics).
+// committed is a commit's answer, with how the run ended when the commit
+// ended it (for metrics).
+type committed struct {
+	wire.CommitResult
 	ended *runEnd
 }
 
@@ -162,7 +75,7 @@ type runEnd struct {
 // with End finishes the run: run status, dispatch ended, thread projection
 // (values, interrupts, status, error, run pointers). It is idempotent on
 // the commit key.
-func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitRequest) (*CommitResult, error) {
+func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *Commit) (*wire.CommitResult, error) {
 	start := time.Now()
 	ctx, span := tracing.Start(ctx, s.cfg.Tracer, "weft.commit")
 	defer span.End()
@@ -201,11 +114,14 @@ func (s *Service) Commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 			span.SetStatus(codes.Error, err.Error())
 		}
 	}
-	return res, err
+	if res == nil {
+		return nil, err
+	}
+	return &res.CommitResult, err
 }
 
 // commit is Commit without its metrics and span.
-func (s *Service) commit(ctx context.Context, dispatchID uuid.UUID, req *CommitRequest) (*CommitResult, error) {
+func (s *Service) commit(ctx context.Context, dispatchID uuid.UUID, req *Commit) (*committed, error) {
 	key := req.CommitID
 	if key == "" && len(req.Checkpoints) > 0 {
 		key = req.Checkpoints[len(req.Checkpoints)-1].Checkpoint.ID
@@ -231,7 +147,7 @@ func (s *Service) commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 			return res, err
 		}
 	}
-	var res *CommitResult
+	var res *committed
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		var err error
 		res, err = s.commitTx(ctx, tx, dispatchID, key, req)
@@ -246,11 +162,11 @@ func (s *Service) commit(ctx context.Context, dispatchID uuid.UUID, req *CommitR
 // transaction, one round trip. An end that needs the full path (no
 // projection given) or meets a pending cancellation (SQLSTATE WF499) is
 // left to commitTx.
-func (s *Service) commitOneShot(ctx context.Context, dispatchID uuid.UUID, req *CommitRequest) (*CommitResult, error) {
-	if req.End != nil && req.End.Projection == nil {
+func (s *Service) commitOneShot(ctx context.Context, dispatchID uuid.UUID, req *Commit) (*committed, error) {
+	if req.End != nil && req.Projection == nil {
 		return nil, &pgconn.PgError{Code: postgres.CodeCancelPending}
 	}
-	res := &CommitResult{CheckpointIDs: []string{}}
+	res := &committed{CommitResult: wire.CommitResult{CheckpointIDs: []string{}}}
 	p := &postgres.Pipeline{}
 	if req.End != nil {
 		p.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, req.ThreadID)
@@ -289,7 +205,7 @@ type fenceRow struct {
 
 // commitTx is Commit's transaction: one round trip to lock and check the
 // dispatch (after the thread, for an end), one that sends every write.
-func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID, key string, req *CommitRequest) (*CommitResult, error) {
+func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID, key string, req *Commit) (*committed, error) {
 	if req.End != nil {
 		// Thread before dispatch: the lock order of run creation and cancel.
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id =
@@ -315,7 +231,7 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 	if err := dispatch.CheckFence(d, req.ClaimToken); err != nil {
 		return nil, err
 	}
-	res := &CommitResult{CheckpointIDs: []string{}}
+	res := &committed{CommitResult: wire.CommitResult{CheckpointIDs: []string{}}}
 	if d.CancelAction != nil {
 		res.Cancel = *d.CancelAction
 	}
@@ -326,7 +242,7 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 	if err := p.Send(ctx, tx); err != nil {
 		return nil, err
 	}
-	if req.End != nil && (d.CancelAction != nil || req.End.Projection == nil) {
+	if req.End != nil && (d.CancelAction != nil || req.Projection == nil) {
 		if res.ended, err = s.finish(ctx, tx, d, *req.End, req.Checkpoints); err != nil {
 			return nil, err
 		}
@@ -339,14 +255,14 @@ func (s *Service) commitTx(ctx context.Context, tx pgx.Tx, dispatchID uuid.UUID,
 // one), the same answer made again: nothing it holds changes once the run
 // has ended (its events, its dispatch's cancellation), and the checkpoint
 // ids are the request's own.
-func (s *Service) replayed(ctx context.Context, tx pgx.Tx, fr *fenceRow, req *CommitRequest) (*CommitResult, error) {
-	res := CommitResult{CheckpointIDs: []string{}, Replayed: true}
+func (s *Service) replayed(ctx context.Context, tx pgx.Tx, fr *fenceRow, req *Commit) (*committed, error) {
+	res := wire.CommitResult{CheckpointIDs: []string{}, Replayed: true}
 	if fr.Result != nil {
 		if err := json.Unmarshal(fr.Result, &res); err != nil {
 			return nil, err
 		}
 		res.Replayed = true
-		return &res, nil
+		return &committed{CommitResult: res}, nil
 	}
 	for _, c := range req.Checkpoints {
 		res.CheckpointIDs = append(res.CheckpointIDs, c.Checkpoint.ID)
@@ -355,14 +271,14 @@ func (s *Service) replayed(ctx context.Context, tx pgx.Tx, fr *fenceRow, req *Co
 		res.Cancel = *fr.CancelAction
 	}
 	err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM run_events WHERE run_id = $1`, fr.RunID).Scan(&res.LastSeq)
-	return &res, err
+	return &committed{CommitResult: res}, err
 }
 
 // queueCommit queues the writes of req for claimed dispatch d: the
 // checkpoints with their blobs, the pending writes, the events, the replay
 // key, and either the lease renewal or, when no cancellation is pending and
 // the projection is known, the end of the run. res gets the results.
-func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, key string, req *CommitRequest, res *CommitResult) error {
+func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, key string, req *Commit, res *committed) error {
 	tid := d.ThreadID.String()
 	puts := make([]checkpoints.Put, len(req.Checkpoints))
 	for i, c := range req.Checkpoints {
@@ -400,7 +316,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		return err
 	}
 	for _, b := range req.Writes {
-		if b.Own || mine[[2]string{b.NS, b.CheckpointID}] {
+		if (b.NS == "" && req.Own[b.CheckpointID]) || mine[[2]string{b.NS, b.CheckpointID}] {
 			continue
 		}
 		if err := recordWrites(ctx, p, d.RunID, checkpoints.Config{ThreadID: tid, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes); err != nil {
@@ -444,8 +360,8 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		// the rest), sparing the queue an update per step.
 		p.Exec(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $2::interval, updated_at = now()
 			WHERE dispatch_id = $1 AND lease_expires_at < clock_timestamp() + $2::interval / 2`, d.DispatchID, s.cfg.Lease)
-	case d.CancelAction == nil && req.End.Projection != nil:
-		return s.endRunFast(ctx, p, d, *req.End, req.Checkpoints, res)
+	case d.CancelAction == nil && req.Projection != nil:
+		return s.endRunFast(ctx, p, d, *req.End, req.Projection, req.Checkpoints, res)
 	}
 	return nil
 }
@@ -457,7 +373,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 // __start__, which holds the run's input, among its new versions with a
 // value (a command's input checkpoint writes the channels it updates); ""
 // too when minBytes (the reference threshold, <= 0: never) rules it out.
-func inputVersion(cps []CheckpointPut, runID uuid.UUID, minBytes int) string {
+func inputVersion(cps []wire.CheckpointPut, runID uuid.UUID, minBytes int) string {
 	if minBytes <= 0 {
 		return ""
 	}
@@ -510,7 +426,7 @@ func recordWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg ch
 // written in the same commit), is stored as a reference to them
 // (eventlog.Encode). With encryption at rest (ctx's keyring) every event
 // is stored whole, its data sealed; the names stay plain.
-func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uuid.UUID, req *CommitRequest, opt eventlog.Options, last *int64) error {
+func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uuid.UUID, req *Commit, opt eventlog.Options, last *int64) error {
 	kr := crypt.FromContext(ctx)
 	if kr != nil {
 		opt.MinBytes = -1
@@ -551,7 +467,7 @@ func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uui
 }
 
 // eventCheckpoints are a commit's checkpoints as eventlog references them.
-func eventCheckpoints(cps []CheckpointPut) []eventlog.Checkpoint {
+func eventCheckpoints(cps []wire.CheckpointPut) []eventlog.Checkpoint {
 	puts := make([]eventlog.Checkpoint, len(cps))
 	for i, c := range cps {
 		puts[i] = eventlog.Checkpoint{NS: c.NS, ID: c.Checkpoint.ID, Values: c.Checkpoint.ChannelValues, Changed: c.NewVersions}
@@ -560,7 +476,7 @@ func eventCheckpoints(cps []CheckpointPut) []eventlog.Checkpoint {
 }
 
 // eventWrites are a commit's write batches as eventlog references them.
-func eventWrites(batches []WriteBatch) []eventlog.Writes {
+func eventWrites(batches []wire.WriteBatch) []eventlog.Writes {
 	out := make([]eventlog.Writes, len(batches))
 	for i, b := range batches {
 		out[i] = eventlog.Writes{NS: b.NS, ID: b.CheckpointID, Writes: b.Writes}
@@ -577,18 +493,13 @@ type Projection struct {
 	Interrupts []byte
 	Pending    bool
 	// Blobs names the channels of Values whose value is exactly what the
-	// put of the projected checkpoint stores for them (channel → version;
-	// CheckpointPut.Blobs), that put being in this commit or committed
-	// before it by the same run: the thread row may reference those blobs
-	// instead of copying the lists (threads.Store.Stored). The write
-	// refuses a reference to a blob that does not exist.
+	// put of the projected checkpoint stores for them (channel → version:
+	// checkpoints.WrittenVersions of the put), that put being in this
+	// commit or committed before it by the same run: the thread row may
+	// reference those blobs instead of copying the lists
+	// (threads.Store.Stored). The write refuses a reference to a blob that
+	// does not exist.
 	Blobs map[string]string
-}
-
-// Blobs are the blob rows the put writes, channel → version
-// (checkpoints.WrittenVersions).
-func (c *CheckpointPut) Blobs() map[string]string {
-	return checkpoints.WrittenVersions(&c.Checkpoint, c.NewVersions)
 }
 
 // endRunSQL ends run $1 with status $2, error $3, result $4 and result
@@ -618,7 +529,7 @@ func scanRunSeconds(rows pgx.Rows, seconds *float64) error {
 // endRunFast queues the end of run d (no cancellation requested) with a
 // known projection: run status, dispatch acked, thread projection; res
 // learns how the run ended. cps are the checkpoints of the ending commit.
-func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end End, cps []CheckpointPut, res *CommitResult) error {
+func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end wire.End, pr *Projection, cps []wire.CheckpointPut, res *committed) error {
 	runErr, result, ref, err := s.endDocs(ctx, end, cps)
 	if err != nil {
 		return err
@@ -631,7 +542,6 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 	if err := dispatch.DispatchEnd(ctx, p, d.DispatchID, dispatch.Acked, string(end.Status), ""); err != nil {
 		return err
 	}
-	pr := end.Projection
 	// The puts of this commit come before in the same transaction: a
 	// reference to a blob one of them writes is readable when this commits.
 	st, err := s.threads.Stored(ctx, threads.State{Values: pr.Values, Blobs: pr.Blobs, Interrupts: pr.Interrupts})
@@ -653,7 +563,7 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 // ref, and the rest (eventlog.EncodeResult): each run would otherwise
 // store the whole conversation again. With encryption at rest the result
 // is stored whole, sealed.
-func (s *Service) endDocs(ctx context.Context, end End, cps []CheckpointPut) (runErr, result, ref []byte, err error) {
+func (s *Service) endDocs(ctx context.Context, end wire.End, cps []wire.CheckpointPut) (runErr, result, ref []byte, err error) {
 	if end.Error != nil {
 		return jsonv.Must(end.Error), jsonv.Must(map[string]any{"__error__": end.Error}), nil, nil
 	}
@@ -675,7 +585,7 @@ func (s *Service) endDocs(ctx context.Context, end End, cps []CheckpointPut) (ru
 // cancellation was requested); the thread's projection. A requested
 // rollback deletes the run and everything it wrote instead. cps are the
 // checkpoints of the ending commit.
-func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End, cps []CheckpointPut) (*runEnd, error) {
+func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end wire.End, cps []wire.CheckpointPut) (*runEnd, error) {
 	action := ""
 	if d.CancelAction != nil {
 		action = *d.CancelAction
@@ -690,7 +600,7 @@ func (s *Service) finish(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 // endRun records the end of run d.RunID and of its dispatch's attempt, and
 // returns how the run ended. cps are the checkpoints written with the end
 // (none when the run ends outside a commit).
-func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end End, cps []CheckpointPut, action string, dstate dispatch.State, outcome, errText string) (*runEnd, error) {
+func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, end wire.End, cps []wire.CheckpointPut, action string, dstate dispatch.State, outcome, errText string) (*runEnd, error) {
 	if action == runs.ActionRollback {
 		if err := s.rollbackRun(ctx, tx, d.ThreadID, d.RunID); err != nil {
 			return nil, err

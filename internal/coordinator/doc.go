@@ -6,6 +6,12 @@
 // key, for replays) and run_writes (the pending writes a run recorded
 // under older checkpoints, for rollback).
 //
+// The bodies it takes and answers are the worker protocol's (package wire:
+// wire.CommitRequest, wire.CommitResult, wire.Claimed, wire.Cancellation,
+// wire.End); a Commit is a wire.CommitRequest with what only this
+// process's executor adds (in process, the run and thread, the thread's
+// projection, the run's own checkpoints), never taken from a request.
+//
 // # A claimed run
 //
 //	Claim ─▶ claimed (lease, claim_token) ──Commit*──▶ Commit with End ─▶ run ended, dispatch acked

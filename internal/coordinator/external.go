@@ -19,6 +19,7 @@ import (
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/pregel"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // The one-round-trip commit of external workers.
@@ -116,7 +117,7 @@ func (s *Service) claimedIdentityOf(ctx context.Context, id uuid.UUID) (claimedI
 
 // commitExternal is an external worker's commit in one round trip, or
 // errFullPath (see above).
-func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key string, req *CommitRequest) (*CommitResult, error) {
+func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key string, req *Commit) (*committed, error) {
 	who, ok, err := s.claimedIdentityOf(ctx, dispatchID)
 	if err != nil || !ok {
 		if err == nil {
@@ -138,9 +139,9 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 			}
 			return nil, err
 		}
-		req.End.Projection = pr
+		req.Projection = pr
 	}
-	res := &CommitResult{CheckpointIDs: []string{}}
+	res := &committed{CommitResult: wire.CommitResult{CheckpointIDs: []string{}}}
 	p := &postgres.Pipeline{}
 	if req.End != nil {
 		p.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, who.threadID)
@@ -159,9 +160,7 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 	d := &dispatch.Dispatch{DispatchID: dispatchID, RunID: who.runID, ThreadID: who.threadID, GraphID: who.graphID}
 	if err := s.queueCommit(ctx, p, d, key, req, res); err != nil {
 		if errors.Is(err, postgres.ErrPipelineRead) {
-			if req.End != nil {
-				req.End.Projection = nil
-			}
+			req.Projection = nil
 			return nil, errFullPath // a list put needs reads: commitTx has a transaction for them
 		}
 		return nil, err
@@ -177,9 +176,7 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 	case postgres.CodeFenced, postgres.CodeCancelPending, "23505":
 		// A replay of an applied commit meets its key's insert, or the fence
 		// of its ended dispatch: commitTx answers it from run_commits.
-		if req.End != nil {
-			req.End.Projection = nil
-		}
+		req.Projection = nil
 		return nil, errFullPath
 	}
 	return nil, err
@@ -189,8 +186,8 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 // from the commit alone: its last root checkpoint, when the worker sent it
 // complete, with the writes under it in this commit. It returns nil when
 // the commit does not allow it, and that checkpoint's id.
-func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *CommitRequest) (*Projection, string, error) {
-	var last *CheckpointPut
+func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Commit) (*Projection, string, error) {
+	var last *wire.CheckpointPut
 	for i := range req.Checkpoints {
 		c := &req.Checkpoints[i]
 		if c.NS != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/threads"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // Heartbeat renews a claim's lease and returns the new expiry and the
@@ -87,12 +88,12 @@ func (s *Service) countRequeue(state dispatch.State, ended *runEnd) {
 // returns the dispatch's new state and, when its run ended, how.
 func (s *Service) requeue(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, outcome, errText string) (dispatch.State, *runEnd, error) {
 	if d.CancelAction != nil {
-		ended, err := s.endRun(ctx, tx, d, End{Status: runs.StatusInterrupted}, nil, *d.CancelAction, dispatch.Cancelled, outcome, errText)
+		ended, err := s.endRun(ctx, tx, d, wire.End{Status: runs.StatusInterrupted}, nil, *d.CancelAction, dispatch.Cancelled, outcome, errText)
 		return dispatch.Cancelled, ended, err
 	}
 	if d.Attempt >= d.MaxAttempts {
 		msg := fmt.Sprintf("Run dead-lettered after %d attempts: %s", d.Attempt, errText)
-		end := End{Status: runs.StatusError, Error: map[string]any{"error": "DeadLetter", "message": msg}}
+		end := wire.End{Status: runs.StatusError, Error: map[string]any{"error": "DeadLetter", "message": msg}}
 		ended, err := s.endRun(ctx, tx, d, end, nil, "", dispatch.DeadLetter, outcome, errText)
 		return dispatch.DeadLetter, ended, err
 	}

@@ -22,7 +22,7 @@
 // rendered event is the same JSON value as the event the run produced,
 // and since every stream sends what PostgreSQL's jsonb returns, the same
 // bytes. An external worker's plain-JSON events arrive as JSON text
-// (coordinator.Event keeps them so): Encode decodes them to match them,
+// (wire.Event keeps them so): Encode decodes them to match them,
 // and stores the text as it came when they stay whole.
 //
 // An updates event ({node: update}, a subgraph's "updates|<ns>" too)

@@ -151,7 +151,7 @@ func encodeRef(e Event, i int, cps []Checkpoint, writes []Writes, opt Options, f
 
 // decoded is e with its data decoded when it is JSON text of an event
 // that may be stored as a reference (an external
-// worker's plain JSON events are kept as text: coordinator.Event), with
+// worker's plain JSON events are kept as text: wire.Event), with
 // numbers kept as written, as the worker API decodes checkpoints and
 // writes. Encoding it again changes no value, and every read normalises
 // the stored row through jsonb, so the bytes a stream sends are the same.

@@ -192,7 +192,7 @@ func TestEncodeReferencesOnlyWhatMatches(t *testing.T) {
 		}
 	}
 	// An external worker's event of plain JSON arrives as JSON text (see
-	// coordinator.Event): it is referenced alike, or kept as it came.
+	// wire.Event): it is referenced alike, or kept as it came.
 	for _, c := range []struct{ data, ref string }{
 		{`{"n": "old", "m": "` + big + `"}`, `{"id":"a","keys":["m","n"]}`},
 		{`{"m": "` + big + `?"}`, ""},
@@ -302,7 +302,7 @@ func TestEncodeUpdatesReferencesOnlyWhatMatches(t *testing.T) {
 		}
 	}
 	// An external worker's event of plain JSON arrives as JSON text (see
-	// coordinator.Event): it is referenced alike, or kept as it came.
+	// wire.Event): it is referenced alike, or kept as it came.
 	for _, c := range []struct {
 		data, ref string
 	}{

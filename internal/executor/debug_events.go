@@ -3,8 +3,8 @@ package executor
 import (
 	"github.com/weftdev/weft/graph"
 	"github.com/weftdev/weft/internal/checkpoints"
-	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/pregel"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // The checkpoints, tasks and debug stream modes describe the Pregel loop
@@ -23,8 +23,8 @@ func (x *execution) wants(mode string) bool {
 // checkpointEvents are the events of the checkpoints and debug modes for
 // t (a checkpoint this run wrote), in the shape of the Agent Server's
 // checkpoints event: config, parent_config, values, metadata, next, tasks.
-// The caller queues them with the checkpoint (see execution.checkpoint).
-func (x *execution) checkpointEvents(t *checkpoints.Tuple, step int) []coordinator.Event {
+// The caller queues them with the checkpoint (see committer.checkpoint).
+func (x *execution) checkpointEvents(t *checkpoints.Tuple, step int) []wire.Event {
 	cp, dbg := x.wants("checkpoints"), x.wants("debug")
 	if !cp && !dbg {
 		return nil
@@ -51,12 +51,12 @@ func (x *execution) checkpointEvents(t *checkpoints.Tuple, step int) []coordinat
 	payload := map[string]any{"config": cfg(&t.Config), "parent_config": cfg(t.Parent), "values": values,
 		"metadata": t.Metadata, "next": next, "tasks": taskList,
 		"checkpoint": ref(&t.Config), "parent_checkpoint": ref(t.Parent)}
-	var evs []coordinator.Event
+	var evs []wire.Event
 	if cp {
-		evs = append(evs, coordinator.Event{Event: "checkpoints", Data: payload})
+		evs = append(evs, wire.Event{Event: "checkpoints", Data: payload})
 	}
 	if dbg {
-		evs = append(evs, coordinator.Event{Event: "debug", Data: map[string]any{"type": "checkpoint", "timestamp": now(), "step": step, "payload": payload}})
+		evs = append(evs, wire.Event{Event: "debug", Data: map[string]any{"type": "checkpoint", "timestamp": now(), "step": step, "payload": payload}})
 	}
 	return evs
 }
@@ -69,10 +69,10 @@ func (x *execution) recordTaskStart(task pregel.Task, step int, input graph.Stat
 	start := map[string]any{"id": task.ID, "name": task.Name, "input": input,
 		"triggers": []string{pregel.TriggerChannel(task.Name)}}
 	if x.wants("tasks") {
-		x.emit("tasks", start)
+		x.c.emit("tasks", start)
 	}
 	if x.wants("debug") {
-		x.emit("debug", map[string]any{"type": "task", "timestamp": now(), "step": step, "payload": start})
+		x.c.emit("debug", map[string]any{"type": "task", "timestamp": now(), "step": step, "payload": start})
 	}
 }
 
@@ -96,9 +96,9 @@ func (x *execution) recordTaskResult(task pregel.Task, step int, o pregel.TaskOu
 	}
 	done := map[string]any{"id": task.ID, "name": task.Name, "error": errText, "result": result, "interrupts": interrupts}
 	if x.wants("tasks") {
-		x.emit("tasks", done)
+		x.c.emit("tasks", done)
 	}
 	if x.wants("debug") {
-		x.emit("debug", map[string]any{"type": "task_result", "timestamp": now(), "step": step, "payload": done})
+		x.c.emit("debug", map[string]any{"type": "task_result", "timestamp": now(), "step": step, "payload": done})
 	}
 }

@@ -74,7 +74,7 @@ func (s *Service) Start(ctx context.Context, l *postgres.Listener) (wait func())
 	l.Subscribe(dispatch.ChannelCancel, func(p string) {
 		if id, err := uuid.Parse(p); err == nil {
 			if c, ok := s.cancels.Load(id); ok {
-				c.(context.CancelCauseFunc)(errCancelRequested)
+				c.(context.CancelCauseFunc)(ErrCancelRequested)
 			}
 		}
 	})
@@ -147,9 +147,13 @@ func (s *Service) workerLoop(ctx context.Context, i int) {
 	}
 }
 
-// Errors that end an in-process execution early (context causes).
+// ErrCancelRequested is the cause with which a requested cancellation
+// stops an execution (Attempt.Track): the run ends at its step boundary,
+// interrupted, or rolled back by the coordinator.
+var ErrCancelRequested = errors.New("run cancellation requested")
+
+// Errors that end an execution early (context causes).
 var (
-	errCancelRequested = errors.New("run cancellation requested")
-	errLeaseLost       = errors.New("lease lost")
-	errShutdown        = errors.New("server shutting down")
+	errLeaseLost = errors.New("lease lost")
+	errShutdown  = errors.New("server shutting down")
 )

@@ -7,15 +7,14 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints"
-	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/pregel"
 	"github.com/weftdev/weft/internal/runs"
-	"github.com/weftdev/weft/internal/workerapi"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // updateRequest is the update_state a server hands to a worker of the
-// thread's graph as a run (metadata key workerapi.UpdateStateKey): the
+// thread's graph as a run (metadata key wire.UpdateStateKey): the
 // server has no definition of a worker's graph, the worker has.
 type updateRequest struct {
 	Values       json.RawMessage `json:"values"`
@@ -26,11 +25,11 @@ type updateRequest struct {
 // updateOf returns the update_state the run carries, if it is one.
 func (x *execution) updateOf() (*updateRequest, bool) {
 	var md map[string]json.RawMessage
-	if err := jsonv.Decode(x.run.Metadata, &md); err != nil || !jsonv.Present(md[workerapi.UpdateStateKey]) {
+	if err := jsonv.Decode(x.run.Metadata, &md); err != nil || !jsonv.Present(md[wire.UpdateStateKey]) {
 		return nil, false
 	}
 	var u updateRequest
-	if err := jsonv.Decode(md[workerapi.UpdateStateKey], &u); err != nil {
+	if err := jsonv.Decode(md[wire.UpdateStateKey], &u); err != nil {
 		return &updateRequest{Values: json.RawMessage(`"invalid"`)}, true // refused below as invalid values
 	}
 	return &u, true
@@ -47,40 +46,37 @@ func (x *execution) applyUpdate(ctx context.Context, u *updateRequest) error {
 	var ae *apperr.Error
 	switch {
 	case errors.As(err, &ae):
-		_, err = x.commit(ctx, "end", nil, &coordinator.End{Status: runs.StatusSuccess,
-			Result: map[string]any{"__update_error__": map[string]any{"error": "InvalidUpdateError", "message": ae.Message}}}, nil)
-		return err
+		return x.c.end(ctx, "end", &wire.End{Status: runs.StatusSuccess,
+			Result: map[string]any{"__update_error__": map[string]any{"error": "InvalidUpdateError", "message": ae.Message}}}, nil, nil)
 	case err != nil:
 		return err // the infrastructure failed: the attempt is retried
 	}
 	cfg := map[string]any{"thread_id": x.run.ThreadID.String(), "checkpoint_ns": "", "checkpoint_id": put.Checkpoint.ID}
-	_, err = x.commit(ctx, "end", []coordinator.CheckpointPut{put},
-		&coordinator.End{Status: runs.StatusSuccess, Result: map[string]any{"__update_state__": cfg}}, nil)
-	return err
+	return x.c.end(ctx, "end", &wire.End{Status: runs.StatusSuccess, Result: map[string]any{"__update_state__": cfg}}, nil, nil, put)
 }
 
 // updatePut computes the checkpoint update u writes.
-func (x *execution) updatePut(ctx context.Context, u *updateRequest) (coordinator.CheckpointPut, error) {
+func (x *execution) updatePut(ctx context.Context, u *updateRequest) (wire.CheckpointPut, error) {
 	updates, err := pregel.ParseUpdates(u.Values)
 	if err != nil {
-		return coordinator.CheckpointPut{}, err
+		return wire.CheckpointPut{}, err
 	}
-	base, err := x.io.tuple(ctx, u.CheckpointID)
+	base, err := x.io.Tuple(ctx, u.CheckpointID)
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound && u.CheckpointID != "":
-		return coordinator.CheckpointPut{}, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", u.CheckpointID, x.run.ThreadID)
+		return wire.CheckpointPut{}, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", u.CheckpointID, x.run.ThreadID)
 	case apperr.CodeOf(err) == apperr.NotFound:
 		base = nil
 	case err != nil:
-		return coordinator.CheckpointPut{}, err
+		return wire.CheckpointPut{}, err
 	}
 	asNode := u.AsNode
 	if asNode == "" {
 		if asNode, err = pregel.DefaultAsNode(x.g, base); err != nil {
-			return coordinator.CheckpointPut{}, err
+			return wire.CheckpointPut{}, err
 		}
 	} else if err := pregel.CheckAsNode(x.g, asNode); err != nil {
-		return coordinator.CheckpointPut{}, err
+		return wire.CheckpointPut{}, err
 	}
 	var baseCP *checkpoints.Checkpoint
 	parent := ""
@@ -89,11 +85,11 @@ func (x *execution) updatePut(ctx context.Context, u *updateRequest) (coordinato
 	}
 	version, err := x.version(ctx, baseCP)
 	if err != nil {
-		return coordinator.CheckpointPut{}, err
+		return wire.CheckpointPut{}, err
 	}
 	cp, md, changed, err := pregel.UpdateCheckpoint(x.g, base, updates, asNode, version)
 	if err != nil {
-		return coordinator.CheckpointPut{}, err
+		return wire.CheckpointPut{}, err
 	}
-	return coordinator.CheckpointPut{Parent: parent, Checkpoint: cp, Metadata: md, NewVersions: changed}, nil
+	return wire.CheckpointPut{Parent: parent, Checkpoint: cp, Metadata: md, NewVersions: changed}, nil
 }

@@ -6,7 +6,7 @@
 // delete, join, cancel, batch, and the dispatch history of a run). What
 // happens while a run executes belongs to the packages above it:
 //
-//	runs ◀── coordinator ◀── executor      (in-process pool; RunRemote for Go workers)
+//	runs ◀── coordinator ◀── executor      (in-process pool; workerclient for Go workers)
 //	  ▲            ▲
 //	  │            └──────── workerapi     (the worker HTTP API)
 //	  └───────────────────── stream        (SSE of runs and threads, protocol v2)

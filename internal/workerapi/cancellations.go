@@ -4,24 +4,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
+	"github.com/weftdev/weft/internal/wire"
 )
-
-// CancellationsRequest is the body of POST /dispatch/cancellations.
-type CancellationsRequest struct {
-	// WorkerID is the worker whose claimed runs to watch (the worker_id of
-	// its claims; 1 to 200 characters once trimmed of ASCII whitespace).
-	WorkerID string `json:"worker_id" validate:"required" example:"js-worker-1"`
-	// Known are dispatches whose cancellation the worker already has: they
-	// are left out, so the call waits for a new one.
-	Known []uuid.UUID `json:"known" validate:"max=1000" swaggertype:"array,string" format:"uuid"`
-	// WaitMS long-polls up to this long for a cancellation (0..30000,
-	// default 0).
-	WaitMS int `json:"wait_ms" minimum:"0" maximum:"30000"`
-}
 
 // Cancellations godoc
 //
@@ -31,12 +17,12 @@ type CancellationsRequest struct {
 //	@Tags			worker
 //	@Accept			json
 //	@Produce		json
-//	@Param			body	body		CancellationsRequest	true	"Which worker"
-//	@Success		200		{array}		coordinator.Cancellation
+//	@Param			body	body		wire.CancellationsRequest	true	"Which worker"
+//	@Success		200		{array}		wire.Cancellation
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/dispatch/cancellations [post]
 func (h *Handlers) Cancellations(w http.ResponseWriter, r *http.Request) error {
-	var req CancellationsRequest
+	var req wire.CancellationsRequest
 	err := httpx.DecodeJSON(r, &req)
 	if err != nil {
 		return err

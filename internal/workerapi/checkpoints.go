@@ -16,6 +16,7 @@ import (
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // Checkpoint reads for external workers. A worker's checkpointer (the JS
@@ -24,45 +25,6 @@ import (
 // revives the values (LangChain messages as message classes), so LangGraph's
 // loop resumes from what it wrote, pending writes included. State reads for
 // clients (GET /threads/{id}/state) decode and normalise the same rows.
-
-// RawTuple is one checkpoint as stored, for a worker's checkpointer.
-type RawTuple struct {
-	Config struct {
-		ThreadID     string `json:"thread_id"`
-		NS           string `json:"checkpoint_ns"`
-		CheckpointID string `json:"checkpoint_id"`
-	} `json:"config"`
-	ParentCheckpointID *string `json:"parent_checkpoint_id" validate:"required" extensions:"x-nullable"`
-	// Checkpoint is the checkpoints.checkpoint column (without
-	// channel_values).
-	Checkpoint map[string]any `json:"checkpoint" validate:"required" swaggertype:"object"`
-	// Metadata is the checkpoints.metadata column.
-	Metadata map[string]any `json:"metadata" validate:"required" swaggertype:"object"`
-	// ChannelValues are the blobs named by the checkpoint's
-	// channel_versions: [channel, type, base64 blob or null].
-	ChannelValues [][]any `json:"channel_values" validate:"required" swaggertype:"array,string"`
-	// PendingWrites are the writes recorded under the checkpoint, ordered
-	// by task path, task id, idx: [task_id, channel, type, base64 blob].
-	PendingWrites [][]any `json:"pending_writes" validate:"required" swaggertype:"array,string"`
-}
-
-// CheckpointReadRequest is the body of POST /dispatch/checkpoints/get and
-// /dispatch/checkpoints/list.
-type CheckpointReadRequest struct {
-	ThreadID string `json:"thread_id" validate:"required" minLength:"1" maxLength:"200" example:"5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11"`
-	// CheckpointNS selects a namespace ("" is the root graph); absent or
-	// null: every namespace (list only; get reads the root).
-	CheckpointNS *string `json:"checkpoint_ns"`
-	// CheckpointID reads that checkpoint (get) or only it (list); empty:
-	// the latest (get) or all (list).
-	CheckpointID string `json:"checkpoint_id" maxLength:"200"`
-	// Before lists checkpoints older than this id (list).
-	Before string `json:"before" maxLength:"200"`
-	// Filter lists checkpoints whose metadata contains it (list).
-	Filter map[string]any `json:"filter"`
-	// Limit caps the list (1..1000; absent or 0: 100; get ignores it).
-	Limit int `json:"limit" minimum:"0" maximum:"1000"`
-}
 
 // rawTupleSQL builds each checkpoint's RawTuple as one jsonb document: its
 // row, its blobs (found through channel_versions) and its writes.
@@ -87,7 +49,7 @@ ORDER BY c.checkpoint_id DESC LIMIT $6`
 
 // CheckpointRawList returns the stored checkpoints of a thread matching
 // req, newest first, as RawTuple JSON documents.
-func CheckpointRawList(ctx context.Context, db postgres.DBTX, req *CheckpointReadRequest, limit int) ([]json.RawMessage, error) {
+func CheckpointRawList(ctx context.Context, db postgres.DBTX, req *wire.CheckpointReadRequest, limit int) ([]json.RawMessage, error) {
 	var filter []byte
 	if req.Filter != nil {
 		filter = jsonv.Must(req.Filter)
@@ -146,8 +108,8 @@ func openRawTuple(ctx context.Context, raw json.RawMessage) (json.RawMessage, er
 	return jsonv.Must(doc), nil
 }
 
-func (h *Handlers) checkpointRead(r *http.Request) (*CheckpointReadRequest, error) {
-	var req CheckpointReadRequest
+func (h *Handlers) checkpointRead(r *http.Request) (*wire.CheckpointReadRequest, error) {
+	var req wire.CheckpointReadRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return nil, err
 	}
@@ -170,8 +132,8 @@ func (h *Handlers) checkpointRead(r *http.Request) (*CheckpointReadRequest, erro
 //	@Tags			worker
 //	@Accept			json
 //	@Produce		json
-//	@Param			body	body		CheckpointReadRequest	true	"Which checkpoint"
-//	@Success		200		{object}	RawTuple
+//	@Param			body	body		wire.CheckpointReadRequest	true	"Which checkpoint"
+//	@Success		200		{object}	wire.RawTuple
 //	@Failure		404		{object}	httpx.ErrorBody
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/dispatch/checkpoints/get [post]
@@ -204,8 +166,8 @@ func (h *Handlers) GetCheckpointRaw(w http.ResponseWriter, r *http.Request) erro
 //	@Tags			worker
 //	@Accept			json
 //	@Produce		json
-//	@Param			body	body		CheckpointReadRequest	true	"Which checkpoints"
-//	@Success		200		{array}		RawTuple
+//	@Param			body	body		wire.CheckpointReadRequest	true	"Which checkpoints"
+//	@Success		200		{array}		wire.RawTuple
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/dispatch/checkpoints/list [post]
 func (h *Handlers) ListCheckpointsRaw(w http.ResponseWriter, r *http.Request) error {
@@ -230,27 +192,6 @@ func (h *Handlers) ListCheckpointsRaw(w http.ResponseWriter, r *http.Request) er
 	return nil
 }
 
-// DeltaHistoryRequest is the body of POST /dispatch/checkpoints/delta-history.
-type DeltaHistoryRequest struct {
-	ThreadID string `json:"thread_id" validate:"required" minLength:"1" maxLength:"200" example:"5b2a0c1e-8d47-4a4e-9b1c-9a4f2f0b1d11"`
-	// CheckpointNS is the namespace ("" is the root graph).
-	CheckpointNS string `json:"checkpoint_ns" maxLength:"1000"`
-	// CheckpointID is the checkpoint whose ancestors are walked; empty:
-	// the latest of the namespace.
-	CheckpointID string `json:"checkpoint_id" maxLength:"200"`
-	// Channels are the delta channels to walk for (at most 100).
-	Channels []string `json:"channels" validate:"max=100" example:"messages"`
-}
-
-// RawDeltaHistory is one channel's history as stored: Writes oldest first,
-// each [task_id, channel, type, base64 blob]; Seed [type, base64 blob]
-// when the walk stopped at a stored value (a DeltaSnapshot or a plain
-// value), absent when it reached the root.
-type RawDeltaHistory struct {
-	Seed   []any   `json:"seed,omitempty" swaggertype:"array,string"`
-	Writes [][]any `json:"writes" validate:"required" swaggertype:"array,string"`
-}
-
 // GetDeltaHistory godoc
 //
 //	@Summary		Read delta channels' histories (worker API)
@@ -259,12 +200,12 @@ type RawDeltaHistory struct {
 //	@Tags			worker
 //	@Accept			json
 //	@Produce		json
-//	@Param			body	body		DeltaHistoryRequest	true	"Which checkpoint and channels"
-//	@Success		200		{object}	map[string]RawDeltaHistory
+//	@Param			body	body		wire.DeltaHistoryRequest	true	"Which checkpoint and channels"
+//	@Success		200		{object}	map[string]wire.RawDeltaHistory
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/dispatch/checkpoints/delta-history [post]
 func (h *Handlers) GetDeltaHistory(w http.ResponseWriter, r *http.Request) error {
-	var req DeltaHistoryRequest
+	var req wire.DeltaHistoryRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
@@ -282,9 +223,9 @@ func (h *Handlers) GetDeltaHistory(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	out := make(map[string]RawDeltaHistory, len(hist))
+	out := make(map[string]wire.RawDeltaHistory, len(hist))
 	for ch, hh := range hist {
-		rh := RawDeltaHistory{Writes: make([][]any, 0, len(hh.Writes))}
+		rh := wire.RawDeltaHistory{Writes: make([][]any, 0, len(hh.Writes))}
 		if hh.Seed != nil {
 			rh.Seed = []any{hh.Seed.Type, b64(hh.Seed.Data)}
 		}

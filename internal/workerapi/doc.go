@@ -1,9 +1,13 @@
 // Package workerapi is the worker HTTP API (/dispatch/…): how an external
-// worker — the JS worker for LangGraph.js graphs, a Go program running
-// executor.RunRemote, or any other language — registers its graphs, claims
-// runs, keeps them, reads the thread's checkpoints and commits progress.
-// Every call is a thin layer over the coordinator and the checkpoint
-// store; the same fence guards it as the in-process pool.
+// worker — the JS worker for LangGraph.js graphs, the Python worker, a Go
+// program running package workerclient, or any other language — registers
+// its graphs, claims runs, keeps them, reads the thread's checkpoints and
+// commits progress. Every call is a thin layer over the coordinator and
+// the checkpoint store; the same fence guards it as the in-process pool.
+//
+// The package holds the handlers: they validate (422), call the domain and
+// answer. The request and response bodies are package wire's (the worker
+// protocol, shared with the Go worker client and the OpenAPI document).
 //
 //	POST /dispatch/graphs             register a graph: catalog entry (drawing, JSON Schemas,
 //	                                  subgraphs) and its system assistant

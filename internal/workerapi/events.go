@@ -2,7 +2,7 @@ package workerapi
 
 import (
 	"github.com/weftdev/weft/internal/checkpoints/serde"
-	"github.com/weftdev/weft/internal/coordinator"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // normalizeWorkerEvents rewrites the LangChain serialization envelopes in
@@ -10,7 +10,7 @@ import (
 // values as LangGraph's serializer writes them) into the plain message
 // dicts state reads return, so streams, wait and join show one shape for
 // messages whatever ran the graph.
-func normalizeWorkerEvents(req *coordinator.CommitRequest) {
+func normalizeWorkerEvents(req *wire.CommitRequest) {
 	for i := range req.Events {
 		req.Events[i].Data = serde.NormalizeLC(req.Events[i].Data)
 	}

@@ -14,65 +14,8 @@ import (
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/wire"
 )
-
-// GraphRegistration is the body of POST /dispatch/graphs: one graph a
-// worker serves, described the way the assistant routes answer for it.
-type GraphRegistration struct {
-	// GraphID is the graph's id (the key of langgraph.json's "graphs").
-	GraphID string `json:"graph_id" validate:"required" example:"agent"`
-	// WorkerID names the registering worker (for the log).
-	WorkerID string `json:"worker_id" example:"js-worker-1"`
-	// Drawable is the graph drawn without subgraphs: {nodes: [{id, type,
-	// data?}], edges: [{source, target, conditional?}]}, as LangGraph's
-	// drawable graph serialises; its node ids (other than __start__ and
-	// __end__) are the graph's nodes.
-	Drawable map[string]any `json:"drawable" validate:"required" swaggertype:"object"`
-	// XrayDrawables are the drawings with subgraphs expanded, element i to
-	// depth i + 1 (empty without subgraphs).
-	XrayDrawables []any `json:"xray_drawables" swaggertype:"array,object"`
-	// Subgraphs maps subgraph namespaces to their schemas.
-	Subgraphs     map[string]assistants.SubgraphSchemas `json:"subgraphs"`
-	InputSchema   any                                   `json:"input_schema" swaggertype:"object"`
-	OutputSchema  any                                   `json:"output_schema" swaggertype:"object"`
-	StateSchema   any                                   `json:"state_schema" swaggertype:"object"`
-	ConfigSchema  any                                   `json:"config_schema" swaggertype:"object"`
-	ContextSchema any                                   `json:"context_schema" swaggertype:"object"`
-	// ChannelDefaults are what state channels read as while unset, as the
-	// graph's runtime defines them (LangGraph.js: a fresh channel's value,
-	// e.g. [] for a list with a reducer and a default); only channels that
-	// have one. State reads of the graph show them, as LangGraph's do.
-	ChannelDefaults map[string]any `json:"channel_defaults" swaggertype:"object"`
-	// ChannelKinds marks the state channels the graph's runtime keeps as
-	// LangGraph delta channels (DeltaChannel, MessagesDeltaValue: only
-	// writes and periodic snapshots stored): "delta:messages" when the
-	// reducer is messagesDeltaReducer (state reads rebuild it from the
-	// writes along the parent chain), "delta" for any other reducer (reads
-	// show a {"__weft_unresolved__": "delta_channel"} marker for it). Absent
-	// or {}: none.
-	ChannelKinds map[string]string `json:"channel_kinds,omitempty"`
-	// Config and Context are what the graph's system assistant starts
-	// with when it is created here (LangGraph's server takes them from
-	// LANGGRAPH_CONFIG); an existing system assistant keeps its own.
-	Config  map[string]any `json:"config,omitempty" swaggertype:"object"`
-	Context map[string]any `json:"context,omitempty" swaggertype:"object"`
-	// Language is the graph's runtime: "python" for Python LangGraph
-	// (weft_worker), whose task ids Weft then derives Python's way
-	// (xxh3-128); "js" for LangGraph.js (weft-worker); absent or "" for a
-	// Go worker's. State reads of its threads are shaped as the official
-	// server of its language answers them (Weft's own superset for "").
-	Language string `json:"language,omitempty" enums:"js,python" example:"python"`
-}
-
-// GraphRegistered is the answer to a graph registration.
-type GraphRegistered struct {
-	GraphID string `json:"graph_id" validate:"required"`
-	// AssistantID is the graph's system assistant (created when missing).
-	AssistantID uuid.UUID `json:"assistant_id" validate:"required"`
-	// Nodes are the graph's node names, as run creation checks them
-	// (interrupt_before, interrupt_after, command.goto).
-	Nodes []string `json:"nodes" validate:"required"`
-}
 
 // graphIDPattern is what a worker may call a graph: a langgraph.json key
 // without spaces, slashes or control characters.
@@ -86,13 +29,13 @@ var graphIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$`)
 //	@Tags			worker
 //	@Accept			json
 //	@Produce		json
-//	@Param			body	body		GraphRegistration	true	"Graph"
-//	@Success		200		{object}	GraphRegistered
+//	@Param			body	body		wire.GraphRegistration	true	"Graph"
+//	@Success		200		{object}	wire.GraphRegistered
 //	@Failure		409		{object}	httpx.ErrorBody
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/dispatch/graphs [post]
 func (h *Handlers) RegisterGraph(w http.ResponseWriter, r *http.Request) error {
-	var req GraphRegistration
+	var req wire.GraphRegistration
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
@@ -106,7 +49,7 @@ func (h *Handlers) RegisterGraph(w http.ResponseWriter, r *http.Request) error {
 
 // registerGraph validates a worker's graph and stores it in the catalog
 // with its system assistant.
-func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*GraphRegistered, error) {
+func (h *Handlers) registerGraph(ctx context.Context, req *wire.GraphRegistration) (*wire.GraphRegistered, error) {
 	if !graphIDPattern.MatchString(req.GraphID) {
 		return nil, apperr.Errorf(apperr.Invalid, "Invalid graph_id %q: 1 to 128 letters, digits, '_', '.', ':' or '-', starting with a letter or digit", req.GraphID)
 	}
@@ -161,17 +104,7 @@ func (h *Handlers) registerGraph(ctx context.Context, req *GraphRegistration) (*
 	}
 	h.assistants.ForgetWorkerGraph(req.GraphID)
 	h.log.Info("worker graph registered", "graph_id", req.GraphID, "worker", req.WorkerID, "nodes", len(nodes))
-	return &GraphRegistered{GraphID: req.GraphID, AssistantID: assistants.SystemID(req.GraphID), Nodes: nodes}, nil
-}
-
-// GraphLoadError is the body of POST /dispatch/graphs/errors: a graph of
-// the worker's config it could not load.
-type GraphLoadError struct {
-	GraphID  string `json:"graph_id" validate:"required" example:"agent"`
-	WorkerID string `json:"worker_id" example:"js-worker-1"`
-	// Error says why: the import's exception, or what the export is
-	// instead of a graph (at most MaxGraphErrorBytes are kept).
-	Error string `json:"error" validate:"required" example:"Error: Cannot find module 'openai'"`
+	return &wire.GraphRegistered{GraphID: req.GraphID, AssistantID: assistants.SystemID(req.GraphID), Nodes: nodes}, nil
 }
 
 // MaxGraphErrorBytes bounds a stored load error (a stack trace is cut).
@@ -184,12 +117,12 @@ const MaxGraphErrorBytes = 8 << 10
 //	@Description	The worker serves its other graphs; GET /info lists this one under graph_errors (its error's first line) until a worker registers the graph.
 //	@Tags			worker
 //	@Accept			json
-//	@Param			body	body	GraphLoadError	true	"The graph and why"
+//	@Param			body	body	wire.GraphLoadError	true	"The graph and why"
 //	@Success		204
 //	@Failure		422	{object}	httpx.ErrorBody
 //	@Router			/dispatch/graphs/errors [post]
 func (h *Handlers) ReportGraphError(w http.ResponseWriter, r *http.Request) error {
-	var req GraphLoadError
+	var req wire.GraphLoadError
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}

@@ -12,20 +12,8 @@ import (
 	"github.com/weftdev/weft/internal/coordinator"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/wire"
 )
-
-// ClaimRequest is the body of POST /dispatch/claim.
-type ClaimRequest struct {
-	// WorkerID names the worker in the dispatch audit (required; 1 to 200
-	// characters once trimmed of ASCII whitespace).
-	WorkerID string `json:"worker_id" validate:"required" example:"js-worker-1"`
-	// GraphIDs limits the claim to runs of these graphs (empty: any).
-	GraphIDs []string `json:"graph_ids"`
-	// Limit is how many runs to claim at most (1..32; absent or 0: 1).
-	Limit int `json:"limit" minimum:"0" maximum:"32"`
-	// WaitMS long-polls up to this long for work (0..30000, default 0).
-	WaitMS int `json:"wait_ms" minimum:"0" maximum:"30000"`
-}
 
 // blank is the whitespace a worker's free-text fields are trimmed of:
 // ASCII's alone, so the rule is one a JSON Schema pattern states the same
@@ -50,12 +38,12 @@ func workerID(s string) (string, error) {
 //	@Tags			worker
 //	@Accept			json
 //	@Produce		json
-//	@Param			body	body		ClaimRequest	true	"Claim"
-//	@Success		200		{array}		ClaimedRun
+//	@Param			body	body		wire.ClaimRequest	true	"Claim"
+//	@Success		200		{array}		wire.ClaimedRun
 //	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/dispatch/claim [post]
 func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
-	var req ClaimRequest
+	var req wire.ClaimRequest
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
@@ -80,34 +68,12 @@ func (h *Handlers) Claim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]ClaimedRun, len(got))
+	out := make([]wire.ClaimedRun, len(got))
 	for i := range got {
-		out[i] = ClaimedRun{Claimed: got[i], ThreadEmpty: got[i].ThreadEmpty}
+		out[i] = wire.ClaimedRun{Claimed: got[i], ThreadEmpty: got[i].ThreadEmpty}
 	}
 	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// ClaimedRun is one claimed run in the answer to POST /dispatch/claim.
-type ClaimedRun struct {
-	coordinator.Claimed
-	// ThreadEmpty is true when the run's thread had no checkpoint when it
-	// was claimed (a new thread): the worker may skip reading one.
-	ThreadEmpty bool `json:"thread_empty,omitempty"`
-}
-
-// FenceRequest presents a claim.
-type FenceRequest struct {
-	ClaimToken string `json:"claim_token" validate:"required" format:"uuid"`
-	// Error is the failure, for nack.
-	Error string `json:"error,omitempty"`
-}
-
-// HeartbeatResponse is the answer to a heartbeat.
-type HeartbeatResponse struct {
-	LeaseExpiresAt httpx.Time `json:"lease_expires_at" validate:"required" swaggertype:"string" format:"date-time"`
-	// Cancel is "interrupt" or "rollback" when the run must stop, "" otherwise.
-	Cancel string `json:"cancel" validate:"required"`
 }
 
 func (h *Handlers) fence(r *http.Request, dst any, token func() string) (uuid.UUID, uuid.UUID, error) {
@@ -131,13 +97,13 @@ func (h *Handlers) fence(r *http.Request, dst any, token func() string) (uuid.UU
 //	@Accept			json
 //	@Produce		json
 //	@Param			dispatch_id	path		string			true	"Dispatch ID"	format(uuid)
-//	@Param			body		body		FenceRequest	true	"Claim"
-//	@Success		200			{object}	HeartbeatResponse
+//	@Param			body		body		wire.FenceRequest	true	"Claim"
+//	@Success		200			{object}	wire.HeartbeatResponse
 //	@Failure		409			{object}	httpx.ErrorBody	"fenced"
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/dispatch/{dispatch_id}/heartbeat [post]
 func (h *Handlers) Heartbeat(w http.ResponseWriter, r *http.Request) error {
-	var req FenceRequest
+	var req wire.FenceRequest
 	id, tok, err := h.fence(r, &req, func() string { return req.ClaimToken })
 	if err != nil {
 		return err
@@ -146,13 +112,8 @@ func (h *Handlers) Heartbeat(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, HeartbeatResponse{LeaseExpiresAt: httpx.Time{Time: exp}, Cancel: cancel})
+	httpx.WriteJSON(w, http.StatusOK, wire.HeartbeatResponse{LeaseExpiresAt: httpx.Time{Time: exp}, Cancel: cancel})
 	return nil
-}
-
-// NackResponse is the answer to a nack.
-type NackResponse struct {
-	State string `json:"state" validate:"required" enums:"queued,dead_letter,cancelled"`
 }
 
 // Nack godoc
@@ -164,13 +125,13 @@ type NackResponse struct {
 //	@Accept			json
 //	@Produce		json
 //	@Param			dispatch_id	path		string			true	"Dispatch ID"	format(uuid)
-//	@Param			body		body		FenceRequest	true	"Claim and error"
-//	@Success		200			{object}	NackResponse
+//	@Param			body		body		wire.FenceRequest	true	"Claim and error"
+//	@Success		200			{object}	wire.NackResponse
 //	@Failure		409			{object}	httpx.ErrorBody	"fenced"
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/dispatch/{dispatch_id}/nack [post]
 func (h *Handlers) Nack(w http.ResponseWriter, r *http.Request) error {
-	var req FenceRequest
+	var req wire.FenceRequest
 	id, tok, err := h.fence(r, &req, func() string { return req.ClaimToken })
 	if err != nil {
 		return err
@@ -179,7 +140,7 @@ func (h *Handlers) Nack(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, NackResponse{State: string(state)})
+	httpx.WriteJSON(w, http.StatusOK, wire.NackResponse{State: string(state)})
 	return nil
 }
 
@@ -192,13 +153,13 @@ func (h *Handlers) Nack(w http.ResponseWriter, r *http.Request) error {
 //	@Accept			json
 //	@Produce		json
 //	@Param			dispatch_id	path		string			true	"Dispatch ID"	format(uuid)
-//	@Param			body		body		coordinator.CommitRequest	true	"What to commit"
-//	@Success		200			{object}	coordinator.CommitResult
+//	@Param			body		body		wire.CommitRequest	true	"What to commit"
+//	@Success		200			{object}	wire.CommitResult
 //	@Failure		409			{object}	httpx.ErrorBody	"fenced"
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/dispatch/{dispatch_id}/commit [post]
 func (h *Handlers) Commit(w http.ResponseWriter, r *http.Request) error {
-	var req coordinator.CommitRequest
+	var req wire.CommitRequest
 	id, err := httpx.PathUUID(r, "dispatch_id", "dispatch")
 	if err != nil {
 		return err
@@ -209,7 +170,7 @@ func (h *Handlers) Commit(w http.ResponseWriter, r *http.Request) error {
 	return h.commit(w, r, id, &req)
 }
 
-func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, req *coordinator.CommitRequest) error {
+func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, req *wire.CommitRequest) error {
 	if req.ClaimToken == uuid.Nil {
 		return apperr.Errorf(apperr.Invalid, "claim_token is required")
 	}
@@ -229,18 +190,12 @@ func (h *Handlers) commit(w http.ResponseWriter, r *http.Request, id uuid.UUID, 
 		return err
 	}
 	normalizeWorkerEvents(req)
-	res, err := h.coord.Commit(r.Context(), id, req)
+	res, err := h.coord.Commit(r.Context(), id, &coordinator.Commit{CommitRequest: *req})
 	if err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, res)
 	return nil
-}
-
-// AckRequest ends a claimed run (worker API).
-type AckRequest struct {
-	ClaimToken uuid.UUID `json:"claim_token" validate:"required" swaggertype:"string" format:"uuid"`
-	coordinator.End
 }
 
 // Ack godoc
@@ -252,13 +207,13 @@ type AckRequest struct {
 //	@Accept			json
 //	@Produce		json
 //	@Param			dispatch_id	path		string		true	"Dispatch ID"	format(uuid)
-//	@Param			body		body		AckRequest	true	"Claim and outcome"
-//	@Success		200			{object}	coordinator.CommitResult
+//	@Param			body		body		wire.AckRequest	true	"Claim and outcome"
+//	@Success		200			{object}	wire.CommitResult
 //	@Failure		409			{object}	httpx.ErrorBody	"fenced"
 //	@Failure		422			{object}	httpx.ErrorBody
 //	@Router			/dispatch/{dispatch_id}/ack [post]
 func (h *Handlers) Ack(w http.ResponseWriter, r *http.Request) error {
-	var req AckRequest
+	var req wire.AckRequest
 	id, err := httpx.PathUUID(r, "dispatch_id", "dispatch")
 	if err != nil {
 		return err
@@ -267,5 +222,5 @@ func (h *Handlers) Ack(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	end := req.End
-	return h.commit(w, r, id, &coordinator.CommitRequest{ClaimToken: req.ClaimToken, CommitID: "end", End: &end})
+	return h.commit(w, r, id, &wire.CommitRequest{ClaimToken: req.ClaimToken, CommitID: "end", End: &end})
 }

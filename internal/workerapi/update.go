@@ -12,23 +12,20 @@ import (
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/state"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // update_state on threads of worker graphs. Weft has no definition of such
 // a graph (its reducers and edges are JavaScript in the worker), so it
 // cannot apply an update itself the way LangGraph would. It hands the
 // update to a worker instead, as a run: a run of the graph whose metadata
-// key UpdateStateKey holds {values, as_node, checkpoint_id, checkpoint_ns}, created with
-// the reject strategy (409 on a busy thread). The worker applies it with
+// key wire.UpdateStateKey holds {values, as_node, checkpoint_id,
+// checkpoint_ns}, created with the reject strategy (409 on a busy thread). The worker applies it with
 // LangGraph's own updateState through its checkpointer (the fenced commit),
 // ends the run with {"__update_state__": <checkpoint config>} or
 // {"__update_error__": {error, message}}, and the run is deleted once read:
 // it is plumbing, not a run of the thread. The new checkpoint's metadata is
 // what LangGraph writes (no run_id), so the run's deletion leaves it.
-
-// UpdateStateKey is the run metadata key that carries an update_state for
-// a worker (see above).
-const UpdateStateKey = "__weft_update_state__"
 
 // UpdateStateTimeout bounds how long update_state waits for a worker of the
 // thread's graph; the update is then withdrawn.
@@ -55,7 +52,7 @@ func (h *Handlers) UpdateState(ctx context.Context, threadID uuid.UUID, graphID 
 	if p.Supersteps != nil {
 		upd = map[string]any{"supersteps": p.Supersteps}
 	}
-	md := map[string]any{UpdateStateKey: upd}
+	md := map[string]any{wire.UpdateStateKey: upd}
 	run, err := h.runs.Create(ctx, threadID, &runs.CreateRequest{AssistantID: h.threadAssistant(ctx, threadID, graphID), Metadata: md, MultitaskStrategy: runs.StrategyReject})
 	if err != nil {
 		return checkpoints.Config{}, err

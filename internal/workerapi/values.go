@@ -3,7 +3,7 @@ package workerapi
 import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
-	"github.com/weftdev/weft/internal/coordinator"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // serializedValues replaces the values a worker serialized itself (channel
@@ -13,7 +13,7 @@ import (
 // (LangGraph's Python PostgresSaver's rows exactly). Any type but msgpack,
 // json, bytes, bytearray and null ("pickle") is refused, naming it and
 // where it was, as is a blob that does not decode: nothing is committed.
-func serializedValues(req *coordinator.CommitRequest) error {
+func serializedValues(req *wire.CommitRequest) error {
 	for i := range req.Checkpoints {
 		c := &req.Checkpoints[i]
 		for ch, v := range c.Checkpoint.ChannelValues {

@@ -1,4 +1,4 @@
-package coordinator
+package wire
 
 import (
 	"encoding/json"

@@ -1,39 +1,17 @@
-// Package weft runs a whole Weft server (the LangGraph Agent Server API on
-// PostgreSQL) inside a Go program, serving the graphs the program defines
-// with package graph.
-//
-// Two entry points:
-//
-//   - Main(graphs) is a complete main function: it reads the same flags
-//     and environment variables as the weft binary (WEFT_ADDR,
-//     DATABASE_URL, WEFT_DATA_DIR, WEFT_WORKERS, ...; see -help), serves
-//     until SIGINT or SIGTERM, drains and exits. cmd/server is Main(nil).
-//   - Start(ctx, graphs, Options) starts a server and returns it, for
-//     programs and tests that manage its lifetime themselves.
-//
-// Without a database URL the server runs a managed local PostgreSQL in its
-// data directory (./.weft by default), as the weft binary does; the
-// PostgreSQL binaries (initdb, postgres) must then be on PATH or in the
-// usual install locations.
 package weft
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/weftdev/weft/graph"
-	"github.com/weftdev/weft/internal/reencrypt"
+	"github.com/weftdev/weft/internal/cli"
 	"github.com/weftdev/weft/internal/server"
 )
 
@@ -156,126 +134,6 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.s.Shutdown(ctx) 
 // like the weft binary (-help lists them), starts the server, and on
 // SIGINT or SIGTERM drains requests, stops the managed PostgreSQL and
 // exits 0. It exits 2 on a bad flag, 1 when the server cannot start or
-// stops on its own. It does not return.
-func Main(graphs *graph.Registry) {
-	os.Exit(run(graphs, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-}
-
-// usage names the commands; the flags follow it (-help).
-const usage = `Usage:
-  weft [serve] [flags]                 serve the API (the default command)
-  weft dev --config langgraph.json [flags]
-                                       serve a LangGraph.js project: the server, no demo graphs,
-                                       and the project's graphs through the JS worker (needs node)
-  weft keys create|list|revoke [flags] manage API keys (WEFT_AUTH=keys); weft keys -help
-  weft reencrypt [flags]               rewrite every encrypted value under LANGGRAPH_AES_KEY (after a
-                                       rotation: old keys in WEFT_AES_OLD_KEYS), seal plaintext rows,
-                                       print counts per table; safe to repeat or interrupt
-
-Flags (every command; each has an environment variable, see -help):`
-
-// run is Main without the exit: the command (serve, the default, or, for
-// the weft binary itself, dev), then its flags.
-func run(graphs *graph.Registry, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
-	switch {
-	case cmd == "serve":
-		return serve(graphs, args, getenv, stderr, nil, nil)
-	case cmd == "dev" && graphs == nil:
-		return dev(args, getenv, stderr)
-	case cmd == "keys":
-		return keys(args, getenv, stdout, stderr)
-	case cmd == "reencrypt":
-		return reencryptCmd(args, getenv, stderr)
-	}
-	fmt.Fprintf(stderr, "weft: unknown command %q\n%s\n", cmd, usage)
-	_, _ = server.ParseConfig([]string{"-help"}, getenv, stderr) // prints the flags
-	return 2
-}
-
-// serve runs the server until SIGINT or SIGTERM. edit (optional) adjusts
-// the parsed config; started (optional) runs once the server serves, with a
-// context that ends at shutdown, and its wait function is awaited before
-// the server drains.
-func serve(graphs *graph.Registry, args []string, getenv func(string) string, stderr io.Writer,
-	edit func(*server.Config) error, started func(ctx context.Context, srv *server.Server, log *slog.Logger) (wait func())) int {
-	cfg, err := server.ParseConfig(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err == nil && edit != nil {
-		err = edit(&cfg)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "weft: config:", err)
-		return 2
-	}
-	cfg.Graphs = graphs
-	log := cfg.NewLogger(stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	srv, err := server.Start(ctx, cfg, log)
-	if err != nil {
-		log.Error("weft: cannot start", "error", err)
-		return 1
-	}
-	wait := func() {}
-	if started != nil {
-		wait = started(ctx, srv, log)
-	}
-	code := 0
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down: draining requests")
-	case err := <-srv.Done():
-		log.Error("server stopped on its own; shutting down", "error", err)
-		code = 1
-	}
-	stop()
-	wait()
-	if err := srv.Shutdown(context.Background()); err != nil {
-		log.Error("shutdown", "error", err)
-		return 1
-	}
-	log.Info("stopped")
-	return code
-}
-
-// reencryptCmd is `weft reencrypt`: the database the flags name (as for
-// serve), every encrypted row rewritten under the current key. It prints
-// one line per table and exits 0, 2 on a bad config (no key), 1 on
-// failure (run it again: it resumes).
-func reencryptCmd(args []string, getenv func(string) string, stderr io.Writer) int {
-	cfg, err := server.ParseConfig(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err == nil && cfg.Keyring == nil {
-		err = errors.New("LANGGRAPH_AES_KEY is not set: reencrypt seals with it (old keys go in WEFT_AES_OLD_KEYS)")
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "weft: config:", err)
-		return 2
-	}
-	log := cfg.NewLogger(stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	pool, closeDB, err := server.OpenDatabase(ctx, cfg, log)
-	if err != nil {
-		log.Error("weft reencrypt: database", "error", err)
-		return 1
-	}
-	defer closeDB()
-	_, err = reencrypt.Run(ctx, pool, cfg.Keyring, 500, func(c reencrypt.Count) {
-		fmt.Fprintf(stderr, "%-18s scanned %d, rewritten %d, changed meanwhile %d\n", c.Table, c.Scanned, c.Rewritten, c.Skipped)
-	})
-	if err != nil {
-		log.Error("weft reencrypt (run it again to resume)", "error", err)
-		return 1
-	}
-	fmt.Fprintln(stderr, "weft reencrypt: done; every encrypted value is under the current key")
-	return 0
-}
+// stops on its own. It does not return. The weft binary's other commands
+// work too (keys, reencrypt), all but dev (internal/cli).
+func Main(graphs *graph.Registry) { cli.Main(graphs, nil) }

@@ -10,10 +10,17 @@
 // kills only the go command, leaving the server and its PostgreSQL running
 // (a later start adopts and stops them, but until then they hold the data
 // directory).
+//
+// The commands (serve, dev, keys, reencrypt) are package internal/cli's,
+// weft dev internal/cli/dev's.
 package main
 
-import "github.com/weftdev/weft/weft"
+import (
+	"github.com/weftdev/weft/internal/cli"
+	"github.com/weftdev/weft/internal/cli/dev"
+)
 
-// main is the embedded server's Main with the built-in example graphs: a
-// program serving its own graphs is the same one line (see package weft).
-func main() { weft.Main(nil) }
+// main is the command line with the built-in example graphs and weft dev:
+// a program serving its own graphs is weft.Main(graphs), the same command
+// line without dev (see package weft).
+func main() { cli.Main(nil, dev.Run) }

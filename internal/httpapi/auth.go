@@ -53,7 +53,7 @@ func authenticate(a auth.Authenticator, log *slog.Logger) func(http.Handler) htt
 // authentication: its status and {"detail"}, with WWW-Authenticate on a 401
 // and Retry-After on a 503, and with text (Deps.TextErrors) the detail as
 // plain text for a client that does not ask for JSON. For what answers in
-// front of the API (a project's custom routes, internal/projecthttp).
+// front of the API (a project's custom routes, internal/cli/dev/projecthttp).
 func AuthErrorWriter(log *slog.Logger, text bool) func(w http.ResponseWriter, r *http.Request, err error) {
 	if !text {
 		return func(w http.ResponseWriter, r *http.Request, err error) { writeAuthError(w, r, log, err) }

@@ -148,7 +148,7 @@ type Config struct {
 	// http.configurable_headers; zero: every x-* header and user-agent, as LangGraph.js's server copies them).
 	ConfigurableHeaders runs.HeaderPolicy
 	// Front is not a flag: what serves requests in front of the API (api) on the listener, with the server's
-	// Host and CORS policy as guard (weft dev: a project's http.app and ui, internal/projecthttp). nil: the API.
+	// Host and CORS policy as guard (weft dev: a project's http.app and ui, internal/cli/dev/projecthttp). nil: the API.
 	Front func(api http.Handler, guard func(http.Handler) http.Handler) http.Handler
 	// Authorize is not a flag: a Go program's per-resource authorize hook (allow, deny, or filter by
 	// metadata), asked about every request after its scope was checked.

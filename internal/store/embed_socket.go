@@ -13,7 +13,7 @@ import (
 // socketEmbedder asks a project's worker to embed with the project's own
 // embed function: POST /embed {"texts"} on the worker's unix socket,
 // answered {"vectors"} or {"status", "detail"} (the protocol of the auth.path
-// socket, internal/projectauth).
+// socket, internal/cli/dev/projectauth).
 type socketEmbedder struct {
 	dims   int
 	client *http.Client

@@ -1,4 +1,4 @@
-package weft
+package dev
 
 import (
 	"strings"

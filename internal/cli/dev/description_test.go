@@ -1,4 +1,4 @@
-package weft_test
+package dev_test
 
 import (
 	"encoding/json"

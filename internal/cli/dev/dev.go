@@ -1,4 +1,4 @@
-package weft
+package dev
 
 import (
 	"context"
@@ -22,29 +22,30 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/weftdev/weft/internal/cli"
+	"github.com/weftdev/weft/internal/cli/dev/projectauth"
+	"github.com/weftdev/weft/internal/cli/dev/projecthttp"
 	"github.com/weftdev/weft/internal/httpapi"
-	"github.com/weftdev/weft/internal/projectauth"
-	"github.com/weftdev/weft/internal/projecthttp"
 	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/server"
 	"github.com/weftdev/weft/internal/store"
 	workerjs "github.com/weftdev/weft/worker-js"
 )
 
-// dev is `weft dev --config langgraph.json [server flags]`: a drop-in for
-// `langgraphjs dev`. It serves the server (managed PostgreSQL or
-// DATABASE_URL) without the demo graphs, with the store index of the
-// config's store.index (OPENAI_* from the environment), and the project's graphs through
-// the JS worker, run by the system's node (WEFT_NODE, else node on PATH)
+// Run is `weft dev --config langgraph.json [server flags]` (args are what
+// follows "dev"; cli.Run calls it): a drop-in for `langgraphjs dev`. It
+// serves the server (managed PostgreSQL or DATABASE_URL) without the demo
+// graphs, with the store index of the config's store.index (OPENAI_* from
+// the environment), and the project's graphs through the JS worker, run by the system's node (WEFT_NODE, else node on PATH)
 // from scripts embedded in this binary and unpacked into the project's
 // node_modules (so they load the project's own @langchain/langgraph, and
 // tsx for TypeScript graphs). The worker reads the config's env; one that
 // dies is restarted with backoff; SIGINT or SIGTERM stops the worker
 // (its runs given back) and then the server.
-func dev(args []string, getenv func(string) string, stderr io.Writer) int {
+func Run(args []string, getenv func(string) string, stderr io.Writer) int {
 	configPath, rest, err := configFlag(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "weft dev: %v\n%s\n", err, usage)
+		fmt.Fprintf(stderr, "weft dev: %v\n%s\n", err, cli.Usage)
 		return 2
 	}
 	var p *project
@@ -94,18 +95,18 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 		if cfg.StoreIndex == nil { // WEFT_STORE_INDEX wins over the project's store.index
 			if cfg.StoreIndex, err = store.IndexConfigFromLangGraphJSON(p.raw); err == nil && cfg.StoreIndex != nil {
 				if cfg.StoreIndex.IsFunction() {
-					err = p.embedFunction(cfg.StoreIndex) // dev_python.go
+					err = p.embedFunction(cfg.StoreIndex) // python.go
 				} else {
 					err = cfg.StoreIndex.WithOpenAIEnv(getenv)
 				}
 			}
 		}
 		if err == nil {
-			err = projectTTLs(p.raw, cfg) // dev_ttl.go
+			err = projectTTLs(p.raw, cfg) // ttl.go
 		}
 		return err
 	}
-	return serve(nil, rest, getenv, stderr, edit, func(ctx context.Context, srv *server.Server, log *slog.Logger) func() {
+	return cli.Serve(nil, rest, getenv, stderr, edit, func(ctx context.Context, srv *server.Server, log *slog.Logger) func() {
 		var done []chan struct{}
 		start := func(supervise func(context.Context, string, *slog.Logger)) {
 			d := make(chan struct{})
@@ -119,7 +120,7 @@ func dev(args []string, getenv func(string) string, stderr io.Writer) int {
 			start(p.superviseWorker)
 		}
 		if p.py != nil {
-			start(p.supervisePythonWorker) // dev_python.go
+			start(p.supervisePythonWorker) // python.go
 		}
 		return func() {
 			for _, d := range done {
@@ -179,10 +180,10 @@ type project struct {
 	apiKey      string              // the worker's key when the server authenticates ("" none)
 	jsGraphs    []string            // the graph ids the JS worker serves
 	graphDesc   map[string]string   // graphs.<id>.description by graph id (their system assistants')
-	py          *pyProject          // the Python graphs' worker (dev_python.go), nil without any
+	py          *pyProject          // the Python graphs' worker (python.go), nil without any
 	authSocket  string              // where the worker serves auth.path ("" none)
 	pyAuth      bool                // auth.path is Python: the Python worker serves it on authSocket
-	pySocket    string              // where the Python worker serves store.index.embed ("" none; dev_python.go)
+	pySocket    string              // where the Python worker serves store.index.embed ("" none; python.go)
 	jsSocket    string              // where the JS worker serves auth.path and/or store.index.embed ("" none)
 	httpSocket  string              // where a worker serves http.app (and ui, but for a Python http.app) ("" none)
 	uiSocket    string              // where the JS worker serves ui beside a Python http.app ("" none)
@@ -453,7 +454,7 @@ func tempSocket(name string) (string, error) {
 }
 
 // frontApp puts the project's http.app and ui (langgraph.json) in front of
-// the API (internal/projecthttp): the JS worker serves a JS http.app and
+// the API (internal/cli/dev/projecthttp): the JS worker serves a JS http.app and
 // the ui on a socket of this process; a Python http.app, the Python worker,
 // with the ui on a socket of the JS worker. With
 // http.enable_custom_route_auth and an auth.path, the app's routes are

@@ -1,4 +1,4 @@
-package weft_test
+package dev_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // deletes (403), and its store handler guards namespaces.
 func TestDevAuthPath(t *testing.T) {
 	t.Parallel()
-	modules, err := filepath.Abs("../worker-js/node_modules")
+	modules, err := filepath.Abs("../../../worker-js/node_modules")
 	if err != nil {
 		t.Fatal(err)
 	}

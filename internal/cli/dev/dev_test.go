@@ -1,4 +1,4 @@
-package weft_test
+package dev_test
 
 import (
 	"bufio"
@@ -75,7 +75,7 @@ func devProject(t *testing.T) string {
 // testProject copies testdata/<name> as devProject does.
 func testProject(t *testing.T, name string) string {
 	t.Helper()
-	modules, err := filepath.Abs("../worker-js/node_modules")
+	modules, err := filepath.Abs("../../../worker-js/node_modules")
 	if err != nil {
 		t.Fatal(err)
 	}

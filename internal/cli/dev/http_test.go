@@ -1,4 +1,4 @@
-package weft_test
+package dev_test
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/weftdev/weft/internal/projecthttp"
+	"github.com/weftdev/weft/internal/cli/dev/projecthttp"
 )
 
 // A project's http.app and ui (testdata/httpproject) served by weft dev in
@@ -27,6 +27,7 @@ func TestDevServesHTTPAppAndUI(t *testing.T) {
 	base := "http://" + dev.addr
 	do := caller(t, base)
 	waitServed(t, do, "/custom/hello")
+	waitGraph(t, do, "caller")
 
 	// A custom route, its middleware around it.
 	res, b := do("GET", "/custom/hello?name=ada", nil, "x-in", "hey")
@@ -157,6 +158,20 @@ func waitServed(t *testing.T, do func(string, string, any, ...string) (*http.Res
 	}
 }
 
+// waitGraph waits until the worker registered graph id (its system
+// assistant answers): the app's routes can be served first.
+func waitGraph(t *testing.T, do func(string, string, any, ...string) (*http.Response, []byte), id string, header ...string) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if res, _ := do("GET", "/assistants/"+id, nil, header...); res != nil && res.StatusCode == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("graph %s was never registered", id)
+		}
+	}
+}
+
 // sameRefusal fails unless got is the answer want is: the API's own answer
 // to a request that failed authentication.
 func sameRefusal(t *testing.T, what string, got *http.Response, gotBody []byte, want *http.Response, wantBody []byte) {
@@ -228,6 +243,7 @@ func TestDevCustomRouteAuthJS(t *testing.T) {
 		}
 
 		// The API behind the app: authenticated by the API, once.
+		waitGraph(t, do, "caller", alice...)
 		if res, b = do("POST", "/runs/wait", map[string]any{"assistant_id": "caller", "input": map[string]any{}}, alice...); string(bytes.TrimSpace(b)) != `{"caller":"alice"}` {
 			t.Fatalf("a run as alice through the app: %d %s", res.StatusCode, b)
 		}
@@ -275,6 +291,7 @@ func TestDevPythonHTTPAppWithUI(t *testing.T) {
 	do := caller(t, "http://"+dev.addr)
 	alice := []string{"Authorization", "Bearer token-alice"}
 	waitServed(t, do, "/custom/whoami", alice...)
+	waitGraph(t, do, "echo_py", alice...)
 
 	res, b := do("GET", "/custom/whoami", nil, alice...)
 	if res.StatusCode != 200 || string(b) != `{"identity":"alice","display_name":"alice","is_authenticated":true,"team":"red","scopes":["read","write"]}` {
@@ -314,7 +331,7 @@ func testPython(t *testing.T) string {
 	t.Helper()
 	python := os.Getenv("WEFT_TEST_PYTHON")
 	if python == "" {
-		p, err := filepath.Abs("../sdk-tests/py/.venv/bin/python")
+		p, err := filepath.Abs("../../../sdk-tests/py/.venv/bin/python")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build test test-go test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check bench bench-long ci
+.PHONY: run build test test-go test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check bench bench-servers bench-long ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -73,6 +73,17 @@ openapi-check: ## Fail when api/openapi.yaml or the client generated from it is 
 bench: ## Benchmarks: HTTP load on threads, then the Go benchmarks
 	$(GO) run ./cmd/weft-load
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+AEGRA_VENV ?= worker-py/bench/.venv-aegra
+
+# Aegra's own virtualenv for bench-servers (its dependencies do not fit the test pins).
+$(AEGRA_VENV)/.installed: worker-py/bench/aegra-requirements.txt
+	python3 -m venv $(AEGRA_VENV)
+	$(AEGRA_VENV)/bin/pip install -q --disable-pip-version-check -r worker-py/bench/aegra-requirements.txt
+	touch $@
+
+bench-servers: build $(PY_VENV)/.installed $(AEGRA_VENV)/.installed ## Four servers side by side on the same Python graphs: langgraph dev, Aegra, weft dev (Python worker), weft in process (docs/performance.md); ARGS='--quick' for a short run
+	WEFT_BIN=$(abspath bin/weft) $(PY_VENV)/bin/python worker-py/bench/bench.py --aegra-python $(abspath $(AEGRA_VENV))/bin/python $(ARGS)
 
 bench-long: ## Long threads (issue 16): storage per turn, the stock PostgresSaver side by side, reads on long threads
 	$(GO) run ./cmd/weft-load -suite long

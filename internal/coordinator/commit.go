@@ -486,30 +486,23 @@ func eventWrites(batches []wire.WriteBatch) []eventlog.Writes {
 
 // Projection is what the thread shows of its latest checkpoint, when the
 // committer knows it (the in-process executor does; it saves reading the
-// checkpoint back): its values, its interrupts as JSON, and whether tasks
-// are pending (the thread is then interrupted).
-type Projection struct {
-	Values     map[string]any
-	Interrupts []byte
-	Pending    bool
-	// Blobs names the channels of Values whose value is exactly what the
-	// put of the projected checkpoint stores for them (channel → version:
-	// checkpoints.WrittenVersions of the put), that put being in this
-	// commit or committed before it by the same run: the thread row may
-	// reference those blobs instead of copying the lists
-	// (threads.Store.Stored). The write refuses a reference to a blob that
-	// does not exist.
-	Blobs map[string]string
-}
+// checkpoint back): threads.Project of it, with Blobs naming the channels
+// of Values whose value is exactly what the put of the projected
+// checkpoint stores for them (channel → version: checkpoints.WrittenVersions
+// of the put), that put being in this commit or committed before it by the
+// same run: the thread row may reference those blobs instead of copying
+// the lists (threads.Store.Stored). The write refuses a reference to a
+// blob that does not exist.
+type Projection = threads.Projection
 
 // endRunSQL ends run $1 with status $2, error $3, result $4 and result
 // reference $5 (marking
 // its webhook pending), notifies runs.ChannelRunEnd, and returns how many
 // seconds it ran since its first claim (-1: never claimed); no row when
 // the run is gone.
-const endRunSQL = `WITH r AS (
+var endRunSQL = `WITH r AS (
 		UPDATE runs SET status = $2, error = $3, result = $4, result_ref = $5, finished_at = now(), updated_at = now(),
-			` + webhook.PendingSet + `
+			` + webhook.PendingSet() + `
 		WHERE run_id = $1 RETURNING run_id, started_at
 	)
 	SELECT pg_notify('` + runs.ChannelRunEnd + `', run_id::text), coalesce(extract(epoch FROM now() - started_at)::float8, -1) FROM r`
@@ -544,17 +537,7 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 	}
 	// The puts of this commit come before in the same transaction: a
 	// reference to a blob one of them writes is readable when this commits.
-	st, err := s.threads.Stored(ctx, threads.State{Values: pr.Values, Blobs: pr.Blobs, Interrupts: pr.Interrupts})
-	if err != nil {
-		return err
-	}
-	p.Exec(ctx, `UPDATE threads SET "values" = $2, values_refs = weft_thread_values_refs($1, $6), interrupts = $3, error = $4,
-		active_run_id = `+runs.NextActiveRun+`,
-		status = CASE WHEN EXISTS (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')) THEN 'busy'
-		              WHEN $4::jsonb IS NOT NULL THEN 'error' WHEN $5 THEN 'interrupted' ELSE 'idle' END,
-		state_updated_at = now(), updated_at = now()
-		WHERE thread_id = $1`, d.ThreadID, st.Values, st.Interrupts, runErr, pr.Pending, st.Refs)
-	return nil
+	return s.threads.SetRunEnded(ctx, p, d.ThreadID, pr, runErr)
 }
 
 // endDocs renders an end's error and result documents as stored. A
@@ -605,7 +588,7 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 		if err := s.rollbackRun(ctx, tx, d.ThreadID, d.RunID); err != nil {
 			return nil, err
 		}
-		return &runEnd{outcome: metrics.OutcomeRolledBack, seconds: -1}, runs.ProjectThread(ctx, tx, s.graphs, s.threads, d.ThreadID, d.GraphID, nil)
+		return &runEnd{outcome: metrics.OutcomeRolledBack, seconds: -1}, s.threads.ProjectLatest(ctx, tx, d.ThreadID, s.projectionGraphs(), d.GraphID, nil)
 	}
 	if action == runs.ActionInterrupt && end.Status != runs.StatusError {
 		end.Status = runs.StatusInterrupted
@@ -625,7 +608,7 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 	if err := dispatch.DispatchEnd(ctx, tx, d.DispatchID, dstate, outcome, errText); err != nil {
 		return nil, err
 	}
-	return e, runs.ProjectThread(ctx, tx, s.graphs, s.threads, d.ThreadID, d.GraphID, runErr)
+	return e, s.threads.ProjectLatest(ctx, tx, d.ThreadID, s.projectionGraphs(), d.GraphID, runErr)
 }
 
 // rollbackRun deletes a run and every checkpoint and pending write it

@@ -4,7 +4,14 @@
 // run events, threads) in one transaction, for in-process and external
 // workers alike. Of its own it owns run_commits (the answer of each commit
 // key, for replays) and run_writes (the pending writes a run recorded
-// under older checkpoints, for rollback).
+// under older checkpoints, for rollback). The other domains' rows it
+// writes through their packages, passing its transaction or batch: the
+// thread's projection at a run's end through threads.Store.SetRunEnded (a
+// projection the committer knows: threads.Project of the in-process
+// executor's last checkpoint, or of an external worker's complete one in
+// the ending commit) or threads.Store.ProjectLatest (the general path and
+// rollbacks: the latest checkpoint read back), the dispatch's end through
+// package dispatch, the webhook's pending mark with webhook.PendingSet.
 //
 // The bodies it takes and answers are the worker protocol's (package wire:
 // wire.CommitRequest, wire.CommitResult, wire.Claimed, wire.Cancellation,

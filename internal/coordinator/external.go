@@ -13,12 +13,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/graph"
+	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/checkpoints"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
 	"github.com/weftdev/weft/internal/dispatch"
-	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/pregel"
+	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/internal/wire"
 )
 
@@ -131,15 +132,13 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 		if err != nil {
 			return nil, err
 		}
-		var pr *Projection
-		pr, newest, err = s.projectFromCommit(who, g, req)
-		if err != nil || pr == nil {
-			if err == nil {
-				err = errFullPath
-			}
-			return nil, err
+		t, blobs := lastCheckpointOf(who, g, req)
+		if t == nil {
+			return nil, errFullPath
 		}
-		req.Projection = pr
+		pr := threads.Project(t, g)
+		pr.Blobs = blobs
+		req.Projection, newest = &pr, t.Config.CheckpointID
 	}
 	res := &committed{CommitResult: wire.CommitResult{CheckpointIDs: []string{}}}
 	p := &postgres.Pipeline{}
@@ -182,11 +181,14 @@ func (s *Service) commitExternal(ctx context.Context, dispatchID uuid.UUID, key 
 	return nil, err
 }
 
-// projectFromCommit computes the thread's projection at the end of a run
-// from the commit alone: its last root checkpoint, when the worker sent it
-// complete, with the writes under it in this commit. It returns nil when
-// the commit does not allow it, and that checkpoint's id.
-func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Commit) (*Projection, string, error) {
+// lastCheckpointOf is what the thread's projection at the end of a run is
+// computed from (threads.Project) with the commit alone: its last root
+// checkpoint, when the worker sent it complete, as a read of the store
+// would return it once written, with the writes under it in this commit;
+// and the channels whose blob rows this commit writes with exactly the
+// values SQL renders (the projection's Blobs). It returns nil when the
+// commit does not allow it.
+func lastCheckpointOf(who claimedIdentity, g *graph.Graph, req *Commit) (*checkpoints.Tuple, map[string]string) {
 	var last *wire.CheckpointPut
 	for i := range req.Checkpoints {
 		c := &req.Checkpoints[i]
@@ -194,17 +196,17 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 			continue
 		}
 		if last != nil && c.Checkpoint.ID < last.Checkpoint.ID {
-			return nil, "", nil // out of order: let the full path find the latest
+			return nil, nil // out of order: let the full path find the latest
 		}
 		last = c
 	}
 	if last == nil || !last.Complete {
-		return nil, "", nil
+		return nil, nil
 	}
 	// A graph with delta channels (LangGraph's DeltaChannel) sends them
 	// without their value: the full path rebuilds them from the store.
 	if len(pregel.DeltaKinds(g)) > 0 || last.Metadata["counters_since_delta_snapshot"] != nil {
-		return nil, "", nil
+		return nil, nil
 	}
 	cp := last.Checkpoint
 	cp.ChannelValues = make(map[string]any, len(last.Checkpoint.ChannelValues))
@@ -222,7 +224,7 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 			continue
 		}
 		if err != nil {
-			return nil, "", nil
+			return nil, nil
 		}
 		cp.ChannelValues[ch] = sv
 		if sqlReads {
@@ -244,7 +246,7 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 		for _, w := range b.Writes {
 			v, _, err := storedForm(w.Value, false)
 			if err != nil && !errors.Is(err, serde.ErrEmpty) {
-				return nil, "", nil
+				return nil, nil
 			}
 			w.Value = v
 			w.Idx, _ = checkpoints.WriteIdx(w.Channel, w.Idx)
@@ -263,13 +265,7 @@ func (s *Service) projectFromCommit(who claimedIdentity, g *graph.Graph, req *Co
 		return a.Idx - b.Idx
 	})
 	t.PendingWrites = dedupWrites(t.PendingWrites)
-	tasks := pregel.Tasks(t, g)
-	return &Projection{
-		Values:     pregel.StateValues(t.Checkpoint.ChannelValues, g),
-		Interrupts: jsonv.Must(pregel.InterruptsByTask(tasks)),
-		Pending:    len(tasks) > 0,
-		Blobs:      blobs,
-	}, cp.ID, nil
+	return t, blobs
 }
 
 // dedupWrites keeps one write per (task id, idx) of a sorted list: the last
@@ -328,4 +324,12 @@ func (s *Service) graphOf(ctx context.Context, graphID string) (*graph.Graph, er
 	}
 	g, _, err := s.cfg.Assistants.WorkerGraphCached(ctx, graphID)
 	return g, err
+}
+
+// projectionGraphs is how threads.Store.ProjectLatest finds the graph of
+// a thread whose run ended on the general path: the one compiled into the
+// server, or a worker graph's stand-in read in the ending transaction
+// (assistants.WorkerGraph, uncached).
+func (s *Service) projectionGraphs() threads.GraphLookup {
+	return threads.GraphLookup{Compiled: s.graphs, Worker: assistants.WorkerGraph}
 }

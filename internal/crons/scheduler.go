@@ -103,8 +103,7 @@ func (s *Service) fire(ctx context.Context, tx pgx.Tx, c *Cron) error {
 		run, err := s.runs.CreateTx(ctx, sp, threadID, req)
 		if err == nil && c.ThreadID == nil {
 			// A stateless firing's new thread is found by the cron's id.
-			_, err = sp.Exec(ctx, `UPDATE threads SET metadata = metadata || jsonb_build_object('cron_id', $2::text)
-				WHERE thread_id = $1 AND tenant_id = $3`, run.ThreadID, c.CronID, c.TenantID)
+			err = s.cfg.Threads.SetCronID(ctx, sp, run.ThreadID, c.CronID, c.TenantID)
 		}
 		if err == nil {
 			if err := sp.Commit(ctx); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/weftdev/weft/internal/metrics"
 	"github.com/weftdev/weft/internal/pregel"
 	"github.com/weftdev/weft/internal/runs"
+	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/internal/tracing"
 	"github.com/weftdev/weft/internal/wire"
 )
@@ -440,21 +441,19 @@ func (x *execution) end(ctx context.Context, end *wire.End, t *checkpoints.Tuple
 	return x.c.end(ctx, "end", end, x.project(t), nil)
 }
 
-// project is the thread's projection of checkpoint t with the writes
-// pending in this execution.
+// project is the thread's projection (threads.Project) of checkpoint t
+// with the writes pending in this execution.
 func (x *execution) project(t *checkpoints.Tuple) *coordinator.Projection {
 	if t == nil || !x.io.Local() {
 		return nil
 	}
 	tt := *t
 	tt.PendingWrites = x.c.writesUnder(t)
-	tasks := pregel.Tasks(&tt, x.g)
-	pr := &coordinator.Projection{Values: pregel.StateValues(tt.Checkpoint.ChannelValues, x.g),
-		Interrupts: jsonv.Must(pregel.InterruptsByTask(tasks)), Pending: len(tasks) > 0}
+	pr := threads.Project(&tt, x.g)
 	if t.Config.NS == "" && t.Config.CheckpointID == x.lastPut {
 		// This run put t (committed before or with the end): the thread
 		// row may reference the blobs that put writes.
 		pr.Blobs = x.lastBlobs
 	}
-	return pr
+	return &pr
 }

@@ -417,7 +417,9 @@ func (s *Service) enqueue(ctx context.Context, threadID uuid.UUID, create bool, 
 func (s *Service) createStateless(ctx context.Context, v *validated) (*Run, error) {
 	threadID := uuid.Must(uuid.NewV7())
 	p := &postgres.Pipeline{}
-	p.Exec(ctx, insertTemporaryThread, threadID, v.threadMetadata(), auth.Tenant(ctx))
+	if err := s.threads.InsertTemporary(ctx, p, threadID, v.threadMetadata(), auth.Tenant(ctx)); err != nil {
+		return nil, err
+	}
 	run, err := s.queueRun(ctx, p, threadID, v, dispatch.EnqueueParams{})
 	if err != nil {
 		return nil, err
@@ -427,9 +429,6 @@ func (s *Service) createStateless(ctx context.Context, v *validated) (*Run, erro
 	}
 	return run, nil
 }
-
-// insertTemporaryThread inserts a stateless run's thread, busy from the start.
-const insertTemporaryThread = `INSERT INTO threads (thread_id, metadata, status, tenant_id) VALUES ($1, $2, 'busy', $3)`
 
 func (v *validated) threadMetadata() map[string]any {
 	return map[string]any{"graph_id": v.graph.ID, "assistant_id": v.assistantID.String()}
@@ -478,16 +477,10 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 	// it; for a Python graph, as the Python server keeps it, with the
 	// configurable of the assistant and the thread, not the run's), and a
 	// new run is activity that restarts the thread's ttl clock.
-	p.Exec(ctx, `UPDATE threads SET metadata = metadata || $2, status = 'busy', latest_run_id = $3,
-		active_run_id = `+NextActiveRun+`, updated_at = now(),
-		config = coalesce((SELECT CASE WHEN NOT $5 THEN r.kwargs -> 'config'
-				ELSE ((r.kwargs -> 'config') - 'configurable') || jsonb_build_object('configurable',
-					coalesce((SELECT a.config -> 'configurable' FROM assistants a
-						WHERE a.assistant_id = r.assistant_id AND jsonb_typeof(a.config -> 'configurable') = 'object'), '{}') ||
-					CASE WHEN jsonb_typeof(threads.config -> 'configurable') = 'object' THEN threads.config -> 'configurable' ELSE '{}' END)
-				END FROM runs r WHERE r.run_id = $3), config),
-		expires_at = `+threads.ExpiresAtSQL+` WHERE thread_id = $1 AND tenant_id = $4`, threadID, v.threadMetadata(), runID, auth.Tenant(ctx),
-		v.graph.Language == graph.LanguagePython)
+	if err := s.threads.SetRunCreated(ctx, p, threadID, v.threadMetadata(), runID, auth.Tenant(ctx),
+		v.graph.Language == graph.LanguagePython); err != nil {
+		return nil, err
+	}
 	return run, nil
 }
 
@@ -497,7 +490,7 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 	var inflight []uuid.UUID
 	if threadID == uuid.Nil {
 		threadID = uuid.Must(uuid.NewV7())
-		if _, err := tx.Exec(ctx, insertTemporaryThread, threadID, md, auth.Tenant(ctx)); err != nil {
+		if err := s.threads.InsertTemporary(ctx, tx, threadID, md, auth.Tenant(ctx)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -566,9 +559,8 @@ func (s *Service) createTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, c
 // deleted on rollback), and the worker of a claimed one is told to stop. It
 // returns the new epoch.
 func (s *Service) cancelInflight(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, runIDs []uuid.UUID, action string) (int64, error) {
-	var epoch int64
-	if err := tx.QueryRow(ctx, `UPDATE threads SET dispatch_epoch = dispatch_epoch + 1 WHERE thread_id = $1
-		RETURNING dispatch_epoch`, threadID).Scan(&epoch); err != nil {
+	epoch, err := s.threads.DispatchEpochBump(ctx, tx, threadID)
+	if err != nil {
 		return 0, err
 	}
 	queued, err := dispatch.DispatchCancelQueued(ctx, tx, runIDs, true)
@@ -597,7 +589,7 @@ func (s *Service) endQueuedRuns(ctx context.Context, tx pgx.Tx, runIDs []uuid.UU
 		_, err = tx.Exec(ctx, `DELETE FROM runs WHERE run_id = ANY($1)`, runIDs)
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE runs SET status = 'interrupted', finished_at = now(), updated_at = now(),
-			`+webhook.PendingSet+`
+			`+webhook.PendingSet()+`
 			WHERE run_id = ANY($1)`, runIDs)
 	}
 	if err == nil {

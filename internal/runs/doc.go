@@ -36,6 +36,18 @@
 // deleted on rollback — and the worker of the executing run is told to
 // stop; it records the end through the coordinator).
 //
+// # Who writes the thread row
+//
+// This package writes no table but runs: the thread's side of a run goes
+// through package threads, in this package's transaction or batch, in the
+// same place among its statements: the stateless run's thread
+// (threads.Store.InsertTemporary), a new run's update of its thread
+// (SetRunCreated: busy, metadata, run pointers, config, ttl clock), the
+// dispatch epoch bumped by an interrupt or rollback (DispatchEpochBump),
+// the projection after a queued run is cancelled (ProjectLatest) and a
+// retried run's thread busy again (SetBusy). The webhook's pending mark in
+// the statements that end a run is webhook.PendingSet's.
+//
 // # The row
 //
 // A run's row stores its kwargs and metadata without what every run holds
@@ -60,9 +72,9 @@
 //     assistant deleted or moved to another graph since validation makes
 //     the insert find no row, and the run is not created (404).
 //   - The thread is busy while one of its runs is pending or running;
-//     ProjectThread recomputes its status, values and interrupts in the
-//     transaction that ends a run (here for queued runs, in the coordinator
-//     for executed ones).
+//     threads.Store.ProjectLatest recomputes its status, values and
+//     interrupts in the transaction that ends a run (here for queued runs,
+//     in the coordinator for executed ones).
 //   - A run that ended or was deleted is announced on ChannelRunEnd in the
 //     same transaction; Join waits on it with a poll as fallback, and keeps
 //     waiting through a database outage.

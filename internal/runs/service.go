@@ -209,7 +209,7 @@ func (s *Service) Cancel(ctx context.Context, threadID, runID uuid.UUID, action 
 			if err := s.endQueuedRuns(ctx, tx, ids, action); err != nil {
 				return err
 			}
-			return ProjectThread(ctx, tx, s.graphs, s.threads, threadID, graphID, nil)
+			return s.threads.ProjectLatest(ctx, tx, threadID, threads.GraphLookup{Compiled: s.graphs, Worker: assistants.WorkerGraph}, graphID, nil)
 		case StatusRunning:
 			running, err = dispatch.DispatchRequestCancel(ctx, tx, runID, action)
 			return err
@@ -308,12 +308,16 @@ func (s *Service) Retry(ctx context.Context, id uuid.UUID) (*dispatch.Dispatch, 
 		if d, err = dispatch.DispatchRetry(ctx, tx, id); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `WITH r AS (
-				UPDATE runs SET status = 'pending', error = NULL, result = NULL, result_ref = NULL, finished_at = NULL, updated_at = now()
-				WHERE run_id = $1
-			)
-			UPDATE threads SET status = 'busy', error = NULL, updated_at = now() WHERE thread_id = $2`, d.RunID, d.ThreadID)
-		return err
+		// The thread's row, then the run's, in one round trip: the order
+		// in which one statement (WITH r AS (UPDATE runs …) UPDATE
+		// threads …, the unreferenced CTE running last) locked them.
+		p := &postgres.Pipeline{}
+		if err := s.threads.SetBusy(ctx, p, d.ThreadID); err != nil {
+			return err
+		}
+		p.Exec(ctx, `UPDATE runs SET status = 'pending', error = NULL, result = NULL, result_ref = NULL, finished_at = NULL, updated_at = now()
+				WHERE run_id = $1`, d.RunID)
+		return p.Send(ctx, tx)
 	})
 	return d, err
 }

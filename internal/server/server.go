@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,12 +57,20 @@ type Server struct {
 	ln      net.Listener
 	http    *http.Server
 	done    chan error
-	// stopRuns stops the in-process workers (their runs are given back to
-	// the queue), the reaper and the notification listener.
-	stopRuns func()
+	// loops are the background loops that use the database (the
+	// notification listener, the reaper, the in-process workers, whose
+	// runs are given back to the queue, webhook delivery, the sweepers,
+	// the cron scheduler, the store indexer), stopped together before the
+	// pool closes; afterLoops is waited for after them.
+	loops      []*loop
+	afterLoops func()
+	// serve runs s.http; supervisor forwards the managed cluster's
+	// supervisor failure to done (nil without a managed cluster).
+	serve, supervisor *loop
 	// metricsHTTP serves /metrics on cfg.MetricsAddr (nil when unset).
 	metricsHTTP *http.Server
 	metricsLn   net.Listener
+	metricsLoop *loop
 	// tracer is the provider built from cfg.Tracing, flushed and shut
 	// down last (nil when tracing is off or the provider was given).
 	tracer *sdktrace.TracerProvider
@@ -84,6 +91,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	// Every store reached from here (requests, background loops) finds the
 	// keyring on its context: encryption at rest (package crypt).
 	ctx = crypt.WithKeyring(ctx, cfg.Keyring)
+	// The background loops run until they are stopped, whatever becomes of
+	// ctx.
+	bg := context.WithoutCancel(ctx)
 	defer func() {
 		if err != nil {
 			s.closeDB()
@@ -115,11 +125,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		// running the server stops on its own (Done) instead of serving
 		// without a database.
 		failed := c.Supervise(postgres.SuperviseConfig{})
-		go func() {
-			if err, ok := <-failed; ok {
-				s.done <- err
-			}
-		}()
+		s.supervisor = newLoop("postgres supervisor", forwarding(failed, s.done))
+		if err := s.supervisor.Start(bg); err != nil {
+			return nil, err
+		}
 		if err := c.EnsureDatabase(ctx, "weft"); err != nil {
 			return nil, err
 		}
@@ -200,36 +209,46 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	workers := workerapi.NewHandlers(s.pool, graphs, assistantStore, coord, runSvc, log)
 	workers.DescribeGraphs(cfg.GraphDescriptions)
 	stateSvc.SetExternalUpdater(workers) // update_state of graphs external workers serve
-	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	listener := postgres.NewListener(s.pool.Config().ConnString(), log, append(coordinator.NotifyChannels(), store.NotifyChannel)...)
 	runSvc.Start(listener)
 	streams.Start(listener)
-	waitCoord := coord.Start(bg, listener)
-	waitPool := pool.Start(bg, listener)
-	waitHooks := hooks.Start(bg)
-	waitRuns := func() { waitPool(); waitCoord(); waitHooks() }
-	var background sync.WaitGroup
-	background.Go(func() { listener.Run(bg) })
+	// The background loops, started below in this order (the run packages
+	// subscribe to listener before it runs).
+	loops := []*loop{
+		newLoop("lease reaper", waiting(func(ctx context.Context) func() { return coord.Start(ctx, listener) })),
+		newLoop("run workers", waiting(func(ctx context.Context) func() { return pool.Start(ctx, listener) })),
+		newLoop("webhook delivery", waiting(hooks.Start)),
+		newLoop("notification listener", blocking(listener.Run)),
+	}
 	ttlSweep := cfg.TTLSweepInterval
 	if ttlSweep <= 0 {
 		ttlSweep = time.Minute
 	}
-	background.Go(func() { stateSvc.RunTTLSweeper(bg, ttlSweep, log) })
-	// The deletions of temporary threads that answered requests started
-	// finish before the database closes (the requests are over by then).
-	s.stopRuns = func() { stopBG(); waitRuns(); background.Wait(); runSvc.Wait() }
+	loops = append(loops, newLoop("thread ttl sweeper", blocking(func(ctx context.Context) { threadStore.RunTTLSweeper(ctx, ttlSweep, stateSvc.PruneToLatest, log) })))
 	storeItems := store.NewStore(s.pool, cfg.StoreClock)
 	storeItems.SetTTLDefaults(cfg.StoreDefaultTTL, !cfg.StoreNoRefreshOnRead)
 	if cfg.StoreIndex != nil {
 		storeItems.EnableIndex(cfg.StoreIndex, store.NewEmbedder(cfg.StoreIndex))
 		log.Info("store semantic index", "embed", cfg.StoreIndex.Embed, "dims", cfg.StoreIndex.Dims, "fields", cfg.StoreIndex.Fields)
 	}
-	waitSweep := storeItems.StartSweeper(bg, cfg.StoreSweepInterval, log)
 	cronSvc := crons.NewService(s.pool, runSvc, log, crons.Config{Interval: cfg.CronInterval, Clock: cfg.CronClock, Batch: cfg.CronBatch, Threads: threadStore})
-	waitCrons := cronSvc.Start(bg)
-	waitIndexer := storeItems.StartIndexer(bg, listener, cfg.StoreIndexer, log)
-	stopLoops := s.stopRuns
-	s.stopRuns = func() { stopLoops(); waitSweep(); waitCrons(); waitIndexer() }
+	loops = append(loops,
+		newLoop("store sweeper", waiting(func(ctx context.Context) func() {
+			return storeItems.StartSweeper(ctx, cfg.StoreSweepInterval, log)
+		})),
+		newLoop("cron scheduler", waiting(cronSvc.Start)),
+		newLoop("store indexer", waiting(func(ctx context.Context) func() {
+			return storeItems.StartIndexer(ctx, listener, cfg.StoreIndexer, log)
+		})),
+	)
+	// closeDB stops them all (even when one fails to start), then lets the
+	// deletions of temporary threads that answered requests finish before
+	// the database closes (the requests are over by then).
+	s.loops, s.afterLoops = loops, runSvc.Wait
+	if err := startLoops(bg, loops...); err != nil {
+		s.ln.Close()
+		return nil, err
+	}
 	authn, err := newAuthenticator(ctx, cfg, s.pool, log)
 	if err != nil {
 		s.ln.Close()
@@ -285,16 +304,19 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	// Streams end at shutdown (their clients resume elsewhere with
 	// Last-Event-ID) instead of holding the drain open.
 	s.http.RegisterOnShutdown(streams.BeginShutdown)
-	go func() { s.done <- s.http.Serve(s.ln) }()
+	// These loops cannot fail to start (serving calls started first).
+	s.serve = newLoop("http server", serving(s.http, s.ln, func(err error) { s.done <- err }))
+	_ = s.serve.Start(bg)
 	if s.metricsLn != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler(log))
 		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := s.metricsHTTP.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+		s.metricsLoop = newLoop("metrics server", serving(s.metricsHTTP, s.metricsLn, func(err error) {
+			if !errors.Is(err, http.ErrServerClosed) {
 				log.Error("metrics listener", "error", err)
 			}
-		}()
+		}))
+		_ = s.metricsLoop.Start(bg)
 		log.Info("metrics listening", "addr", s.metricsLn.Addr().String())
 	}
 	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil, "tracing", tp != nil,
@@ -366,6 +388,7 @@ func (s *Server) MetricsAddr() string {
 func (s *Server) closeObs(ctx context.Context) {
 	if s.metricsHTTP != nil {
 		_ = s.metricsHTTP.Close()
+		s.stopLoops(s.metricsLoop)
 		s.metricsHTTP = nil
 	} else if s.metricsLn != nil {
 		_ = s.metricsLn.Close()
@@ -449,15 +472,35 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.log.Warn("shutdown timeout: closing remaining connections")
 		err = s.http.Close()
 	}
+	s.stopLoops(s.serve)
 	s.closeDB()
 	s.closeObs(context.WithoutCancel(ctx))
 	return err
 }
 
+// loopStopTimeout bounds how long a shutdown waits for a set of
+// background loops to return once cancelled; one still running after that
+// is logged and left to finish on its own.
+const loopStopTimeout = time.Minute
+
+// stopLoops stops loops together (stopLoops in loops.go), within
+// loopStopTimeout, logging what did not stop cleanly.
+func (s *Server) stopLoops(loops ...*loop) {
+	ctx, cancel := context.WithTimeout(context.Background(), loopStopTimeout)
+	defer cancel()
+	if err := stopLoops(ctx, loops...); err != nil {
+		s.log.Error("stop background loops", "error", err)
+	}
+}
+
 func (s *Server) closeDB() {
-	if s.stopRuns != nil {
-		s.stopRuns()
-		s.stopRuns = nil
+	if s.loops != nil {
+		s.stopLoops(s.loops...)
+		s.loops = nil
+	}
+	if s.afterLoops != nil {
+		s.afterLoops()
+		s.afterLoops = nil
 	}
 	if s.pool != nil {
 		s.pool.Close()
@@ -469,6 +512,9 @@ func (s *Server) closeDB() {
 			s.log.Error("stop local PostgreSQL", "error", err)
 		}
 	}
+	// Stopping the cluster ended its supervisor: the watch has forwarded
+	// what it sent, if anything.
+	s.stopLoops(s.supervisor)
 }
 
 // assistantMetadata is a's metadata as a map (for authorize filters).

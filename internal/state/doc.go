@@ -27,4 +27,12 @@
 // last k elements, messagelog.ListView) and summaries, records covering a
 // seq range stored beside the checkpoints (messagelog.Summary*), never in
 // place of a value.
+//
+// This package writes no thread row itself: the projection of a change
+// goes through threads.Store (SetState, ValuesInline, CopyRow) in the
+// change's transaction. The ttl sweeper is package threads'
+// (threads.Store.RunTTLSweeper); its keep_latest strategy prunes through
+// PruneToLatest, which this package provides because pruning needs the
+// checkpoints and the event log (the server wires it where it starts the
+// sweeper).
 package state

@@ -25,6 +25,28 @@
 // created concurrently under any node of the subtree is either seen and
 // deleted, or its creation waits and then fails because its parent is gone.
 //
+// # Who writes the row
+//
+// Every statement that writes the threads table is in this package; other
+// packages call it with their transaction or batch (a postgres.Pipeline
+// is a DBTX whose Exec queues), so a thread's write keeps its place among
+// their statements and their locks:
+//
+//	API (handlers.go, store.go)   create, patch, copy (CopyRow), delete strategies, ttl
+//	state                         SetState (a state change's projection), ValuesInline (before a prune)
+//	runs                          InsertTemporary, SetRunCreated, DispatchEpochBump, SetBusy,
+//	                              ProjectLatest (a queued run cancelled); InsertDefault (if_not_exists)
+//	coordinator                   SetRunEnded (a run's end, projection known), ProjectLatest (read back)
+//	crons                         SetCronID (a stateless firing's thread); InsertDefault
+//	ttl sweeper (ttl_sweeper.go)  DeleteExpired, expires_at cleared after keep_latest (whose
+//	                              pruning the state package provides: PruneToLatest)
+//
+// The projection of a checkpoint (values, interrupts, pending tasks) is
+// computed by one function, Project, whatever the checkpoint's source: the
+// in-process executor's last checkpoint, an external worker's complete
+// checkpoint in its ending commit, or the latest one read back
+// (ProjectLatest).
+//
 // # The values projection
 //
 // A thread row shows its latest root checkpoint's values (the Thread

@@ -105,7 +105,7 @@ func (t *Thread) attachTTL() {
 	t.TTL = ttl
 }
 
-// ExpiresAtSQL is the SQL expression that (re)starts a thread's ttl clock
+// expiresAtSQL is the SQL expression that (re)starts a thread's ttl clock
 // (null for a thread without ttl), for statements that record activity on a
-// thread, such as a new run.
-const ExpiresAtSQL = `now() + make_interval(secs => ttl_minutes * 60)`
+// thread, such as a new run (SetRunCreated).
+const expiresAtSQL = `now() + make_interval(secs => ttl_minutes * 60)`

@@ -5,8 +5,8 @@
 // times) and nothing else.
 //
 // The statement that ends a run also marks its delivery pending and due
-// (PendingSet, part of the coordinator's and package runs' end
-// statements), so a run that ended is never lost to a crash and a run
+// (the clause PendingSet returns, part of the coordinator's and package
+// runs' end statements), so a run that ended is never lost to a crash and a run
 // deleted by a rollback sends nothing. Every replica runs the delivery
 // loop:
 //

@@ -99,10 +99,14 @@ const (
 	webhookBatch = 16
 )
 
-// PendingSet is the SET clause that marks a run's webhook delivery
-// pending and due when its kwargs name a webhook (part of the statements
-// that end a run, so marking costs no round trip).
-const PendingSet = `webhook_state = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN 'pending' ELSE webhook_state END,
+// PendingSet returns the SET clause that marks a run's webhook delivery
+// pending and due when its kwargs name a webhook, for the statements of
+// other packages that end a run (the coordinator's, package runs'), so
+// marking costs no round trip. The columns are this package's: the clause
+// is its only writer outside the delivery loop.
+func PendingSet() string { return pendingSet }
+
+const pendingSet = `webhook_state = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN 'pending' ELSE webhook_state END,
 				webhook_next_at = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN now() ELSE webhook_next_at END,
 				webhook_attempts = CASE WHEN nullif(kwargs->>'webhook', '') IS NOT NULL THEN 0 ELSE webhook_attempts END`
 

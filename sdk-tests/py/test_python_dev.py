@@ -24,7 +24,7 @@ JS_MODULES = REPO_ROOT / "worker-js" / "node_modules"
 def test_mixed_js_and_python_project(servers, tmp_path):
     if not (JS_MODULES / "@langchain" / "langgraph").exists():
         pytest.skip("worker-js's packages are missing (cd worker-js && npm ci)")
-    shutil.copy(REPO_ROOT / "weft" / "testdata" / "devproject" / "foo_bar.ts", tmp_path / "foo_bar.ts")
+    shutil.copy(REPO_ROOT / "internal" / "cli" / "dev" / "testdata" / "devproject" / "foo_bar.ts", tmp_path / "foo_bar.ts")
     (tmp_path / "node_modules").symlink_to(JS_MODULES)
     (tmp_path / "py_graph.py").write_text(textwrap.dedent('''
         from typing_extensions import TypedDict

@@ -1,4 +1,4 @@
-package runs_test
+package workersuite_test
 
 import (
 	"net/http"

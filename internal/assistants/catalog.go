@@ -15,6 +15,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // Graph sources in the catalog.
@@ -28,46 +29,9 @@ const (
 )
 
 // SubgraphSchemas are the JSON Schemas of one subgraph, the value of each
-// namespace in GET /assistants/{id}/subgraphs.
-type SubgraphSchemas struct {
-	InputSchema   any `json:"input_schema"`
-	OutputSchema  any `json:"output_schema"`
-	StateSchema   any `json:"state_schema"`
-	ConfigSchema  any `json:"config_schema"`
-	ContextSchema any `json:"context_schema"`
-	// Raw is the entry exactly as a worker registered it (a JSON object),
-	// served as is: each LangGraph server has its own shape (Python's
-	// input_schema, …, LangGraph.js's state, input, output, config).
-	Raw json.RawMessage `json:"-"`
-}
-
-// UnmarshalJSON keeps a registered entry as it came (it must be a JSON
-// object or null) and reads the fields of Python's shape from it.
-func (s *SubgraphSchemas) UnmarshalJSON(b []byte) error {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return fmt.Errorf("subgraph schemas: want a JSON object: %w", err)
-	}
-	type plain SubgraphSchemas
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*s = SubgraphSchemas(p)
-	if obj != nil {
-		s.Raw = append(json.RawMessage(nil), b...)
-	}
-	return nil
-}
-
-// MarshalJSON writes the entry as registered when it came from JSON.
-func (s SubgraphSchemas) MarshalJSON() ([]byte, error) {
-	if len(s.Raw) > 0 {
-		return s.Raw, nil
-	}
-	type plain SubgraphSchemas
-	return json.Marshal(plain(s))
-}
+// namespace in GET /assistants/{id}/subgraphs: wire.SubgraphSchemas, as a
+// worker registers them.
+type SubgraphSchemas = wire.SubgraphSchemas
 
 // GraphInfo is one graph of the catalog: what the assistant routes tell
 // about a graph without running it.

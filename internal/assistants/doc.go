@@ -44,5 +44,9 @@
 // drawing (GET /assistants/{id}/graph), its JSON Schemas (…/schemas) and
 // its subgraphs (…/subgraphs). The server upserts its built-in graphs at
 // start (RegisterBuiltin); GraphUpsert is the one writer, for external
-// workers registering their graphs later.
+// workers registering their graphs later. SubgraphSchemas, which a worker
+// registers and GET /assistants/{id}/subgraphs answers, is an alias of
+// wire.SubgraphSchemas: the worker protocol is a leaf package, so the
+// shape is declared there; its schema keeps the name
+// assistants.SubgraphSchemas.
 package assistants

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weftdev/weft/internal/checkpoints/metabase"
 	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // Config addresses a checkpoint: a thread, a namespace within it ("" is the
@@ -19,66 +20,15 @@ type Config struct {
 	CheckpointID string `json:"checkpoint_id"`
 }
 
-// Checkpoint is LangGraph's checkpoint object, format v4.
-//
-// The checkpoints.checkpoint jsonb column holds it without ChannelValues (the
-// JS saver's form); the values live in checkpoint_blobs, one row per channel
-// version, shared by every checkpoint that still has that version. On read,
-// ChannelValues is rebuilt from those blobs plus any values the Python saver
-// stored inline in checkpoint->'channel_values' (it inlines primitives).
-type Checkpoint struct {
-	V  int    `json:"v"`
-	ID string `json:"id" validate:"required" minLength:"1"`
-	TS string `json:"ts"`
-	// ChannelValues holds the full value of every channel that has one. On
-	// read, a value may be json.RawMessage (valid JSON not decoded yet);
-	// Materialize decodes it.
-	ChannelValues map[string]any `json:"channel_values,omitempty"`
-	// ChannelVersions maps each channel to the version of its current value.
-	// Versions are text: the JS saver's integers read back as "3", Python's
-	// and Weft's strings are kept (see NextVersion).
-	ChannelVersions map[string]string `json:"channel_versions"`
-	// VersionsSeen maps a node (or "__input__", "__interrupt__") to the
-	// channel versions it last saw, normalised like ChannelVersions.
-	VersionsSeen map[string]map[string]string `json:"versions_seen"`
-	// UpdatedChannels lists the channels the step that made this checkpoint
-	// wrote (Python LangGraph ≥ 0.3 records it; the JS saver does not).
-	UpdatedChannels []string `json:"updated_channels,omitempty"`
-}
+// Checkpoint is LangGraph's checkpoint object, format v4 (the worker
+// protocol carries it whole, so its shape is package wire's).
+type Checkpoint = wire.Checkpoint
 
-// Metadata is a checkpoint's metadata: "source" (input, loop, update, fork),
-// "step", "parents" (namespace → checkpoint id for subgraphs) and whatever
-// the writer adds. Numbers read back as json.Number.
-type Metadata map[string]any
+// Metadata is a checkpoint's metadata (wire.Metadata).
+type Metadata = wire.Metadata
 
-// Step returns metadata["step"] as an int, and whether it was present and
-// integral.
-func (m Metadata) Step() (int, bool) {
-	switch v := m["step"].(type) {
-	case json.Number:
-		i, err := v.Int64()
-		return int(i), err == nil
-	case int:
-		return v, true
-	case int64:
-		return int(v), true
-	case float64:
-		return int(v), v == float64(int(v))
-	}
-	return 0, false
-}
-
-// Write is one pending write of a task: a value for a channel, recorded
-// under the checkpoint the task started from. Idx is the write's position in
-// its task's list; the special channels use fixed negative indexes instead
-// (see WriteIdx). TaskPath is Python's task path ("" from the JS saver).
-type Write struct {
-	TaskID   string `json:"task_id"`
-	Channel  string `json:"channel"`
-	Value    any    `json:"value"`
-	Idx      int    `json:"idx"`
-	TaskPath string `json:"task_path,omitempty"`
-}
+// Write is one pending write of a task (wire.Write).
+type Write = wire.Write
 
 // Tuple is a checkpoint as read back: where it is, its content, its
 // metadata, its parent (nil for a thread's first checkpoint) and the pending

@@ -149,6 +149,12 @@
 // blobs), never as lc envelopes. A delta channel of messages is rebuilt by
 // replaying its writes through internal/checkpoints/deltareducer.
 //
+// Checkpoint, Metadata and Write are aliases of wire.Checkpoint,
+// wire.Metadata and wire.Write: a worker's commit carries them whole and
+// the worker protocol is a leaf package, so their shapes are declared there
+// (their schemas keep the names checkpoints.Checkpoint and
+// checkpoints.Write); everything that reads or writes them is here.
+//
 // Not implemented: the JS saver's migration of pending sends for checkpoints
 // older than format v4 (it folds __pregel_tasks writes of the parent into
 // channel_values); such rows read with their stored values only.

@@ -59,7 +59,7 @@ func (s *Service) Claim(ctx context.Context, worker string, graphIDs []string, l
 		if !ok {
 			return nil, fmt.Errorf("claim: run %s of dispatch %s not updated", d.RunID, d.DispatchID)
 		}
-		if err := r.Run.Open(ctx); err != nil {
+		if err := runs.Open(ctx, &r.Run); err != nil {
 			return nil, err
 		}
 		out = append(out, wire.Claimed{Dispatch: d, Run: r.Run, ClaimToken: *d.ClaimToken, ThreadEmpty: r.ThreadEmpty,

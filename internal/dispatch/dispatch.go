@@ -13,19 +13,21 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/wire"
 )
 
-// State is a dispatch's state.
-type State string
+// State is a dispatch's state: wire.DispatchState, as the worker protocol
+// carries it.
+type State = wire.DispatchState
 
 // Dispatch states; see the package documentation.
 const (
-	Queued     State = "queued"
-	Claimed    State = "claimed"
-	Acked      State = "acked"
-	Cancelled  State = "cancelled"
-	Superseded State = "superseded"
-	DeadLetter State = "dead_letter"
+	Queued     = wire.DispatchQueued
+	Claimed    = wire.DispatchClaimed
+	Acked      = wire.DispatchAcked
+	Cancelled  = wire.DispatchCancelled
+	Superseded = wire.DispatchSuperseded
+	DeadLetter = wire.DispatchDeadLetter
 )
 
 // ValidState reports whether s names a dispatch state.
@@ -64,28 +66,9 @@ func fenced(id uuid.UUID) error {
 // aborted and the claim may simply be tried again.
 var ErrClaimRace = errors.New("claim race")
 
-// Dispatch is one row of run_dispatches.
-type Dispatch struct {
-	DispatchID     uuid.UUID  `db:"dispatch_id" json:"dispatch_id" validate:"required" format:"uuid"`
-	RunID          uuid.UUID  `db:"run_id" json:"run_id" validate:"required" format:"uuid"`
-	ThreadID       uuid.UUID  `db:"thread_id" json:"thread_id" validate:"required" format:"uuid"`
-	GraphID        string     `db:"graph_id" json:"graph_id" validate:"required"`
-	State          State      `db:"state" json:"state" validate:"required" enums:"queued,claimed,acked,cancelled,superseded,dead_letter"`
-	Priority       int        `db:"priority" json:"priority" validate:"required"`
-	AvailableAt    httpx.Time `db:"available_at" json:"available_at" validate:"required" swaggertype:"string" format:"date-time"`
-	Attempt        int        `db:"attempt" json:"attempt" validate:"required"`
-	MaxAttempts    int        `db:"max_attempts" json:"max_attempts" validate:"required"`
-	Epoch          int64      `db:"epoch" json:"epoch" validate:"required"`
-	ClaimToken     *uuid.UUID `db:"claim_token" json:"-"`
-	ClaimedBy      *string    `db:"claimed_by" json:"claimed_by" validate:"required" extensions:"x-nullable"`
-	ClaimedAt      httpx.Time `db:"claimed_at" json:"claimed_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
-	LeaseExpiresAt httpx.Time `db:"lease_expires_at" json:"lease_expires_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
-	CancelAction   *string    `db:"cancel_action" json:"cancel_action" validate:"required" extensions:"x-nullable" enums:"interrupt,rollback"`
-	LastError      *string    `db:"last_error" json:"last_error" validate:"required" extensions:"x-nullable"`
-	CreatedAt      httpx.Time `db:"created_at" json:"created_at" validate:"required" swaggertype:"string" format:"date-time"`
-	UpdatedAt      httpx.Time `db:"updated_at" json:"updated_at" validate:"required" swaggertype:"string" format:"date-time"`
-	FinishedAt     httpx.Time `db:"finished_at" json:"finished_at" validate:"required" swaggertype:"string" format:"date-time" extensions:"x-nullable"`
-}
+// Dispatch is one row of run_dispatches: wire.Dispatch, as the worker
+// protocol carries it whole (a claimed run's dispatch).
+type Dispatch = wire.Dispatch
 
 // Attempt is one claim of a dispatch.
 type Attempt struct {

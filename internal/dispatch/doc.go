@@ -37,6 +37,11 @@
 //     every replica may run it concurrently; each expired claim is handled
 //     once.
 //
+// Dispatch and State are aliases of wire.Dispatch and wire.DispatchState
+// (Queued, … of wire.DispatchQueued, …): the worker protocol carries a
+// claimed run's dispatch whole and is a leaf package, so the row's shape is
+// declared there; its schema keeps the name dispatch.Dispatch.
+//
 // Enqueue sends NOTIFY weft_dispatch in the writing transaction, so idle
 // workers wake within milliseconds of the commit; RequestCancel sends
 // NOTIFY weft_cancel with the dispatch id.

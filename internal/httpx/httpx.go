@@ -2,7 +2,8 @@
 // JSON decoding (empty body = {}, unknown fields ignored, 422 on malformed
 // input, 413 over the size limit), JSON and error responses in the
 // {"detail": "..."} shape the LangGraph SDKs read, path and query parsing,
-// and the wire form of timestamps.
+// and the wire form of timestamps (Time, an alias of wire.Time, declared
+// in the worker protocol's leaf package, which carries timestamps too).
 package httpx
 
 import (
@@ -28,6 +29,7 @@ import (
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
+	"github.com/weftdev/weft/internal/wire"
 )
 
 // ErrorBody is the JSON body of every error response.
@@ -370,50 +372,11 @@ func SetPagination(w http.ResponseWriter, offset, limit, pageLen int, hasMore bo
 
 // Time is a timestamp in the official server's wire form: ISO 8601 with
 // microseconds and a numeric offset ("2024-07-25T15:35:44.184703+00:00").
-type Time struct{ time.Time }
+// It is package wire's (the worker protocol carries it too).
+type Time = wire.Time
 
 // TimeLayout is the wire layout of Time.
-const TimeLayout = "2006-01-02T15:04:05.000000-07:00"
-
-// MarshalJSON writes the wire form, or null for the zero time.
-func (t Time) MarshalJSON() ([]byte, error) {
-	if t.IsZero() {
-		return []byte("null"), nil
-	}
-	return []byte(`"` + t.UTC().Format(TimeLayout) + `"`), nil
-}
-
-// UnmarshalJSON accepts RFC 3339 with or without fractional seconds.
-func (t *Time) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		t.Time = time.Time{}
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return err
-	}
-	t.Time = v
-	return nil
-}
-
-// Scan implements sql.Scanner so a timestamptz column scans straight into a
-// Time (NULL gives the zero time, written as null).
-func (t *Time) Scan(src any) error {
-	switch v := src.(type) {
-	case nil:
-		t.Time = time.Time{}
-	case time.Time:
-		t.Time = v
-	default:
-		return fmt.Errorf("httpx.Time: cannot scan %T", src)
-	}
-	return nil
-}
+const TimeLayout = wire.TimeLayout
 
 // PathParam returns the chi URL parameter name, unescaped.
 func PathParam(r *http.Request, name string) string {

@@ -464,7 +464,7 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 				return &assistantChangedError{id: v.assistantID}
 			}
 			if err == nil {
-				err = r.Open(ctx)
+				err = Open(ctx, &r)
 			}
 			*run = r
 			return err

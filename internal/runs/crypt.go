@@ -30,7 +30,7 @@ func OpenKwargs(ctx context.Context, doc []byte) ([]byte, error) {
 
 // Open decrypts the run's kwargs (input, command) and result when they
 // were stored encrypted.
-func (r *Run) Open(ctx context.Context) error {
+func Open(ctx context.Context, r *Run) error {
 	var err error
 	if r.Kwargs, err = OpenKwargs(ctx, r.Kwargs); err != nil {
 		return fmt.Errorf("run %s: %w", r.RunID, err)

@@ -80,6 +80,12 @@
 //     waiting through a database outage.
 //   - Only a finished run can be deleted (409 while pending or running).
 //
+// Run and Status are aliases of wire.Run and wire.RunStatus (the status
+// constants of wire.RunPending, …): the worker protocol carries a claimed
+// run whole and is a leaf package, so the record's shape is declared there;
+// its schema keeps the name runs.Run. What needs this package's
+// dependencies stays here: the columns, and Open, which decrypts a row.
+//
 // The end-to-end tests of the run packages (execution, commits, the worker
 // API, streams, webhooks, crashes) live in this package's tests: they drive
 // the whole server over HTTP.

@@ -7,24 +7,23 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/weftdev/weft/internal/apperr"
-	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/jsonv"
+	"github.com/weftdev/weft/internal/wire"
 )
 
-// Status is a run's status (reference API §6.1).
-type Status string
+// Status is a run's status (reference API §6.1): wire.RunStatus, as the
+// worker protocol carries it.
+type Status = wire.RunStatus
 
 // Run statuses.
 const (
-	StatusPending     Status = "pending"
-	StatusRunning     Status = "running"
-	StatusSuccess     Status = "success"
-	StatusError       Status = "error"
-	StatusTimeout     Status = "timeout"
-	StatusInterrupted Status = "interrupted"
+	StatusPending     = wire.RunPending
+	StatusRunning     = wire.RunRunning
+	StatusSuccess     = wire.RunSuccess
+	StatusError       = wire.RunError
+	StatusTimeout     = wire.RunTimeout
+	StatusInterrupted = wire.RunInterrupted
 )
 
 // statuses are the statuses a run can have.
@@ -45,43 +44,9 @@ const (
 	ActionRollback  = "rollback"
 )
 
-// Run is the Run object of the API (reference §6.1).
-type Run struct {
-	RunID             uuid.UUID       `db:"run_id" json:"run_id" validate:"required" format:"uuid"`
-	ThreadID          uuid.UUID       `db:"thread_id" json:"thread_id" validate:"required" format:"uuid"`
-	AssistantID       uuid.UUID       `db:"assistant_id" json:"assistant_id" validate:"required" format:"uuid"`
-	CreatedAt         httpx.Time      `db:"created_at" json:"created_at" validate:"required" swaggertype:"string" format:"date-time"`
-	UpdatedAt         httpx.Time      `db:"updated_at" json:"updated_at" validate:"required" swaggertype:"string" format:"date-time"`
-	Status            Status          `db:"status" json:"status" validate:"required" enums:"pending,running,success,error,timeout,interrupted"`
-	Metadata          json.RawMessage `db:"metadata" json:"metadata" validate:"required" swaggertype:"object"`
-	Kwargs            json.RawMessage `db:"kwargs" json:"kwargs" validate:"required" swaggertype:"object"`
-	MultitaskStrategy string          `db:"multitask_strategy" json:"multitask_strategy" validate:"required" enums:"reject,enqueue,interrupt,rollback"`
-	// Attempt counts the claims of the run's dispatch (1 on the first).
-	Attempt int `db:"attempt" json:"attempt" validate:"required"`
-	// WebhookState is the delivery of the run's webhook: null (no webhook,
-	// or the run has not ended), pending, delivered or failed.
-	WebhookState *string `db:"webhook_state" json:"webhook_state" validate:"required" enums:"pending,delivered,failed" extensions:"x-nullable"`
-	// WebhookAttempts counts the POSTs of the webhook so far.
-	WebhookAttempts int `db:"webhook_attempts" json:"webhook_attempts" validate:"required"`
-	// WebhookLastStatus is the HTTP status of the last attempt (null when
-	// none came back).
-	WebhookLastStatus *int `db:"webhook_last_status" json:"webhook_last_status" validate:"required" extensions:"x-nullable"`
-	// WebhookLastError says why the last attempt failed (null after a 2xx).
-	WebhookLastError *string `db:"webhook_last_error" json:"webhook_last_error" validate:"required" extensions:"x-nullable"`
-
-	GraphID string          `db:"graph_id" json:"-"`
-	Error   json.RawMessage `db:"error" json:"-"`
-	Result  json.RawMessage `db:"result" json:"-"`
-	// ResultRef, when set, names the checkpoint values that fill Result
-	// (eventlog.RenderResult; Service.Result renders it).
-	ResultRef []byte `db:"result_ref" json:"-"`
-	Temporary bool   `db:"temporary" json:"-"`
-	// Traceparent is the W3C traceparent of the span that created the run
-	// (nil when tracing was off): the parent of its workers' run spans.
-	Traceparent *string `db:"traceparent" json:"-"`
-	// TenantID owns the run (its thread's tenant); workers act for it.
-	TenantID string `db:"tenant_id" json:"-"`
-}
+// Run is the Run object of the API (reference §6.1): wire.Run, as the
+// worker protocol carries it whole (a claimed run).
+type Run = wire.Run
 
 // Columns are the columns of a Run, in the order RowToStructByName reads
 // them.
@@ -123,9 +88,6 @@ func storedKwargs(k Kwargs) []byte {
 	}
 	return jsonv.Must(doc)
 }
-
-// Finished reports whether the run has ended.
-func (r *Run) Finished() bool { return r.Status != StatusPending && r.Status != StatusRunning }
 
 // Command is a run's command (reference §6.2): resume an interrupt, update
 // the state, jump to nodes.

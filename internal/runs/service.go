@@ -102,7 +102,7 @@ func (s *Service) Get(ctx context.Context, threadID, runID uuid.UUID) (*Run, err
 	if err != nil {
 		return nil, err
 	}
-	return run, run.Open(ctx)
+	return run, Open(ctx, run)
 }
 
 func nilUUID(id uuid.UUID) *uuid.UUID {
@@ -133,7 +133,7 @@ func (s *Service) List(ctx context.Context, threadID uuid.UUID, status string, l
 	for rows.Next() {
 		run, err := pgx.RowToStructByName[Run](rows)
 		if err == nil {
-			err = run.Open(ctx)
+			err = Open(ctx, &run)
 		}
 		if err != nil {
 			return err

@@ -2,10 +2,6 @@ package wire
 
 import (
 	"github.com/google/uuid"
-
-	"github.com/weftdev/weft/internal/dispatch"
-	"github.com/weftdev/weft/internal/httpx"
-	"github.com/weftdev/weft/internal/runs"
 )
 
 // ClaimRequest is the body of POST /dispatch/claim.
@@ -23,8 +19,8 @@ type ClaimRequest struct {
 
 // Claimed is a claimed dispatch and its run.
 type Claimed struct {
-	Dispatch dispatch.Dispatch `json:"dispatch"`
-	Run      runs.Run          `json:"run"`
+	Dispatch Dispatch `json:"dispatch"`
+	Run      Run      `json:"run"`
 	// ClaimToken is the fence to present with every later operation.
 	ClaimToken uuid.UUID `json:"claim_token"`
 	// ThreadEmpty is true when the run's thread had no checkpoint when it
@@ -54,7 +50,7 @@ type FenceRequest struct {
 
 // HeartbeatResponse is the answer to a heartbeat.
 type HeartbeatResponse struct {
-	LeaseExpiresAt httpx.Time `json:"lease_expires_at" validate:"required" swaggertype:"string" format:"date-time"`
+	LeaseExpiresAt Time `json:"lease_expires_at" validate:"required" swaggertype:"string" format:"date-time"`
 	// Cancel is "interrupt" or "rollback" when the run must stop, "" otherwise.
 	Cancel string `json:"cancel" validate:"required"`
 }

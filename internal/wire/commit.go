@@ -5,10 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/google/uuid"
-
-	"github.com/weftdev/weft/internal/checkpoints"
-	"github.com/weftdev/weft/internal/checkpoints/serde"
-	"github.com/weftdev/weft/internal/runs"
 )
 
 // CheckpointPut is one checkpoint a commit writes: the saver's put.
@@ -17,8 +13,8 @@ type CheckpointPut struct {
 	Parent string `json:"parent_checkpoint_id"`
 	NS     string `json:"checkpoint_ns"`
 	// Checkpoint holds at least the values of the channels in NewVersions.
-	Checkpoint checkpoints.Checkpoint `json:"checkpoint" validate:"required"`
-	Metadata   checkpoints.Metadata   `json:"metadata" swaggertype:"object"`
+	Checkpoint Checkpoint `json:"checkpoint" validate:"required"`
+	Metadata   Metadata   `json:"metadata" swaggertype:"object"`
 	// NewVersions names the channels this checkpoint changed (blob rows).
 	NewVersions map[string]string `json:"new_versions"`
 	// Complete says Checkpoint holds the value of every channel that has
@@ -30,9 +26,9 @@ type CheckpointPut struct {
 
 // WriteBatch is pending writes under one checkpoint: the saver's put_writes.
 type WriteBatch struct {
-	NS           string              `json:"checkpoint_ns"`
-	CheckpointID string              `json:"checkpoint_id" validate:"required" minLength:"1"`
-	Writes       []checkpoints.Write `json:"writes"`
+	NS           string  `json:"checkpoint_ns"`
+	CheckpointID string  `json:"checkpoint_id" validate:"required" minLength:"1"`
+	Writes       []Write `json:"writes"`
 }
 
 // Event is one entry of a run's event log.
@@ -58,7 +54,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	e.Event, e.Data = raw.Event, nil
 	switch {
 	case len(raw.Data) == 0 || string(raw.Data) == "null":
-	case bytes.Contains(raw.Data, serde.LCMarker) || bytes.Contains(raw.Data, []byte(`\u`)):
+	case bytes.Contains(raw.Data, lcMarker) || bytes.Contains(raw.Data, []byte(`\u`)):
 		dec := json.NewDecoder(bytes.NewReader(raw.Data))
 		dec.UseNumber()
 		return dec.Decode(&e.Data)
@@ -72,7 +68,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 type End struct {
 	// Status is success, error or interrupted (a requested cancellation
 	// turns success into interrupted, and rollback deletes the run).
-	Status runs.Status `json:"status" validate:"required" enums:"success,error,interrupted"`
+	Status RunStatus `json:"status" validate:"required" enums:"success,error,interrupted"`
 	// Error is {"error": class, "message": text} for an error.
 	Error map[string]any `json:"error,omitempty"`
 	// Result is what wait/join return: the final values (with
@@ -111,3 +107,8 @@ type AckRequest struct {
 	ClaimToken uuid.UUID `json:"claim_token" validate:"required" swaggertype:"string" format:"uuid"`
 	End
 }
+
+// lcMarker is serde.LCMarker ("lc" as a JSON key), which appears in every
+// LangChain serialization envelope's JSON: Event's data without it has
+// none to normalise. Copied, not imported, so that wire stays a leaf.
+var lcMarker = []byte(`"lc"`)

@@ -32,15 +32,31 @@
 //
 // # Dependencies
 //
-// The package imports none of the packages that serve or use the protocol
-// (coordinator, workerapi, executor, workerclient), so each of them may
-// import it. It does import the packages that own the records the protocol
-// carries whole and the rest of the API answers too: LangGraph's checkpoint
-// and pending write (checkpoints.Checkpoint, Metadata, Write; and serde's
-// envelope marker, for Event), the run and its status (runs.Run,
-// runs.Status), the dispatch (dispatch.Dispatch), a subgraph's schemas
-// (assistants.SubgraphSchemas) and the API's time (httpx.Time). Copying
-// their JSON shapes here instead would give the OpenAPI document two
-// schemas for each of those records, which could drift apart, and cost a
-// conversion of every checkpoint and write on every commit, on both sides.
+// The package is a leaf: it imports no Weft package at all (not even the
+// lowest layer, jsonv and apperr, which it has no use for), only the
+// standard library and uuid, so the server, the Go worker client, the
+// executor and the document generator may all import it, and none of the
+// domain packages drags its store, its SQL or its dependencies into a
+// worker.
+//
+// The records the protocol carries whole, and the rest of the API answers
+// too, are therefore declared here (records.go) and aliased by the packages
+// that own them: LangGraph's checkpoint, metadata and pending write
+// (checkpoints.Checkpoint = Checkpoint, Metadata, Write), the run and its
+// status (runs.Run = Run, runs.Status = RunStatus), the dispatch and its
+// state (dispatch.Dispatch = Dispatch, dispatch.State = DispatchState), a
+// subgraph's schemas (assistants.SubgraphSchemas = SubgraphSchemas) and the
+// API's time (httpx.Time = Time). An alias is one Go type: no copy of a
+// JSON shape that could drift, no conversion of every checkpoint and write
+// on every commit; the owners keep their constants (runs.StatusSuccess =
+// RunSuccess, dispatch.Queued = DispatchQueued, …), their SQL and the
+// behaviour that needs their dependencies (runs.Open decrypts a run).
+//
+// Each of those declarations ends in a swag `// @name owner.Type` comment,
+// so the OpenAPI document still has one schema per record under its
+// public name (runs.Run, runs.Status, dispatch.Dispatch, dispatch.State,
+// checkpoints.Checkpoint, checkpoints.Write, assistants.SubgraphSchemas),
+// whether an operation names the record through its owner's alias or
+// through this package. Event's test for a LangChain envelope copies
+// serde.LCMarker (lcMarker) rather than import serde.
 package wire

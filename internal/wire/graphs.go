@@ -2,8 +2,6 @@ package wire
 
 import (
 	"github.com/google/uuid"
-
-	"github.com/weftdev/weft/internal/assistants"
 )
 
 // GraphRegistration is the body of POST /dispatch/graphs: one graph a
@@ -22,12 +20,12 @@ type GraphRegistration struct {
 	// depth i + 1 (empty without subgraphs).
 	XrayDrawables []any `json:"xray_drawables" swaggertype:"array,object"`
 	// Subgraphs maps subgraph namespaces to their schemas.
-	Subgraphs     map[string]assistants.SubgraphSchemas `json:"subgraphs"`
-	InputSchema   any                                   `json:"input_schema" swaggertype:"object"`
-	OutputSchema  any                                   `json:"output_schema" swaggertype:"object"`
-	StateSchema   any                                   `json:"state_schema" swaggertype:"object"`
-	ConfigSchema  any                                   `json:"config_schema" swaggertype:"object"`
-	ContextSchema any                                   `json:"context_schema" swaggertype:"object"`
+	Subgraphs     map[string]SubgraphSchemas `json:"subgraphs"`
+	InputSchema   any                        `json:"input_schema" swaggertype:"object"`
+	OutputSchema  any                        `json:"output_schema" swaggertype:"object"`
+	StateSchema   any                        `json:"state_schema" swaggertype:"object"`
+	ConfigSchema  any                        `json:"config_schema" swaggertype:"object"`
+	ContextSchema any                        `json:"context_schema" swaggertype:"object"`
 	// ChannelDefaults are what state channels read as while unset, as the
 	// graph's runtime defines them (LangGraph.js: a fresh channel's value,
 	// e.g. [] for a list with a reducer and a default); only channels that

@@ -29,7 +29,7 @@ func BenchmarkGetTuple(b *testing.B) {
 			}{{"latest", Config{ThreadID: "bench"}}, {"oldest", Config{ThreadID: "bench", CheckpointID: idsOf[0]}}} {
 				b.Run(c.name, func(b *testing.B) {
 					for b.Loop() {
-						if _, err := CheckpointGetTuple(ctx, db, c.cfg); err != nil {
+						if _, err := GetTuple(ctx, db, c.cfg); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -56,7 +56,7 @@ func BenchmarkList(b *testing.B) {
 			}{{"newest10", ListOptions{Limit: 10}}, {"oldest10", ListOptions{Limit: 10, Before: idsOf[min(10, n-1)]}}} {
 				b.Run(c.name, func(b *testing.B) {
 					for b.Loop() {
-						page, err := CheckpointList(ctx, db, Config{ThreadID: "bench"}, c.opt)
+						page, err := List(ctx, db, Config{ThreadID: "bench"}, c.opt)
 						if err != nil || len(page) == 0 {
 							b.Fatal(len(page), err)
 						}

@@ -13,7 +13,7 @@ import (
 // Config addresses a checkpoint: a thread, a namespace within it ("" is the
 // root graph; subgraphs use "node:task_id" paths) and a checkpoint id. An
 // empty CheckpointID means "the latest" where a read accepts it, and "no
-// parent" when passed to CheckpointPut.
+// parent" when passed to Put.
 type Config struct {
 	ThreadID     string `json:"thread_id"`
 	NS           string `json:"checkpoint_ns"`
@@ -102,7 +102,7 @@ func StoredVersions(read *Tuple, cp *Checkpoint) map[string]string {
 }
 
 // WrittenVersions are the blob rows a put of cp with newVersions writes,
-// channel → version: its new versions that have a value (CheckpointPut
+// channel → version: its new versions that have a value (Put
 // writes no row for the others).
 func WrittenVersions(cp *Checkpoint, newVersions map[string]string) map[string]string {
 	out := make(map[string]string, len(newVersions))

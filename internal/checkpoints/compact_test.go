@@ -16,7 +16,7 @@ import (
 )
 
 // TestCompactListsProperty drives random sequences of list edits through
-// CheckpointPut — appends, replacing a message by id, RemoveMessage,
+// Put — appends, replacing a message by id, RemoveMessage,
 // REMOVE_ALL/Overwrite, a summary replacing old messages, a reorder, an
 // emptied list, repeated elements, forks from any earlier checkpoint and a
 // subgraph namespace — and then reads every checkpoint back three ways (one
@@ -235,14 +235,14 @@ func TestCompactRetention(t *testing.T) {
 	if n := countRows(t, db, "thread_elements", "ret"); n != 7 {
 		t.Fatalf("%d elements, want 7", n)
 	}
-	if err := CheckpointThreadCopy(ctx, db, "ret", "ret-copy"); err != nil {
+	if err := CopyThread(ctx, db, "ret", "ret-copy"); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckpointThreadPrune(ctx, tx, "ret", latest.CheckpointID, nil); err != nil {
+	if err := PruneThread(ctx, tx, "ret", latest.CheckpointID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -261,7 +261,7 @@ func TestCompactRetention(t *testing.T) {
 	if got := len(mustList(t, db, Config{ThreadID: "ret-copy"}, ListOptions{})); got != 7 {
 		t.Fatalf("copy has %d checkpoints, want 7", got)
 	}
-	if err := CheckpointThreadDelete(ctx, db, "ret", "ret-copy"); err != nil {
+	if err := DeleteThread(ctx, db, "ret", "ret-copy"); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"thread_elements", "thread_element_seqs"} {

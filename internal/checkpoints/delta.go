@@ -305,14 +305,14 @@ func DeltaChannels(t *Tuple, kinds map[string]string) map[string]string {
 	return out
 }
 
-// CheckpointDeltaResolve fills in, in place, the values of the delta
+// ResolveDelta fills in, in place, the values of the delta
 // channels of tuples (DeltaChannels with kinds): a snapshot stored at the
 // checkpoint itself is unwrapped; a channel of kind DeltaMessages that
 // has a version is rebuilt from the nearest snapshot up the parent chain
 // and the writes since (see deltaChainSQL: two queries per namespace for
 // all the tuples); any other delta channel that has a version shows
 // UnresolvedDelta. Tuples without delta channels cost nothing.
-func CheckpointDeltaResolve(ctx context.Context, db postgres.DBTX, tuples []Tuple, kinds map[string]string) error {
+func ResolveDelta(ctx context.Context, db postgres.DBTX, tuples []Tuple, kinds map[string]string) error {
 	type need struct {
 		ids      []string
 		channels map[string]bool
@@ -388,14 +388,14 @@ type DeltaHistory struct {
 	Writes []StoredWrite
 }
 
-// CheckpointDeltaHistory is LangGraph's getDeltaChannelHistory on the
+// ReadDeltaHistory is LangGraph's getDeltaChannelHistory on the
 // store, in two queries whatever the chain's length: for each channel, the
 // walk starts at the parent of checkpoint cfg (the latest of cfg.NS when
 // cfg.CheckpointID is "") and goes up the parents, collecting each
 // ancestor's writes to the channel, and stops after the first ancestor
 // that stores a value for it (its writes included), which is the seed. A
 // missing checkpoint gives empty histories.
-func CheckpointDeltaHistory(ctx context.Context, db postgres.DBTX, cfg Config, channels []string) (map[string]DeltaHistory, error) {
+func ReadDeltaHistory(ctx context.Context, db postgres.DBTX, cfg Config, channels []string) (map[string]DeltaHistory, error) {
 	out := make(map[string]DeltaHistory, len(channels))
 	for _, ch := range channels {
 		out[ch] = DeltaHistory{Writes: []StoredWrite{}}

@@ -36,7 +36,7 @@ func deltaThread(t *testing.T, db *pgxpool.Pool, thread string) []Config {
 	t.Helper()
 	ctx := context.Background()
 	write := func(c Config, task string, v any) {
-		if err := CheckpointWritesPut(ctx, db, c, []Write{{TaskID: task, Channel: "messages", Value: v}}); err != nil {
+		if err := PutWrites(ctx, db, c, []Write{{TaskID: task, Channel: "messages", Value: v}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,12 +73,12 @@ func TestDeltaResolveReplaysTheChainInTwoQueries(t *testing.T) {
 	db := pgtest.Pool(t)
 	ctx := context.Background()
 	cs := deltaThread(t, db, "d1")
-	page, err := CheckpointList(ctx, db, Config{ThreadID: "d1"}, ListOptions{})
+	page, err := List(ctx, db, Config{ThreadID: "d1"}, ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cdb := &countingDB{Pool: db}
-	if err := CheckpointDeltaResolve(ctx, cdb, page, map[string]string{"messages": DeltaMessages}); err != nil {
+	if err := ResolveDelta(ctx, cdb, page, map[string]string{"messages": DeltaMessages}); err != nil {
 		t.Fatal(err)
 	}
 	if cdb.n != 2 {
@@ -99,8 +99,8 @@ func TestDeltaResolveReplaysTheChainInTwoQueries(t *testing.T) {
 	}
 
 	// A reducer Weft does not know: the snapshot shows, elsewhere the marker.
-	page, _ = CheckpointList(ctx, db, Config{ThreadID: "d1"}, ListOptions{})
-	if err := CheckpointDeltaResolve(ctx, db, page, map[string]string{"messages": DeltaUnknown}); err != nil {
+	page, _ = List(ctx, db, Config{ThreadID: "d1"}, ListOptions{})
+	if err := ResolveDelta(ctx, db, page, map[string]string{"messages": DeltaUnknown}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tu := range page {
@@ -136,7 +136,7 @@ func TestDeltaHistoryIsLangGraphsWalk(t *testing.T) {
 	}
 	cdb := &countingDB{Pool: db}
 	// c4: from its parent c3, which stores the snapshot: seed + c3's writes.
-	h, err := CheckpointDeltaHistory(ctx, cdb, cs[4], []string{"messages", "other"})
+	h, err := ReadDeltaHistory(ctx, cdb, cs[4], []string{"messages", "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,12 +154,12 @@ func TestDeltaHistoryIsLangGraphsWalk(t *testing.T) {
 		t.Errorf("other: %+v", h["other"])
 	}
 	// c2: no snapshot up the chain: every ancestor's writes, oldest first.
-	h, _ = CheckpointDeltaHistory(ctx, db, cs[2], []string{"messages"})
+	h, _ = ReadDeltaHistory(ctx, db, cs[2], []string{"messages"})
 	if h["messages"].Seed != nil || !reflect.DeepEqual(ids(h["messages"]), []string{"t0", "t1"}) {
 		t.Errorf("c2: seed %v writes %v", h["messages"].Seed, ids(h["messages"]))
 	}
 	// The fork c5 (parent c1): c1's and c0's writes only.
-	h, _ = CheckpointDeltaHistory(ctx, db, cs[5], []string{"messages"})
+	h, _ = ReadDeltaHistory(ctx, db, cs[5], []string{"messages"})
 	if !reflect.DeepEqual(ids(h["messages"]), []string{"t0", "t1"}) {
 		t.Errorf("c5: writes %v", ids(h["messages"]))
 	}
@@ -179,7 +179,7 @@ func TestPruneKeepsDeltaChannelsReadable(t *testing.T) {
 		t.Helper()
 		tu := mustGet(t, db, Config{ThreadID: thread, CheckpointID: c.CheckpointID})
 		page := []Tuple{*tu}
-		if err := CheckpointDeltaResolve(ctx, db, page, messages); err != nil {
+		if err := ResolveDelta(ctx, db, page, messages); err != nil {
 			t.Fatal(err)
 		}
 		return contents(page[0].Checkpoint.ChannelValues["messages"])
@@ -191,7 +191,7 @@ func TestPruneKeepsDeltaChannelsReadable(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = tx.Rollback(ctx) }()
-		if err := CheckpointThreadPrune(ctx, tx, thread, keep.CheckpointID, kinds); err != nil {
+		if err := PruneThread(ctx, tx, thread, keep.CheckpointID, kinds); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.Commit(ctx); err != nil {

@@ -15,14 +15,14 @@
 // statement, atomic on its own even on a pool.
 //
 //	LangGraph saver   Weft
-//	put               CheckpointPut
-//	putWrites         CheckpointWritesPut
-//	getTuple          CheckpointGetTuple
-//	list              CheckpointList
-//	deleteThread      CheckpointThreadDelete
-//	(Platform copy)   CheckpointThreadCopy
-//	(metadata patch)  CheckpointMetadataMerge
-//	(partial reads)   CheckpointGetTupleWithout, CheckpointListStored, BlobListStored
+//	put               Put
+//	putWrites         PutWrites
+//	getTuple          GetTuple
+//	list              List
+//	deleteThread      DeleteThread
+//	(Platform copy)   CopyThread
+//	(metadata patch)  MergeMetadata
+//	(partial reads)   GetTupleWithout, ListStored, BlobListStored
 //
 // The views built on these reads — the message log read by seq from the
 // element log, windows of the last k messages, summaries — are package

@@ -30,7 +30,7 @@ func TestListCache(t *testing.T) {
 	}
 	read := func(db postgres.DBTX, cfg Config) string {
 		t.Helper()
-		tu, err := CheckpointGetTuple(ctx, db, cfg)
+		tu, err := GetTuple(ctx, db, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestListCache(t *testing.T) {
 	if _, err := dbB.Exec(ctx, `DELETE FROM thread_elements WHERE thread_id = 'cache-shared-id' AND seq = 15`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CheckpointGetTuple(ctx, dbB, b2); err == nil || !strings.Contains(err.Error(), ErrElementMissing.Error()) {
+	if _, err := GetTuple(ctx, dbB, b2); err == nil || !strings.Contains(err.Error(), ErrElementMissing.Error()) {
 		t.Fatalf("read with a missing element: %v", err)
 	}
 }

@@ -108,12 +108,12 @@ func jsonEqual(t testing.TB, what string, got, want any) {
 	}
 }
 
-// mustList is CheckpointList failing the test on error.
+// mustList is List failing the test on error.
 func mustList(t testing.TB, db *pgxpool.Pool, cfg Config, opt ListOptions) []Tuple {
 	t.Helper()
-	tu, err := CheckpointList(context.Background(), db, cfg, opt)
+	tu, err := List(context.Background(), db, cfg, opt)
 	if err != nil {
-		t.Fatalf("CheckpointList: %v", err)
+		t.Fatalf("List: %v", err)
 	}
 	return tu
 }

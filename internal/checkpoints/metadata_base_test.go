@@ -25,7 +25,7 @@ func TestMetadataBaseStoredOncePerThread(t *testing.T) {
 		md := Metadata{"source": "loop", "step": step, "parents": map[string]any{}, "run_id": "r1"}
 		maps.Copy(md, run)
 		cp := Checkpoint{V: 4, ID: NewCheckpointID(step), ChannelVersions: map[string]string{}, VersionsSeen: map[string]map[string]string{}}
-		cfg, err := CheckpointPut(ctx, db, Config{ThreadID: "t1", CheckpointID: parent}, cp, md, nil)
+		cfg, err := Put(ctx, db, Config{ThreadID: "t1", CheckpointID: parent}, cp, md, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestMetadataBaseStoredOncePerThread(t *testing.T) {
 	}
 	got := mustGet(t, db, cfgs[3])
 	jsonEqual(t, "read metadata", got.Metadata, whole(2))
-	list, err := CheckpointList(ctx, db, Config{ThreadID: "t1"}, ListOptions{Filter: map[string]any{"user_tier": "pro", "step": 1}})
+	list, err := List(ctx, db, Config{ThreadID: "t1"}, ListOptions{Filter: map[string]any{"user_tier": "pro", "step": 1}})
 	if err != nil || len(list) != 1 || list[0].Config != cfgs[2] {
 		t.Fatalf("filter on a base key and an own key: %v, %v", list, err)
 	}
@@ -70,14 +70,14 @@ func TestMetadataBaseStoredOncePerThread(t *testing.T) {
 	jsonEqual(t, "langgraph view metadata", viewed, whole(0))
 
 	// A copy's metadata names the copy; deleting a thread takes its bases.
-	if err := CheckpointThreadCopy(ctx, db, "t1", "t2"); err != nil {
+	if err := CopyThread(ctx, db, "t1", "t2"); err != nil {
 		t.Fatal(err)
 	}
 	copied := mustGet(t, db, Config{ThreadID: "t2", CheckpointID: cfgs[3].CheckpointID})
 	if copied.Metadata["thread_id"] != "t2" || copied.Metadata["user_tier"] != "pro" {
 		t.Errorf("copy's metadata = %v", copied.Metadata)
 	}
-	if err := CheckpointThreadDelete(ctx, db, "t1"); err != nil {
+	if err := DeleteThread(ctx, db, "t1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM thread_checkpoint_metadata WHERE thread_id = 't1'`).Scan(&bases); err != nil {

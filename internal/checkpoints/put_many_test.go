@@ -23,7 +23,7 @@ func TestPutManyAsOneByOne(t *testing.T) {
 	t.Parallel()
 	db := pgtest.Pool(t)
 	ctx := context.Background()
-	var puts []Put
+	var puts []PutItem
 	cp := Checkpoint{ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}, VersionsSeen: map[string]map[string]string{}}
 	parent := ""
 	n := -1
@@ -42,7 +42,7 @@ func TestPutManyAsOneByOne(t *testing.T) {
 			delete(c.ChannelValues, ch)
 		}
 		maps.Copy(c.ChannelVersions, nv)
-		puts = append(puts, Put{Config: Config{NS: ns, CheckpointID: parent}, Checkpoint: c, Metadata: md, NewVersions: nv})
+		puts = append(puts, PutItem{Config: Config{NS: ns, CheckpointID: parent}, Checkpoint: c, Metadata: md, NewVersions: nv})
 		if ns == "" {
 			cp, parent = c, c.ID
 		}
@@ -80,21 +80,21 @@ func TestPutManyAsOneByOne(t *testing.T) {
 			ps[i].Config.ThreadID = thread
 		}
 		if thread == "many" {
-			if err := CheckpointPutMany(ctx, db, ps); err != nil {
+			if err := PutMany(ctx, db, ps); err != nil {
 				t.Fatal(err)
 			}
-			if err := CheckpointWritesPutMany(ctx, db, thread, batches); err != nil {
+			if err := PutWritesMany(ctx, db, thread, batches); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
 		for _, p := range ps {
-			if _, err := CheckpointPut(ctx, db, p.Config, p.Checkpoint, p.Metadata, p.NewVersions); err != nil {
+			if _, err := Put(ctx, db, p.Config, p.Checkpoint, p.Metadata, p.NewVersions); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, b := range batches {
-			if err := CheckpointWritesPut(ctx, db, Config{ThreadID: thread, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes); err != nil {
+			if err := PutWrites(ctx, db, Config{ThreadID: thread, NS: b.NS, CheckpointID: b.CheckpointID}, b.Writes); err != nil {
 				t.Fatal(err)
 			}
 		}

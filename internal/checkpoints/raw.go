@@ -22,7 +22,7 @@ type StoredWrite struct {
 	Value   StoredValue
 }
 
-// TupleFromStored builds the Tuple that CheckpointGetTuple would return
+// TupleFromStored builds the Tuple that GetTuple would return
 // from a checkpoint's stored columns (checkpoint and metadata as jsonb
 // text), the blobs of its channel versions keyed by channel, and its
 // pending writes in stored order: what a remote reader gets from the

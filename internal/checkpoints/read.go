@@ -18,7 +18,7 @@ import (
 	"github.com/weftdev/weft/internal/postgres"
 )
 
-// ListOptions narrows CheckpointList.
+// ListOptions narrows List.
 type ListOptions struct {
 	// Before keeps checkpoints whose id is strictly less than this one
 	// (the keyset cursor of history pages; "" = no bound).
@@ -35,26 +35,26 @@ type ListOptions struct {
 	AllNamespaces bool
 
 	// skip names channels whose values are not read
-	// (CheckpointGetTupleWithout).
+	// (GetTupleWithout).
 	skip map[string]bool
 }
 
-// CheckpointGetTuple reads one checkpoint with its values and pending
+// GetTuple reads one checkpoint with its values and pending
 // writes: cfg.CheckpointID in namespace cfg.NS, or, when cfg.CheckpointID
 // is "", the latest checkpoint of that namespace — the greatest
 // checkpoint_id on any branch, i.e. the most recently created (a fork made
 // after the main line's last step is the latest). A missing checkpoint is
 // an apperr.NotFound error. Three indexed queries whatever the thread's
 // length.
-func CheckpointGetTuple(ctx context.Context, db postgres.DBTX, cfg Config) (*Tuple, error) {
+func GetTuple(ctx context.Context, db postgres.DBTX, cfg Config) (*Tuple, error) {
 	return getTuple(ctx, db, cfg, nil)
 }
 
-// CheckpointGetTupleWithout is CheckpointGetTuple with the values of
+// GetTupleWithout is GetTuple with the values of
 // channels left out: their blobs are not read (their versions stay, and a
 // value stored inline in the checkpoint stays), so a caller can open them
 // with internal/messagelog's TupleListView and read a part.
-func CheckpointGetTupleWithout(ctx context.Context, db postgres.DBTX, cfg Config, channels ...string) (*Tuple, error) {
+func GetTupleWithout(ctx context.Context, db postgres.DBTX, cfg Config, channels ...string) (*Tuple, error) {
 	skip := make(map[string]bool, len(channels))
 	for _, ch := range channels {
 		skip[ch] = true
@@ -77,7 +77,7 @@ func getTuple(ctx context.Context, db postgres.DBTX, cfg Config, skip map[string
 	if cfg.ThreadID == "" {
 		return nil, apperr.Errorf(apperr.Invalid, "checkpoint get: thread id is required")
 	}
-	tuples, err := CheckpointList(ctx, db, cfg, ListOptions{Limit: 1, skip: skip})
+	tuples, err := List(ctx, db, cfg, ListOptions{Limit: 1, skip: skip})
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func getTuple(ctx context.Context, db postgres.DBTX, cfg Config, skip map[string
 	return &tuples[0], nil
 }
 
-// CheckpointList reads checkpoints of thread cfg.ThreadID, newest first (by
+// List reads checkpoints of thread cfg.ThreadID, newest first (by
 // checkpoint_id, descending, every branch interleaved in creation order),
 // with their values and pending writes: the saver's list. Only namespace
 // cfg.NS ("" = the root graph) unless opt.AllNamespaces; only checkpoint
@@ -101,7 +101,7 @@ func getTuple(ctx context.Context, db postgres.DBTX, cfg Config, skip map[string
 // shared by several checkpoints of the page is fetched and decoded once;
 // each tuple gets its own copy of a decoded value, while undecoded JSON
 // text (json.RawMessage, see decodeValue) is shared: nothing modifies it.
-func CheckpointList(ctx context.Context, db postgres.DBTX, cfg Config, opt ListOptions) ([]Tuple, error) {
+func List(ctx context.Context, db postgres.DBTX, cfg Config, opt ListOptions) ([]Tuple, error) {
 	if cfg.ThreadID == "" {
 		return nil, apperr.Errorf(apperr.Invalid, "checkpoint list: thread id is required")
 	}
@@ -394,12 +394,12 @@ LATERAL (
 ) w
 ORDER BY k.ord, w.idx`
 
-// CheckpointWritesOfTasks returns the pending writes of the tasks keys
+// TaskWrites returns the pending writes of the tasks keys
 // name in thread threadID, each task's in idx order, decoded as
-// CheckpointGetTuple decodes its PendingWrites. A task without writes
+// GetTuple decodes its PendingWrites. A task without writes
 // (none recorded, or deleted with their checkpoint) has no entry. One
 // query, one primary-key range probe per task.
-func CheckpointWritesOfTasks(ctx context.Context, db postgres.DBTX, threadID string, keys []TaskKey) (map[TaskKey][]Write, error) {
+func TaskWrites(ctx context.Context, db postgres.DBTX, threadID string, keys []TaskKey) (map[TaskKey][]Write, error) {
 	out := map[TaskKey][]Write{}
 	if len(keys) == 0 {
 		return out, nil
@@ -470,11 +470,11 @@ func Materialize(v any) (any, error) {
 	return serde.Decode(serde.TypeJSON, raw)
 }
 
-// CheckpointNamespacesLatest returns, for each namespace in nss that has
+// LatestNamespaces returns, for each namespace in nss that has
 // checkpoints in the thread, its latest checkpoint id (one indexed lookup
 // per namespace, in one query). Callers use it to find which pending tasks
 // are subgraphs that have started.
-func CheckpointNamespacesLatest(ctx context.Context, db postgres.DBTX, threadID string, nss []string) (map[string]string, error) {
+func LatestNamespaces(ctx context.Context, db postgres.DBTX, threadID string, nss []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(nss) == 0 {
 		return out, nil

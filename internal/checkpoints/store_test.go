@@ -117,14 +117,14 @@ func TestPutMetadataAndUpsert(t *testing.T) {
 		t.Errorf("rows = %d", n)
 	}
 	// Merging metadata replaces top-level keys and keeps the others.
-	if err := CheckpointMetadataMerge(context.Background(), db, cfg, Metadata{"source": "fork", "note": "n\x00b"}); err != nil {
+	if err := MergeMetadata(context.Background(), db, cfg, Metadata{"source": "fork", "note": "n\x00b"}); err != nil {
 		t.Fatal(err)
 	}
 	jsonEqual(t, "merged metadata", mustGet(t, db, cfg).Metadata, map[string]any{"source": "fork", "note": "nb"})
-	if err := CheckpointMetadataMerge(context.Background(), db, Config{ThreadID: "t", CheckpointID: "nope"}, Metadata{"a": 1}); apperr.CodeOf(err) != apperr.NotFound {
+	if err := MergeMetadata(context.Background(), db, Config{ThreadID: "t", CheckpointID: "nope"}, Metadata{"a": 1}); apperr.CodeOf(err) != apperr.NotFound {
 		t.Errorf("merge into a missing checkpoint: %v", err)
 	}
-	if _, err := CheckpointPut(context.Background(), db, Config{ThreadID: "t"}, Checkpoint{}, nil, nil); apperr.CodeOf(err) != apperr.Invalid {
+	if _, err := Put(context.Background(), db, Config{ThreadID: "t"}, Checkpoint{}, nil, nil); apperr.CodeOf(err) != apperr.Invalid {
 		t.Errorf("put without id: %v", err)
 	}
 }
@@ -136,7 +136,7 @@ func TestWritesSpecialUpsertNormalKept(t *testing.T) {
 	cfg := newLine(t, db, "w", "").Put("input", map[string]any{"__start__": "go"})
 	put := func(ws ...Write) {
 		t.Helper()
-		if err := CheckpointWritesPut(ctx, db, cfg, ws); err != nil {
+		if err := PutWrites(ctx, db, cfg, ws); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,7 +152,7 @@ func TestWritesSpecialUpsertNormalKept(t *testing.T) {
 		Write{TaskID: "00000000-0000-0000-0000-000000000000", Channel: "__resume__", Value: "yes"},
 		Write{TaskID: "a", Channel: "__resume__", Value: []any{"yes"}})
 	put(Write{TaskID: "a", Channel: "__scheduled__", Value: nil})
-	if err := CheckpointWritesPut(ctx, db, Config{ThreadID: "w"}, nil); apperr.CodeOf(err) != apperr.Invalid {
+	if err := PutWrites(ctx, db, Config{ThreadID: "w"}, nil); apperr.CodeOf(err) != apperr.Invalid {
 		t.Errorf("writes without checkpoint id: %v", err)
 	}
 
@@ -173,7 +173,7 @@ func TestWritesSpecialUpsertNormalKept(t *testing.T) {
 	b := TaskKey{NS: cfg.NS, CheckpointID: cfg.CheckpointID, TaskID: "b"}
 	missing := TaskKey{NS: cfg.NS, CheckpointID: cfg.CheckpointID, TaskID: "none"}
 	other := TaskKey{NS: "sub", CheckpointID: cfg.CheckpointID, TaskID: "b"}
-	byTask, err := CheckpointWritesOfTasks(ctx, db, "w", []TaskKey{b, missing, b, other})
+	byTask, err := TaskWrites(ctx, db, "w", []TaskKey{b, missing, b, other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestListPagesFiltersNamespaces(t *testing.T) {
 	if got := mustList(t, db, Config{ThreadID: "nope"}, ListOptions{}); got == nil || len(got) != 0 {
 		t.Errorf("unknown thread = %#v", got)
 	}
-	if _, err := CheckpointList(context.Background(), db, Config{}, ListOptions{}); apperr.CodeOf(err) != apperr.Invalid {
+	if _, err := List(context.Background(), db, Config{}, ListOptions{}); apperr.CodeOf(err) != apperr.Invalid {
 		t.Errorf("list without thread: %v", err)
 	}
 }
@@ -271,7 +271,7 @@ func TestGetTupleLatestAcrossBranchesAndNotFound(t *testing.T) {
 		t.Errorf("latest = %+v, want %+v", got.Config, c3)
 	}
 	for _, cfg := range []Config{{ThreadID: "none"}, {ThreadID: "b", CheckpointID: "1f000000-0000-6000-8000-000000000000"}, {ThreadID: "b", NS: "sub"}} {
-		if _, err := CheckpointGetTuple(context.Background(), db, cfg); apperr.CodeOf(err) != apperr.NotFound {
+		if _, err := GetTuple(context.Background(), db, cfg); apperr.CodeOf(err) != apperr.NotFound {
 			t.Errorf("get %+v: err %v, want not_found", cfg, err)
 		}
 	}
@@ -333,15 +333,15 @@ func TestThreadDelete(t *testing.T) {
 	for _, th := range []string{"d1", "d2", "keep"} {
 		for _, ns := range []string{"", "sub:1"} {
 			c := newLine(t, db, th, ns).Put("input", map[string]any{"x": th})
-			if err := CheckpointWritesPut(ctx, db, c, []Write{{TaskID: "t", Channel: "x", Value: 1}}); err != nil {
+			if err := PutWrites(ctx, db, c, []Write{{TaskID: "t", Channel: "x", Value: 1}}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if err := CheckpointThreadDelete(ctx, db, "d1", "d2", "unknown"); err != nil {
+	if err := DeleteThread(ctx, db, "d1", "d2", "unknown"); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckpointThreadDelete(ctx, db); err != nil {
+	if err := DeleteThread(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes"} {
@@ -366,7 +366,7 @@ func TestThreadCopy(t *testing.T) {
 	if _, err := db.Exec(ctx, `UPDATE checkpoints SET metadata = metadata || '{"thread_id": "1"}' WHERE thread_id = '1'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckpointThreadCopy(ctx, db, "1", "copy"); err != nil {
+	if err := CopyThread(ctx, db, "1", "copy"); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"checkpoints", "checkpoint_blobs", "checkpoint_writes"} {
@@ -384,13 +384,13 @@ func TestThreadCopy(t *testing.T) {
 		}
 	}
 	jsonEqual(t, "copied history", cp, orig)
-	if err := CheckpointThreadCopy(ctx, db, "1", "copy"); apperr.CodeOf(err) != apperr.Conflict {
+	if err := CopyThread(ctx, db, "1", "copy"); apperr.CodeOf(err) != apperr.Conflict {
 		t.Errorf("copy onto a thread with checkpoints: %v, want conflict", err)
 	}
-	if err := CheckpointThreadCopy(ctx, db, "1", "1"); apperr.CodeOf(err) != apperr.Invalid {
+	if err := CopyThread(ctx, db, "1", "1"); apperr.CodeOf(err) != apperr.Invalid {
 		t.Errorf("copy onto itself: %v", err)
 	}
-	if err := CheckpointThreadCopy(ctx, db, "empty", "empty2"); err != nil {
+	if err := CopyThread(ctx, db, "empty", "empty2"); err != nil {
 		t.Errorf("copy of a thread without checkpoints: %v", err)
 	}
 }

@@ -39,7 +39,7 @@ type StoredList struct {
 // ErrListNotStored reports a list channel whose value at a checkpoint is
 // not stored as a value (no blob for its version: a LangGraph delta
 // channel, or a channel emptied by an "empty" blob): only a whole read
-// (CheckpointGetTuple, CheckpointDeltaResolve) rebuilds it.
+// (GetTuple, ResolveDelta) rebuilds it.
 var ErrListNotStored = errors.New("list channel value is not stored as a value at this checkpoint")
 
 // listCheckpointSQL reads what opening a list channel needs of a
@@ -50,13 +50,13 @@ SELECT checkpoint_id, coalesce(checkpoint -> 'channel_versions' ->> $3, '') AS v
     checkpoint -> 'channel_values' -> $3 AS inline
 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2`
 
-// CheckpointListStored reads list channel channel at checkpoint cfg (the
+// ListStored reads list channel channel at checkpoint cfg (the
 // latest of namespace cfg.NS when cfg.CheckpointID is ""): two indexed
 // queries (the checkpoint row, the channel's blob), whatever the list's
 // length. A missing checkpoint is an apperr.NotFound error; a channel
 // whose value is not stored at the checkpoint is ErrListNotStored; an
 // unset channel has a nil Value.
-func CheckpointListStored(ctx context.Context, db postgres.DBTX, cfg Config, channel string) (*StoredList, error) {
+func ListStored(ctx context.Context, db postgres.DBTX, cfg Config, channel string) (*StoredList, error) {
 	if cfg.ThreadID == "" {
 		return nil, apperr.Errorf(apperr.Invalid, "list view: thread id is required")
 	}
@@ -89,7 +89,7 @@ WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4`
 
 // BlobListStored reads list channel channel of checkpoint at from its blob
 // of version version (one query; none for version "", an unset channel).
-// Errors as CheckpointListStored's.
+// Errors as ListStored's.
 func BlobListStored(ctx context.Context, db postgres.DBTX, at Config, channel, version string) (*StoredList, error) {
 	if version == "" {
 		return &StoredList{At: at}, nil // never written: unset

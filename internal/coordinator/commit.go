@@ -280,13 +280,13 @@ func (s *Service) replayed(ctx context.Context, tx pgx.Tx, fr *fenceRow, req *Co
 // the projection is known, the end of the run. res gets the results.
 func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, key string, req *Commit, res *committed) error {
 	tid := d.ThreadID.String()
-	puts := make([]checkpoints.Put, len(req.Checkpoints))
+	puts := make([]checkpoints.PutItem, len(req.Checkpoints))
 	for i, c := range req.Checkpoints {
-		puts[i] = checkpoints.Put{Config: checkpoints.Config{ThreadID: tid, NS: c.NS, CheckpointID: c.Parent},
+		puts[i] = checkpoints.PutItem{Config: checkpoints.Config{ThreadID: tid, NS: c.NS, CheckpointID: c.Parent},
 			Checkpoint: c.Checkpoint, Metadata: c.Metadata, NewVersions: c.NewVersions}
 		res.CheckpointIDs = append(res.CheckpointIDs, c.Checkpoint.ID)
 	}
-	if err := checkpoints.CheckpointPutMany(ctx, p, puts); err != nil {
+	if err := checkpoints.PutMany(ctx, p, puts); err != nil {
 		return err
 	}
 	if ver := inputVersion(req.Checkpoints, d.RunID, s.cfg.InputRefMinBytes); ver != "" && crypt.FromContext(ctx) == nil {
@@ -312,7 +312,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 	for _, b := range req.Writes {
 		batches = append(batches, checkpoints.WritesAt{NS: b.NS, CheckpointID: b.CheckpointID, Writes: b.Writes})
 	}
-	if err := checkpoints.CheckpointWritesPutMany(ctx, p, tid, batches); err != nil {
+	if err := checkpoints.PutWritesMany(ctx, p, tid, batches); err != nil {
 		return err
 	}
 	for _, b := range req.Writes {
@@ -532,7 +532,7 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 		return scanRunSeconds(rows, &e.seconds)
 	})
 	res.ended = e
-	if err := dispatch.DispatchEnd(ctx, p, d.DispatchID, dispatch.Acked, string(end.Status), ""); err != nil {
+	if err := dispatch.End(ctx, p, d.DispatchID, dispatch.Acked, string(end.Status), ""); err != nil {
 		return err
 	}
 	// The puts of this commit come before in the same transaction: a
@@ -605,7 +605,7 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 	if err != nil {
 		return nil, err
 	}
-	if err := dispatch.DispatchEnd(ctx, tx, d.DispatchID, dstate, outcome, errText); err != nil {
+	if err := dispatch.End(ctx, tx, d.DispatchID, dstate, outcome, errText); err != nil {
 		return nil, err
 	}
 	return e, s.threads.ProjectLatest(ctx, tx, d.ThreadID, s.projectionGraphs(), d.GraphID, runErr)
@@ -637,7 +637,7 @@ func (s *Service) rollbackRun(ctx context.Context, tx pgx.Tx, threadID, runID uu
 		  AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)`, tid); err != nil {
 		return fmt.Errorf("rollback run %s: blobs: %w", runID, err)
 	}
-	if err := checkpoints.CheckpointElementsCollect(ctx, tx, tid); err != nil {
+	if err := checkpoints.CollectElements(ctx, tx, tid); err != nil {
 		return fmt.Errorf("rollback run %s: %w", runID, err)
 	}
 	_, err := tx.Exec(ctx, `WITH r AS (DELETE FROM runs WHERE run_id = $1 RETURNING run_id)

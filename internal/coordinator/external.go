@@ -270,7 +270,7 @@ func lastCheckpointOf(who claimedIdentity, g *graph.Graph, req *Commit) (*checkp
 
 // dedupWrites keeps one write per (task id, idx) of a sorted list: the last
 // one for the special channels (their rows are replaced), the first for
-// others (their insert is ignored), as checkpoints.CheckpointWritesPut
+// others (their insert is ignored), as checkpoints.PutWrites
 // stores them.
 func dedupWrites(ws []checkpoints.Write) []checkpoints.Write {
 	out := ws[:0]

@@ -21,7 +21,7 @@ import (
 // Heartbeat renews a claim's lease and returns the new expiry and the
 // cancellation requested for its run.
 func (s *Service) Heartbeat(ctx context.Context, dispatchID, token uuid.UUID) (time.Time, string, error) {
-	exp, cancel, err := dispatch.DispatchRenewLease(ctx, s.db, dispatchID, token, s.cfg.Lease)
+	exp, cancel, err := dispatch.RenewLease(ctx, s.db, dispatchID, token, s.cfg.Lease)
 	if errors.Is(err, dispatch.ErrFenced) {
 		s.cfg.Metrics.Fenced(metrics.OpHeartbeat)
 	}
@@ -54,7 +54,7 @@ func (s *Service) Nack(ctx context.Context, dispatchID, token uuid.UUID, errText
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		d, err := dispatch.DispatchFence(ctx, tx, dispatchID, token)
+		d, err := dispatch.Fence(ctx, tx, dispatchID, token)
 		if err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func (s *Service) requeue(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, 
 		ended, err := s.endRun(ctx, tx, d, end, nil, "", dispatch.DeadLetter, outcome, errText)
 		return dispatch.DeadLetter, ended, err
 	}
-	state, err := dispatch.DispatchRequeue(ctx, tx, d, outcome, errText)
+	state, err := dispatch.Requeue(ctx, tx, d, outcome, errText)
 	if err != nil {
 		return "", nil, err
 	}
@@ -120,7 +120,7 @@ func (s *Service) Reap(ctx context.Context) (int, error) {
 	var done []requeued
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		n, done = 0, done[:0]
-		expired, err := dispatch.DispatchExpired(ctx, tx, 100)
+		expired, err := dispatch.Expired(ctx, tx, 100)
 		if err != nil {
 			return err
 		}

@@ -115,9 +115,9 @@ type EnqueueParams struct {
 	MaxAttempts   int           // 0 → DefaultMaxAttempts
 }
 
-// DispatchEnqueue inserts a queued dispatch and notifies workers when the
+// Enqueue inserts a queued dispatch and notifies workers when the
 // transaction commits.
-func DispatchEnqueue(ctx context.Context, db postgres.DBTX, p EnqueueParams) (uuid.UUID, error) {
+func Enqueue(ctx context.Context, db postgres.DBTX, p EnqueueParams) (uuid.UUID, error) {
 	if p.MaxAttempts <= 0 {
 		p.MaxAttempts = DefaultMaxAttempts
 	}
@@ -189,11 +189,11 @@ func claimErr(err error) error {
 	return fmt.Errorf("dispatch claim: %w", err)
 }
 
-// DispatchClaim claims up to p.Limit available dispatches (oldest first,
+// Claim claims up to p.Limit available dispatches (oldest first,
 // FIFO per thread, never a second claimed dispatch on a thread) with a fresh
 // claim token and a lease of p.Lease, in one statement. A lost race is an
 // ErrClaimRace error.
-func DispatchClaim(ctx context.Context, db postgres.DBTX, p ClaimParams) ([]Dispatch, error) {
+func Claim(ctx context.Context, db postgres.DBTX, p ClaimParams) ([]Dispatch, error) {
 	list, err := collect(db.Query(ctx, dispatchClaimSQL, p.args()...))
 	if err != nil {
 		return nil, claimErr(err)
@@ -201,7 +201,7 @@ func DispatchClaim(ctx context.Context, db postgres.DBTX, p ClaimParams) ([]Disp
 	return list, nil
 }
 
-// QueueClaim queues DispatchClaim's statement on b (to send it with other
+// QueueClaim queues Claim's statement on b (to send it with other
 // statements in one round trip); the claimed dispatches go to *out.
 func QueueClaim(b *pgx.Batch, p ClaimParams, out *[]Dispatch) {
 	b.Queue(dispatchClaimSQL, p.args()...).Query(func(rows pgx.Rows) error {
@@ -214,10 +214,10 @@ func QueueClaim(b *pgx.Batch, p ClaimParams, out *[]Dispatch) {
 	})
 }
 
-// DispatchFence locks dispatch id for the rest of the transaction and
+// Fence locks dispatch id for the rest of the transaction and
 // checks the claim: it must be claimed with token and its lease must not
 // have expired. Anything else is ErrFenced (409).
-func DispatchFence(ctx context.Context, tx pgx.Tx, id, token uuid.UUID) (*Dispatch, error) {
+func Fence(ctx context.Context, tx pgx.Tx, id, token uuid.UUID) (*Dispatch, error) {
 	list, err := collect(tx.Query(ctx, `SELECT `+columns+` FROM run_dispatches WHERE dispatch_id = $1 FOR UPDATE`, id))
 	if err != nil {
 		return nil, fmt.Errorf("dispatch fence: %w", err)
@@ -241,10 +241,10 @@ func CheckFence(d *Dispatch, token uuid.UUID) error {
 // ColumnsOf is the column list of Dispatch, qualified by alias.
 func ColumnsOf(alias string) string { return postgres.Qualify(alias, columns) }
 
-// DispatchRenewLease extends a valid claim's lease to lease from now and
+// RenewLease extends a valid claim's lease to lease from now and
 // returns the new expiry and the cancellation requested for its run ("" when
 // none). An invalid claim is ErrFenced.
-func DispatchRenewLease(ctx context.Context, db postgres.DBTX, id, token uuid.UUID, lease time.Duration) (time.Time, string, error) {
+func RenewLease(ctx context.Context, db postgres.DBTX, id, token uuid.UUID, lease time.Duration) (time.Time, string, error) {
 	var exp time.Time
 	var cancel *string
 	err := db.QueryRow(ctx, `
@@ -275,12 +275,12 @@ func DispatchRenewLease(ctx context.Context, db postgres.DBTX, id, token uuid.UU
 // the snapshot taken before it, so the ending attempt keeps its last lease.
 const leaseBefore = `(SELECT lease_expires_at FROM run_dispatches WHERE dispatch_id = $1)`
 
-// DispatchEnd moves a claimed dispatch to a terminal state (acked,
+// End moves a claimed dispatch to a terminal state (acked,
 // cancelled, superseded or dead_letter) and closes its attempt with outcome.
 // When a run queued behind it on its thread (an enqueued double text) can
 // now be claimed, it sends the queue's notification for that run's graph:
 // no other event would wake the claimers waiting for it.
-func DispatchEnd(ctx context.Context, db postgres.DBTX, id uuid.UUID, state State, outcome, errText string) error {
+func End(ctx context.Context, db postgres.DBTX, id uuid.UUID, state State, outcome, errText string) error {
 	_, err := db.Exec(ctx, `
 		WITH d AS (
 			UPDATE run_dispatches SET state = $2, claim_token = NULL, lease_expires_at = NULL,
@@ -310,12 +310,12 @@ func Backoff(attempt int) time.Duration {
 	return d + time.Duration((rand.Float64()*0.4-0.2)*float64(d))
 }
 
-// DispatchRequeue ends the current attempt of a claimed dispatch with
+// Requeue ends the current attempt of a claimed dispatch with
 // outcome and errText: back to queued after a backoff, or to dead_letter
 // when it has had max_attempts claims. It returns the new state.
-func DispatchRequeue(ctx context.Context, db postgres.DBTX, d *Dispatch, outcome, errText string) (State, error) {
+func Requeue(ctx context.Context, db postgres.DBTX, d *Dispatch, outcome, errText string) (State, error) {
 	if d.Attempt >= d.MaxAttempts {
-		return DeadLetter, DispatchEnd(ctx, db, d.DispatchID, DeadLetter, outcome, errText)
+		return DeadLetter, End(ctx, db, d.DispatchID, DeadLetter, outcome, errText)
 	}
 	_, err := db.Exec(ctx, `
 		WITH d AS (
@@ -334,17 +334,17 @@ func DispatchRequeue(ctx context.Context, db postgres.DBTX, d *Dispatch, outcome
 	return Queued, nil
 }
 
-// DispatchExpired locks up to limit claimed dispatches whose lease has
+// Expired locks up to limit claimed dispatches whose lease has
 // expired (SKIP LOCKED, so concurrent reapers split the work) for the rest
 // of the transaction.
-func DispatchExpired(ctx context.Context, tx pgx.Tx, limit int) ([]Dispatch, error) {
+func Expired(ctx context.Context, tx pgx.Tx, limit int) ([]Dispatch, error) {
 	return collect(tx.Query(ctx, `SELECT `+columns+` FROM run_dispatches
 		WHERE state = 'claimed' AND lease_expires_at <= clock_timestamp()
 		ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`, limit))
 }
 
-// DispatchOfRun returns the newest dispatch of a run, locked FOR UPDATE.
-func DispatchOfRun(ctx context.Context, tx pgx.Tx, runID uuid.UUID) (*Dispatch, error) {
+// OfRun returns the newest dispatch of a run, locked FOR UPDATE.
+func OfRun(ctx context.Context, tx pgx.Tx, runID uuid.UUID) (*Dispatch, error) {
 	list, err := collect(tx.Query(ctx, `SELECT `+columns+` FROM run_dispatches WHERE run_id = $1
 		ORDER BY seq DESC LIMIT 1 FOR UPDATE`, runID))
 	if err != nil || len(list) == 0 {
@@ -353,10 +353,10 @@ func DispatchOfRun(ctx context.Context, tx pgx.Tx, runID uuid.UUID) (*Dispatch, 
 	return &list[0], nil
 }
 
-// DispatchCancelQueued cancels the queued dispatches of runs (state
+// CancelQueued cancels the queued dispatches of runs (state
 // cancelled, or superseded when supersede) and returns the run ids it
 // changed.
-func DispatchCancelQueued(ctx context.Context, db postgres.DBTX, runIDs []uuid.UUID, supersede bool) ([]uuid.UUID, error) {
+func CancelQueued(ctx context.Context, db postgres.DBTX, runIDs []uuid.UUID, supersede bool) ([]uuid.UUID, error) {
 	state := Cancelled
 	if supersede {
 		state = Superseded
@@ -369,10 +369,10 @@ func DispatchCancelQueued(ctx context.Context, db postgres.DBTX, runIDs []uuid.U
 	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 }
 
-// DispatchRequestCancel asks the worker holding run's claimed dispatch to
+// RequestCancel asks the worker holding run's claimed dispatch to
 // stop (action interrupt or rollback) and notifies it. It reports whether
 // a claimed dispatch was found.
-func DispatchRequestCancel(ctx context.Context, db postgres.DBTX, runID uuid.UUID, action string) (bool, error) {
+func RequestCancel(ctx context.Context, db postgres.DBTX, runID uuid.UUID, action string) (bool, error) {
 	var id uuid.UUID
 	err := db.QueryRow(ctx, `
 		WITH d AS (
@@ -391,13 +391,13 @@ func DispatchRequestCancel(ctx context.Context, db postgres.DBTX, runID uuid.UUI
 	return true, nil
 }
 
-// DispatchRetry puts a dead-lettered dispatch back in the queue with a fresh
+// Retry puts a dead-lettered dispatch back in the queue with a fresh
 // attempt budget (max_attempts more claims; attempts keep counting, so the
 // audit keeps every one) and returns it; any other state is a 409.
 //
 // It serves the admin's queue, across tenants (POST /dispatches/{id}/retry
 // needs the admin scope).
-func DispatchRetry(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error) {
+func Retry(ctx context.Context, db postgres.DBTX, id uuid.UUID) (*Dispatch, error) {
 	list, err := collect(db.Query(ctx, `
 		WITH d AS (
 			UPDATE run_dispatches SET state = 'queued', max_attempts = attempt + max_attempts, available_at = now(), finished_at = NULL,
@@ -495,11 +495,11 @@ type Depth struct {
 	Count   int64  `db:"count"`
 }
 
-// DispatchDepth counts the dispatches that are queued, claimed or
+// Depths counts the dispatches that are queued, claimed or
 // dead-lettered, by state and graph, in one statement (the open
 // dispatches' partial index and the state index): the queue's depth, for
 // metrics. Pairs with no dispatch are absent.
-func DispatchDepth(ctx context.Context, db postgres.DBTX) ([]Depth, error) {
+func Depths(ctx context.Context, db postgres.DBTX) ([]Depth, error) {
 	rows, err := db.Query(ctx, `SELECT state, graph_id, count(*) AS count FROM run_dispatches
 		WHERE state IN ('queued', 'claimed', 'dead_letter') GROUP BY state, graph_id`)
 	if err != nil {
@@ -508,11 +508,11 @@ func DispatchDepth(ctx context.Context, db postgres.DBTX) ([]Depth, error) {
 	return pgx.CollectRows(rows, pgx.RowToStructByName[Depth])
 }
 
-// DispatchClaimTenant returns the tenant of the run of dispatch id while it
+// ClaimTenant returns the tenant of the run of dispatch id while it
 // is claimed with token: what a worker's requests made on behalf of that run
 // (its graph's store) act for. Any other dispatch, state or token is
 // ErrFenced (409): a claim token is the worker's proof that it runs the run.
-func DispatchClaimTenant(ctx context.Context, db postgres.DBTX, id, token uuid.UUID) (string, error) {
+func ClaimTenant(ctx context.Context, db postgres.DBTX, id, token uuid.UUID) (string, error) {
 	var tenant string
 	err := db.QueryRow(ctx, `SELECT r.tenant_id FROM run_dispatches d JOIN runs r ON r.run_id = d.run_id
 		WHERE d.dispatch_id = $1 AND d.claim_token = $2 AND d.state = 'claimed'`, id, token).Scan(&tenant)

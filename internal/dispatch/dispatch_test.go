@@ -62,7 +62,7 @@ func TestEnqueueStoresAQueuedDispatchAndNotifiesOnCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	id, err := dispatch.DispatchEnqueue(b.ctx, tx, dispatch.EnqueueParams{RunID: runID, ThreadID: threadID, GraphID: "alpha", Epoch: 7})
+	id, err := dispatch.Enqueue(b.ctx, tx, dispatch.EnqueueParams{RunID: runID, ThreadID: threadID, GraphID: "alpha", Epoch: 7})
 	if err != nil {
 		t.Fatalf("enqueue: %v", err)
 	}
@@ -102,7 +102,7 @@ func TestEnqueueStoresAQueuedDispatchAndNotifiesOnCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id2, err := dispatch.DispatchEnqueue(b.ctx, tx2, dispatch.EnqueueParams{RunID: run2, ThreadID: threadID, GraphID: "beta"})
+	id2, err := dispatch.Enqueue(b.ctx, tx2, dispatch.EnqueueParams{RunID: run2, ThreadID: threadID, GraphID: "beta"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestEnqueueParameters(t *testing.T) {
 
 	// The epoch of a thread that does not exist is no epoch: refused.
 	runID, _ := b.run(t, runOpts{})
-	if _, err := dispatch.DispatchEnqueue(b.ctx, b.db, dispatch.EnqueueParams{
+	if _, err := dispatch.Enqueue(b.ctx, b.db, dispatch.EnqueueParams{
 		RunID: runID, ThreadID: uuid.New(), GraphID: "agent", EpochOfThread: true,
 	}); err == nil {
 		t.Fatal("EpochOfThread on a missing thread was accepted")
@@ -233,7 +233,7 @@ func TestClaimIsFIFOPerThread(t *testing.T) {
 	// Thread D: the older dispatch was cancelled; it blocks nothing.
 	d := b.thread(t, threadOpts{})
 	d1 := b.enqueue(t, dispatchOpts{Thread: d})
-	if got, err := dispatch.DispatchCancelQueued(b.ctx, b.db, []uuid.UUID{d1.RunID}, false); err != nil || len(got) != 1 {
+	if got, err := dispatch.CancelQueued(b.ctx, b.db, []uuid.UUID{d1.RunID}, false); err != nil || len(got) != 1 {
 		t.Fatalf("cancel: %v %v", got, err)
 	}
 	d2 := b.enqueue(t, dispatchOpts{Thread: d})
@@ -345,7 +345,7 @@ func TestConcurrentClaimersGetDisjointSetsOneDispatchPerThread(t *testing.T) {
 			defer conn.Release()
 			<-start
 			for {
-				list, err := dispatch.DispatchClaim(b.ctx, conn, dispatch.ClaimParams{
+				list, err := dispatch.Claim(b.ctx, conn, dispatch.ClaimParams{
 					Worker: fmt.Sprintf("w%d", i), Limit: 3, Lease: longLease,
 				})
 				if errors.Is(err, dispatch.ErrClaimRace) {
@@ -450,7 +450,7 @@ func TestConcurrentClaimAndAckDrainsEachThreadInOrder(t *testing.T) {
 			<-start
 			races := 0
 			for ctx.Err() == nil {
-				list, err := dispatch.DispatchClaim(ctx, conn, dispatch.ClaimParams{
+				list, err := dispatch.Claim(ctx, conn, dispatch.ClaimParams{
 					Worker: fmt.Sprintf("w%d", i), Limit: 2, Lease: longLease,
 				})
 				if errors.Is(err, dispatch.ErrClaimRace) {
@@ -567,12 +567,12 @@ func TestOneClaimedDispatchPerThreadIsEnforcedByTheIndex(t *testing.T) {
 		t.Fatalf("nack at the last attempt: %s %v, want dead_letter", s, err)
 	}
 	claimedSecond := b.claimOne(t, second)
-	if _, err := dispatch.DispatchRetry(b.ctx, b.db, first.DispatchID); err != nil {
+	if _, err := dispatch.Retry(b.ctx, b.db, first.DispatchID); err != nil {
 		t.Fatalf("retry: %v", err)
 	}
 	other := b.enqueue(t, dispatchOpts{})
 	waiting := b.snapshot(t, first.DispatchID)
-	got, err := dispatch.DispatchClaim(b.ctx, b.db, dispatch.ClaimParams{Worker: "w2", Limit: 10, Lease: longLease})
+	got, err := dispatch.Claim(b.ctx, b.db, dispatch.ClaimParams{Worker: "w2", Limit: 10, Lease: longLease})
 	if err != nil || len(got) != 1 || got[0].DispatchID != other.DispatchID {
 		t.Fatalf("claim beside a busy thread: %v %v, want only %s", ids(got), err, other.DispatchID)
 	}
@@ -618,7 +618,7 @@ func TestClaimSkipsDispatchesLockedByAnotherClaimer(t *testing.T) {
 	}
 	claim := func(tx pgx.Tx, worker string) []uuid.UUID {
 		t.Helper()
-		list, err := dispatch.DispatchClaim(b.ctx, tx, dispatch.ClaimParams{Worker: worker, Limit: 10, Lease: longLease})
+		list, err := dispatch.Claim(b.ctx, tx, dispatch.ClaimParams{Worker: worker, Limit: 10, Lease: longLease})
 		if err != nil {
 			t.Fatalf("claim by %s: %v", worker, err)
 		}

@@ -75,7 +75,7 @@ func TestFenceAcceptsTheValidClaim(t *testing.T) {
 	token := *c.ClaimToken
 
 	before := b.now(t)
-	exp, cancel, err := dispatch.DispatchRenewLease(b.ctx, b.db, d.DispatchID, token, 2*time.Minute)
+	exp, cancel, err := dispatch.RenewLease(b.ctx, b.db, d.DispatchID, token, 2*time.Minute)
 	after := b.now(t)
 	if err != nil || cancel != "" {
 		t.Fatalf("renew: %q %v", cancel, err)
@@ -92,7 +92,7 @@ func TestFenceAcceptsTheValidClaim(t *testing.T) {
 	var fenced *dispatch.Dispatch
 	err = postgres.WithTx(b.ctx, b.db, func(tx pgx.Tx) error {
 		var err error
-		fenced, err = dispatch.DispatchFence(b.ctx, tx, d.DispatchID, token)
+		fenced, err = dispatch.Fence(b.ctx, tx, d.DispatchID, token)
 		return err
 	})
 	if err != nil || !reflect.DeepEqual(fenced, renewed) {
@@ -107,7 +107,7 @@ func TestFenceAcceptsTheValidClaim(t *testing.T) {
 	}
 }
 
-// DispatchFence holds the dispatch's row lock for the rest of its
+// Fence holds the dispatch's row lock for the rest of its
 // transaction: a concurrent fence waits for it.
 func TestFenceLocksTheDispatch(t *testing.T) {
 	t.Parallel()
@@ -119,7 +119,7 @@ func TestFenceLocksTheDispatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	if _, err := dispatch.DispatchFence(b.ctx, tx, d.DispatchID, token); err != nil {
+	if _, err := dispatch.Fence(b.ctx, tx, d.DispatchID, token); err != nil {
 		t.Fatalf("fence: %v", err)
 	}
 	_, err = b.db.Exec(b.ctx, `SELECT 1 FROM run_dispatches WHERE dispatch_id = $1 FOR UPDATE NOWAIT`, d.DispatchID)
@@ -190,7 +190,7 @@ func TestFenceRefusesAnInvalidClaimAndChangesNothing(t *testing.T) {
 		"cancelled while claimed": func(t *testing.T, b *bundle, g string) (uuid.UUID, uuid.UUID) {
 			d := b.enqueue(t, dispatchOpts{GraphID: g})
 			c := b.claimOne(t, d)
-			if err := dispatch.DispatchEnd(b.ctx, b.db, d.DispatchID, dispatch.Cancelled, "cancelled", ""); err != nil {
+			if err := dispatch.End(b.ctx, b.db, d.DispatchID, dispatch.Cancelled, "cancelled", ""); err != nil {
 				t.Fatal(err)
 			}
 			return d.DispatchID, *c.ClaimToken
@@ -222,10 +222,10 @@ func TestFenceRefusesAnInvalidClaimAndChangesNothing(t *testing.T) {
 				before = b.snapshot(t, id)
 			}
 
-			_, _, err := dispatch.DispatchRenewLease(b.ctx, b.db, id, token, time.Minute)
+			_, _, err := dispatch.RenewLease(b.ctx, b.db, id, token, time.Minute)
 			wantFenced(t, err, "heartbeat")
 			err = postgres.WithTx(b.ctx, b.db, func(tx pgx.Tx) error {
-				_, err := dispatch.DispatchFence(b.ctx, tx, id, token)
+				_, err := dispatch.Fence(b.ctx, tx, id, token)
 				return err
 			})
 			wantFenced(t, err, "fence")
@@ -262,7 +262,7 @@ func TestHeartbeatReportsTheRequestedCancellation(t *testing.T) {
 	// No claimed dispatch: nothing to ask, nothing changed or sent.
 	snap := b.snapshot(t, queued.DispatchID)
 	for _, run := range []uuid.UUID{queued.RunID, uuid.New()} {
-		if ok, err := dispatch.DispatchRequestCancel(b.ctx, b.db, run, "interrupt"); ok || err != nil {
+		if ok, err := dispatch.RequestCancel(b.ctx, b.db, run, "interrupt"); ok || err != nil {
 			t.Fatalf("request cancel of a run without a claimed dispatch: %v %v, want false", ok, err)
 		}
 	}
@@ -273,7 +273,7 @@ func TestHeartbeatReportsTheRequestedCancellation(t *testing.T) {
 
 	renew := func(want string) {
 		t.Helper()
-		_, cancel, err := dispatch.DispatchRenewLease(b.ctx, b.db, d.DispatchID, token, time.Minute)
+		_, cancel, err := dispatch.RenewLease(b.ctx, b.db, d.DispatchID, token, time.Minute)
 		if err != nil || cancel != want {
 			t.Fatalf("renew: %q %v, want cancellation %q", cancel, err, want)
 		}
@@ -283,7 +283,7 @@ func TestHeartbeatReportsTheRequestedCancellation(t *testing.T) {
 	}
 	request := func(action string) {
 		t.Helper()
-		if ok, err := dispatch.DispatchRequestCancel(b.ctx, b.db, d.RunID, action); !ok || err != nil {
+		if ok, err := dispatch.RequestCancel(b.ctx, b.db, d.RunID, action); !ok || err != nil {
 			t.Fatalf("request cancel %s: %v %v", action, ok, err)
 		}
 		n := notification(t, listener, 5*time.Second)
@@ -310,7 +310,7 @@ func TestHeartbeatReportsTheRequestedCancellation(t *testing.T) {
 	}
 }
 
-// An expired lease is found by DispatchExpired (oldest expiry first, up to
+// An expired lease is found by Expired (oldest expiry first, up to
 // the limit) and, by the reaper, requeued after a backoff with its attempt
 // closed, or dead-lettered at its last attempt. A live claim is left alone.
 func TestExpiredLeaseIsReapedWithBackoffThenDeadLettered(t *testing.T) {
@@ -334,7 +334,7 @@ func TestExpiredLeaseIsReapedWithBackoffThenDeadLettered(t *testing.T) {
 		t.Helper()
 		var out []uuid.UUID
 		err := postgres.WithTx(b.ctx, b.db, func(tx pgx.Tx) error {
-			list, err := dispatch.DispatchExpired(b.ctx, tx, limit)
+			list, err := dispatch.Expired(b.ctx, tx, limit)
 			out = ids(list)
 			return err
 		})
@@ -403,7 +403,7 @@ func TestExpiredLeaseIsReapedWithBackoffThenDeadLettered(t *testing.T) {
 }
 
 // A lease expires by the clock alone: a claim with a 1 ms lease is soon
-// fenced and found by DispatchExpired, though nothing touched it.
+// fenced and found by Expired, though nothing touched it.
 func TestLeaseExpiresByTheClock(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -418,7 +418,7 @@ func TestLeaseExpiresByTheClock(t *testing.T) {
 		var found []dispatch.Dispatch
 		err := postgres.WithTx(b.ctx, b.db, func(tx pgx.Tx) error {
 			var err error
-			found, err = dispatch.DispatchExpired(b.ctx, tx, 10)
+			found, err = dispatch.Expired(b.ctx, tx, 10)
 			return err
 		})
 		if err != nil {
@@ -433,7 +433,7 @@ func TestLeaseExpiresByTheClock(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	snap := b.snapshot(t, d.DispatchID)
-	_, _, err := dispatch.DispatchRenewLease(b.ctx, b.db, d.DispatchID, token, time.Minute)
+	_, _, err := dispatch.RenewLease(b.ctx, b.db, d.DispatchID, token, time.Minute)
 	wantFenced(t, err, "heartbeat after expiry")
 	wantFenced(t, b.ack(d.DispatchID, token), "ack after expiry")
 	b.unchanged(t, snap, "operations on an expired claim")
@@ -466,7 +466,7 @@ func TestConcurrentReapersSplitExpiredClaims(t *testing.T) {
 	}
 	expired := func(tx pgx.Tx, limit int) []uuid.UUID {
 		t.Helper()
-		list, err := dispatch.DispatchExpired(b.ctx, tx, limit)
+		list, err := dispatch.Expired(b.ctx, tx, limit)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,7 +72,7 @@ func (b *bundle) run(t *testing.T, o runOpts) (runID, threadID uuid.UUID) {
 	return runID, o.Thread
 }
 
-// dispatchOpts describe a dispatch, enqueued with DispatchEnqueue (on a new
+// dispatchOpts describe a dispatch, enqueued with Enqueue (on a new
 // run, and a new thread unless Thread is set) and then adjusted with SQL
 // where the enqueue has no parameter for it.
 type dispatchOpts struct {
@@ -97,7 +97,7 @@ func (b *bundle) enqueue(t *testing.T, o dispatchOpts) *dispatch.Dispatch {
 	} else if o.Thread == uuid.Nil {
 		t.Fatal("enqueue: Run given without Thread")
 	}
-	id, err := dispatch.DispatchEnqueue(b.ctx, b.db, dispatch.EnqueueParams{
+	id, err := dispatch.Enqueue(b.ctx, b.db, dispatch.EnqueueParams{
 		RunID: o.Run, ThreadID: o.Thread, GraphID: o.GraphID, Epoch: o.Epoch, EpochOfThread: o.EpochOfThread,
 		Delay: o.Delay, MaxAttempts: o.MaxAttempts,
 	})
@@ -150,7 +150,7 @@ func (b *bundle) now(t *testing.T) time.Time {
 }
 
 // claim claims with p; Worker defaults to "w1", Lease to longLease, Limit
-// (as in DispatchClaim) to 1.
+// (as in Claim) to 1.
 func (b *bundle) claim(t *testing.T, p dispatch.ClaimParams) []dispatch.Dispatch {
 	t.Helper()
 	if p.Worker == "" {
@@ -159,7 +159,7 @@ func (b *bundle) claim(t *testing.T, p dispatch.ClaimParams) []dispatch.Dispatch
 	if p.Lease == 0 {
 		p.Lease = longLease
 	}
-	list, err := dispatch.DispatchClaim(b.ctx, b.db, p)
+	list, err := dispatch.Claim(b.ctx, b.db, p)
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
@@ -180,10 +180,10 @@ func (b *bundle) claimOne(t *testing.T, want *dispatch.Dispatch) *dispatch.Dispa
 // transaction.
 func (b *bundle) ack(id, token uuid.UUID) error {
 	return postgres.WithTx(b.ctx, b.db, func(tx pgx.Tx) error {
-		if _, err := dispatch.DispatchFence(b.ctx, tx, id, token); err != nil {
+		if _, err := dispatch.Fence(b.ctx, tx, id, token); err != nil {
 			return err
 		}
-		return dispatch.DispatchEnd(b.ctx, tx, id, dispatch.Acked, "acked", "")
+		return dispatch.End(b.ctx, tx, id, dispatch.Acked, "acked", "")
 	})
 }
 
@@ -195,11 +195,11 @@ func (b *bundle) nack(id, token uuid.UUID, errText string) (state dispatch.State
 		if err := tx.QueryRow(b.ctx, `SELECT now()`).Scan(&txNow); err != nil {
 			return err
 		}
-		d, err := dispatch.DispatchFence(b.ctx, tx, id, token)
+		d, err := dispatch.Fence(b.ctx, tx, id, token)
 		if err != nil {
 			return err
 		}
-		state, err = dispatch.DispatchRequeue(b.ctx, tx, d, "nacked", errText)
+		state, err = dispatch.Requeue(b.ctx, tx, d, "nacked", errText)
 		return err
 	})
 	return state, txNow, err
@@ -217,12 +217,12 @@ func (b *bundle) reap(t *testing.T, limit int) (map[uuid.UUID]dispatch.State, ti
 		if err := tx.QueryRow(b.ctx, `SELECT now()`).Scan(&txNow); err != nil {
 			return err
 		}
-		expired, err := dispatch.DispatchExpired(b.ctx, tx, limit)
+		expired, err := dispatch.Expired(b.ctx, tx, limit)
 		if err != nil {
 			return err
 		}
 		for i := range expired {
-			s, err := dispatch.DispatchRequeue(b.ctx, tx, &expired[i], "lease_expired", "lease expired")
+			s, err := dispatch.Requeue(b.ctx, tx, &expired[i], "lease_expired", "lease expired")
 			if err != nil {
 				return err
 			}

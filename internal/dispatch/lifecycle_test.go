@@ -63,7 +63,7 @@ func (b *bundle) claimableNow(t *testing.T, id uuid.UUID) (bool, time.Time) {
 	if err := tx.QueryRow(b.ctx, `SELECT now()`).Scan(&txNow); err != nil {
 		t.Fatal(err)
 	}
-	list, err := dispatch.DispatchClaim(b.ctx, tx, dispatch.ClaimParams{Worker: "probe", Limit: 100, Lease: longLease})
+	list, err := dispatch.Claim(b.ctx, tx, dispatch.ClaimParams{Worker: "probe", Limit: 100, Lease: longLease})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,10 +163,10 @@ func TestAckEndsTheClaimAndItsAttempt(t *testing.T) {
 		t.Fatal("an acked dispatch was claimed")
 	}
 
-	// DispatchEnd with an error records it on the dispatch and the attempt.
+	// End with an error records it on the dispatch and the attempt.
 	e := b.enqueue(t, dispatchOpts{})
 	b.claimOne(t, e)
-	if err := dispatch.DispatchEnd(b.ctx, b.db, e.DispatchID, dispatch.DeadLetter, "failed", "oops"); err != nil {
+	if err := dispatch.End(b.ctx, b.db, e.DispatchID, dispatch.DeadLetter, "failed", "oops"); err != nil {
 		t.Fatal(err)
 	}
 	ge := b.get(t, e.DispatchID)
@@ -206,7 +206,7 @@ func TestEpochBumpSupersedesTheThreadsQueuedDispatches(t *testing.T) {
 			return err
 		}
 		var err error
-		superseded, err = dispatch.DispatchCancelQueued(b.ctx, tx, []uuid.UUID{running.RunID, q1.RunID, q2.RunID}, true)
+		superseded, err = dispatch.CancelQueued(b.ctx, tx, []uuid.UUID{running.RunID, q1.RunID, q2.RunID}, true)
 		return err
 	})
 	after := b.now(t)
@@ -229,7 +229,7 @@ func TestEpochBumpSupersedesTheThreadsQueuedDispatches(t *testing.T) {
 	for _, s := range keep {
 		b.unchanged(t, s, "the epoch bump")
 	}
-	if again, err := dispatch.DispatchCancelQueued(b.ctx, b.db, []uuid.UUID{q1.RunID, q2.RunID}, true); err != nil || len(again) != 0 {
+	if again, err := dispatch.CancelQueued(b.ctx, b.db, []uuid.UUID{q1.RunID, q2.RunID}, true); err != nil || len(again) != 0 {
 		t.Fatalf("superseding again: %v %v, want nothing", again, err)
 	}
 
@@ -248,7 +248,7 @@ func TestEpochBumpSupersedesTheThreadsQueuedDispatches(t *testing.T) {
 	}
 }
 
-// DispatchCancelQueued cancels only queued dispatches.
+// CancelQueued cancels only queued dispatches.
 func TestCancelQueued(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -263,7 +263,7 @@ func TestCancelQueued(t *testing.T) {
 	keep := []snapshot{b.snapshot(t, claimed.DispatchID), b.snapshot(t, acked.DispatchID)}
 
 	before := b.now(t)
-	got, err := dispatch.DispatchCancelQueued(b.ctx, b.db, []uuid.UUID{queued.RunID, claimed.RunID, acked.RunID, uuid.New()}, false)
+	got, err := dispatch.CancelQueued(b.ctx, b.db, []uuid.UUID{queued.RunID, claimed.RunID, acked.RunID, uuid.New()}, false)
 	after := b.now(t)
 	if err != nil || len(got) != 1 || got[0] != queued.RunID {
 		t.Fatalf("cancelled %v %v, want only %s", got, err, queued.RunID)
@@ -279,7 +279,7 @@ func TestCancelQueued(t *testing.T) {
 	if ok, _ := b.claimableNow(t, queued.DispatchID); ok {
 		t.Fatal("a cancelled dispatch was claimed")
 	}
-	if none, err := dispatch.DispatchCancelQueued(b.ctx, b.db, nil, false); err != nil || len(none) != 0 {
+	if none, err := dispatch.CancelQueued(b.ctx, b.db, nil, false); err != nil || len(none) != 0 {
 		t.Fatalf("cancel of no runs: %v %v", none, err)
 	}
 }
@@ -314,7 +314,7 @@ func TestRetryRequeuesADeadLetterWithAFreshBudget(t *testing.T) {
 	listener := b.listen(t, dispatch.ChannelDispatch)
 
 	before := b.now(t)
-	r, err := dispatch.DispatchRetry(b.ctx, b.db, d.DispatchID)
+	r, err := dispatch.Retry(b.ctx, b.db, d.DispatchID)
 	after := b.now(t)
 	if err != nil {
 		t.Fatalf("retry: %v", err)
@@ -368,27 +368,27 @@ func TestRetryRefusesAnythingButADeadLetter(t *testing.T) {
 	}
 	cancelled := b.enqueue(t, dispatchOpts{})
 	superseded := b.enqueue(t, dispatchOpts{})
-	if _, err := dispatch.DispatchCancelQueued(b.ctx, b.db, []uuid.UUID{cancelled.RunID}, false); err != nil {
+	if _, err := dispatch.CancelQueued(b.ctx, b.db, []uuid.UUID{cancelled.RunID}, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dispatch.DispatchCancelQueued(b.ctx, b.db, []uuid.UUID{superseded.RunID}, true); err != nil {
+	if _, err := dispatch.CancelQueued(b.ctx, b.db, []uuid.UUID{superseded.RunID}, true); err != nil {
 		t.Fatal(err)
 	}
 	retried := b.deadLetter(t, 1)
-	if _, err := dispatch.DispatchRetry(b.ctx, b.db, retried.DispatchID); err != nil {
+	if _, err := dispatch.Retry(b.ctx, b.db, retried.DispatchID); err != nil {
 		t.Fatal(err)
 	}
 
 	for _, d := range []*dispatch.Dispatch{queued, claimed, acked, cancelled, superseded, retried} {
 		before := b.snapshot(t, d.DispatchID)
-		r, err := dispatch.DispatchRetry(b.ctx, b.db, d.DispatchID)
+		r, err := dispatch.Retry(b.ctx, b.db, d.DispatchID)
 		wantCode(t, err, apperr.Conflict, "retry of a "+string(before.D.State)+" dispatch")
 		if r != nil || !strings.Contains(err.Error(), string(before.D.State)) {
 			t.Fatalf("retry of a %s dispatch: %v, %q does not name its state", before.D.State, r, err)
 		}
 		b.unchanged(t, before, "a refused retry")
 	}
-	_, err := dispatch.DispatchRetry(b.ctx, b.db, uuid.New())
+	_, err := dispatch.Retry(b.ctx, b.db, uuid.New())
 	wantCode(t, err, apperr.NotFound, "retry of an unknown dispatch")
 }
 
@@ -404,7 +404,7 @@ func TestReadsGetListAttemptsDispatchOfRunColumnsOf(t *testing.T) {
 	bb := b.enqueue(t, dispatchOpts{GraphID: "beta"})
 	c := b.enqueue(t, dispatchOpts{GraphID: "alpha", Priority: ptr(0)})
 	r1 := b.enqueue(t, dispatchOpts{GraphID: "delta"})
-	if _, err := dispatch.DispatchCancelQueued(b.ctx, b.db, []uuid.UUID{r1.RunID}, false); err != nil {
+	if _, err := dispatch.CancelQueued(b.ctx, b.db, []uuid.UUID{r1.RunID}, false); err != nil {
 		t.Fatal(err)
 	}
 	r2 := b.enqueue(t, dispatchOpts{GraphID: "delta", Run: r1.RunID, Thread: r1.ThreadID})
@@ -447,13 +447,13 @@ func TestReadsGetListAttemptsDispatchOfRunColumnsOf(t *testing.T) {
 		}
 	}
 
-	// DispatchOfRun: the run's newest dispatch, locked.
+	// OfRun: the run's newest dispatch, locked.
 	tx, err := b.db.Begin(b.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	of, err := dispatch.DispatchOfRun(b.ctx, tx, run)
+	of, err := dispatch.OfRun(b.ctx, tx, run)
 	if err != nil || of == nil || of.DispatchID != r2.DispatchID {
 		t.Fatalf("dispatch of run: %v %v, want %s", of, err, r2.DispatchID)
 	}
@@ -461,7 +461,7 @@ func TestReadsGetListAttemptsDispatchOfRunColumnsOf(t *testing.T) {
 	if postgres.SQLState(err) != "55P03" {
 		t.Fatalf("lock of the run's dispatch from another transaction: %v, want lock_not_available", err)
 	}
-	if none, err := dispatch.DispatchOfRun(b.ctx, tx, uuid.New()); none != nil || err != nil {
+	if none, err := dispatch.OfRun(b.ctx, tx, uuid.New()); none != nil || err != nil {
 		t.Fatalf("dispatch of an unknown run: %v %v, want nil, nil", none, err)
 	}
 

@@ -45,7 +45,7 @@
 // write or wrote twice, a value that differs, writes committed earlier
 // (a task that finished while others still ran, whose writes went out on
 // their own). A task's regular writes are never replaced once recorded
-// (checkpoints.CheckpointWritesPut keeps the first row, and a task with
+// (checkpoints.PutWrites keeps the first row, and a task with
 // writes is not run again), so the reference keeps rendering the same.
 //
 // A messages event is [chunk, metadata], and a streamed message sends
@@ -63,7 +63,7 @@
 //
 // A Renderer turns references back into whole events: it loads each
 // referenced checkpoint once per batch, and the referenced tasks' writes
-// in one query per batch (checkpoints.CheckpointWritesOfTasks), through
+// in one query per batch (checkpoints.TaskWrites), through
 // the checkpoint store's read API, merges the values into the stored
 // rest, and has PostgreSQL normalise the result to jsonb (one query per
 // batch), so rendered bytes are exactly what a whole row would have

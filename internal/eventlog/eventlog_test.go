@@ -51,7 +51,7 @@ func TestRenderedEqualsWhole(t *testing.T) {
 		cp.ChannelVersions[k] = "00000000000000000000000000000001.0000000000000001"
 		changed[k] = cp.ChannelVersions[k]
 	}
-	if _, err := checkpoints.CheckpointPut(ctx, db, checkpoints.Config{ThreadID: tid.String()}, cp, checkpoints.Metadata{"step": 1}, changed); err != nil {
+	if _, err := checkpoints.Put(ctx, db, checkpoints.Config{ThreadID: tid.String()}, cp, checkpoints.Metadata{"step": 1}, changed); err != nil {
 		t.Fatal(err)
 	}
 	// What the run streams: the values as a reader sees them (LangChain
@@ -72,7 +72,7 @@ func TestRenderedEqualsWhole(t *testing.T) {
 		writes = append(writes, checkpoints.Write{TaskID: "task-1", Channel: k, Value: vals[k], Idx: i})
 	}
 	writes = append(writes, checkpoints.Write{TaskID: "task-1", Channel: "branch:to:next", Idx: len(writes)})
-	if err := checkpoints.CheckpointWritesPut(ctx, db, checkpoints.Config{ThreadID: tid.String(), CheckpointID: cp.ID}, writes); err != nil {
+	if err := checkpoints.PutWrites(ctx, db, checkpoints.Config{ThreadID: tid.String(), CheckpointID: cp.ID}, writes); err != nil {
 		t.Fatal(err)
 	}
 	events := []eventlog.Event{

@@ -155,7 +155,7 @@ func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.U
 		}
 		values[k] = v
 	}
-	writes, err := checkpoints.CheckpointWritesOfTasks(ctx, db, threadID.String(), taskKeys)
+	writes, err := checkpoints.TaskWrites(ctx, db, threadID.String(), taskKeys)
 	if err != nil {
 		return fmt.Errorf("render events: %w", err)
 	}
@@ -217,7 +217,7 @@ func (r *Renderer) Render(ctx context.Context, db postgres.DBTX, threadID uuid.U
 // checkpointValues returns the channel values of the checkpoint ref
 // names, nil when it does not exist.
 func checkpointValues(ctx context.Context, db postgres.DBTX, threadID uuid.UUID, ref Ref) (map[string]any, error) {
-	t, err := checkpoints.CheckpointGetTuple(ctx, db, checkpoints.Config{ThreadID: threadID.String(), NS: ref.NS, CheckpointID: ref.ID})
+	t, err := checkpoints.GetTuple(ctx, db, checkpoints.Config{ThreadID: threadID.String(), NS: ref.NS, CheckpointID: ref.ID})
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound:
 		return nil, nil

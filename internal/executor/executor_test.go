@@ -105,7 +105,7 @@ var errInjected = errors.New("injected commit failure")
 func (r *recIO) Local() bool { return true }
 
 func (r *recIO) Tuple(ctx context.Context, id string) (*checkpoints.Tuple, error) {
-	return checkpoints.CheckpointGetTuple(ctx, r.b.s.DB, checkpoints.Config{ThreadID: r.cl.Run.ThreadID.String(), CheckpointID: id})
+	return checkpoints.GetTuple(ctx, r.b.s.DB, checkpoints.Config{ThreadID: r.cl.Run.ThreadID.String(), CheckpointID: id})
 }
 
 func (r *recIO) Span(context.Context) (executor.Span, bool, error) {
@@ -113,7 +113,7 @@ func (r *recIO) Span(context.Context) (executor.Span, bool, error) {
 }
 
 func (r *recIO) MaxIntVersion(ctx context.Context) (int64, error) {
-	return checkpoints.CheckpointBlobMaxIntVersion(ctx, r.b.s.DB, checkpoints.Config{ThreadID: r.cl.Run.ThreadID.String()})
+	return checkpoints.BlobMaxIntVersion(ctx, r.b.s.DB, checkpoints.Config{ThreadID: r.cl.Run.ThreadID.String()})
 }
 
 func (r *recIO) Commit(ctx context.Context, c *coordinator.Commit) (*wire.CommitResult, error) {

@@ -64,7 +64,7 @@ type localIO struct {
 func (l *localIO) Local() bool { return true }
 
 func (l *localIO) Tuple(ctx context.Context, id string) (*checkpoints.Tuple, error) {
-	return checkpoints.CheckpointGetTuple(ctx, l.s.db, checkpoints.Config{ThreadID: l.run.ThreadID.String(), CheckpointID: id})
+	return checkpoints.GetTuple(ctx, l.s.db, checkpoints.Config{ThreadID: l.run.ThreadID.String(), CheckpointID: id})
 }
 
 func (l *localIO) Span(ctx context.Context) (Span, bool, error) {
@@ -81,7 +81,7 @@ func (l *localIO) Span(ctx context.Context) (Span, bool, error) {
 }
 
 func (l *localIO) MaxIntVersion(ctx context.Context) (int64, error) {
-	return checkpoints.CheckpointBlobMaxIntVersion(ctx, l.s.db, checkpoints.Config{ThreadID: l.run.ThreadID.String()})
+	return checkpoints.BlobMaxIntVersion(ctx, l.s.db, checkpoints.Config{ThreadID: l.run.ThreadID.String()})
 }
 
 func (l *localIO) Commit(ctx context.Context, req *coordinator.Commit) (*wire.CommitResult, error) {

@@ -26,7 +26,7 @@ func BenchmarkListWindow(b *testing.B) {
 			ctx := context.Background()
 			b.Run("window20", func(b *testing.B) {
 				for b.Loop() {
-					t, err := checkpoints.CheckpointGetTupleWithout(ctx, db, checkpoints.Config{ThreadID: "bench"}, "messages")
+					t, err := checkpoints.GetTupleWithout(ctx, db, checkpoints.Config{ThreadID: "bench"}, "messages")
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -42,7 +42,7 @@ func BenchmarkListWindow(b *testing.B) {
 			})
 			b.Run("whole", func(b *testing.B) {
 				for b.Loop() {
-					if _, err := checkpoints.CheckpointGetTuple(ctx, db, checkpoints.Config{ThreadID: "bench"}); err != nil {
+					if _, err := checkpoints.GetTuple(ctx, db, checkpoints.Config{ThreadID: "bench"}); err != nil {
 						b.Fatal(err)
 					}
 				}

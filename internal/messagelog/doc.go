@@ -38,6 +38,6 @@
 //   - One summary per thread, channel and range (409 on a second); the
 //     summary that goes with a window is the widest that ends before the
 //     window's first seq. A thread's summaries are deleted and copied with
-//     its checkpoints (checkpoints.CheckpointThreadDelete and CheckpointThreadCopy: one
+//     its checkpoints (checkpoints.DeleteThread and checkpoints.CopyThread: one
 //     statement each, so they never outlive or miss the thread's rows).
 package messagelog

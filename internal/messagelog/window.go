@@ -44,7 +44,7 @@ type ListRecord struct {
 // ErrListReplay reports a list channel whose value at a checkpoint is not
 // stored as a value (no blob for its version: a LangGraph delta channel,
 // or a channel emptied by an "empty" blob). The caller reads the value
-// whole instead (checkpoints.CheckpointGetTuple, CheckpointDeltaResolve)
+// whole instead (checkpoints.GetTuple, checkpoints.ResolveDelta)
 // and wraps it with ListViewOf.
 var ErrListReplay = checkpoints.ErrListNotStored
 
@@ -145,7 +145,7 @@ func (v *ListView) Records(ctx context.Context, db postgres.DBTX, from, to int) 
 }
 
 // ListViewOf wraps a list value already read (a delta channel rebuilt by
-// CheckpointDeltaResolve, say) as a plain view: seqs are positions. nil is
+// checkpoints.ResolveDelta, say) as a plain view: seqs are positions. nil is
 // the empty list; a value that is not a list is an apperr.BadRequest
 // error.
 func ListViewOf(cfg checkpoints.Config, channel string, value any) (*ListView, error) {
@@ -184,7 +184,7 @@ func notAList(cfg checkpoints.Config, channel string) error {
 // whose value is not stored at the checkpoint is ErrListReplay; an unset
 // channel is an empty list.
 func CheckpointListView(ctx context.Context, db postgres.DBTX, cfg checkpoints.Config, channel string) (*ListView, error) {
-	s, err := checkpoints.CheckpointListStored(ctx, db, cfg, channel)
+	s, err := checkpoints.ListStored(ctx, db, cfg, channel)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func CheckpointListView(ctx context.Context, db postgres.DBTX, cfg checkpoints.C
 }
 
 // TupleListView opens list channel channel of t, a tuple read with the
-// channel left out (checkpoints.CheckpointGetTupleWithout) or whole: a
+// channel left out (checkpoints.GetTupleWithout) or whole: a
 // value t holds is wrapped as it is; otherwise the channel's blob is read
 // (one query). Errors as CheckpointListView's.
 func TupleListView(ctx context.Context, db postgres.DBTX, t *checkpoints.Tuple, channel string) (*ListView, error) {

@@ -155,7 +155,7 @@ func TestListViewReadsOnlyItsElements(t *testing.T) {
 	if _, err := v.Records(ctx, db, 289, 300); !errors.Is(err, checkpoints.ErrElementMissing) {
 		t.Fatalf("a deleted element read as %v", err)
 	}
-	tu, err := checkpoints.CheckpointGetTupleWithout(ctx, db, cfg, "messages")
+	tu, err := checkpoints.GetTupleWithout(ctx, db, cfg, "messages")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestListViewReadsOnlyItsElements(t *testing.T) {
 	if _, ok := tu.Checkpoint.ChannelValues["messages"]; ok || other != "kept" || tu.Checkpoint.ChannelVersions["messages"] == "" {
 		t.Fatalf("tuple without messages: %v %v", tu.Checkpoint.ChannelValues, tu.Checkpoint.ChannelVersions)
 	}
-	if _, err := checkpoints.CheckpointGetTuple(ctx, db, cfg); !errors.Is(err, checkpoints.ErrElementMissing) {
+	if _, err := checkpoints.GetTuple(ctx, db, cfg); !errors.Is(err, checkpoints.ErrElementMissing) {
 		t.Fatalf("whole read after the deletion: %v", err)
 	}
 	tv, err := TupleListView(ctx, db, tu, "messages")

@@ -447,7 +447,7 @@ func UsesIntVersions(base *checkpoints.Checkpoint) bool {
 }
 
 // DeltaKinds are the delta channels of g (nil g: none) (graph.Channel.Delta) for
-// checkpoints.CheckpointDeltaResolve; nil when g has none.
+// checkpoints.ResolveDelta; nil when g has none.
 func DeltaKinds(g *graph.Graph) map[string]string {
 	if g == nil {
 		return nil

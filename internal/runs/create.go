@@ -470,7 +470,7 @@ func (s *Service) queueRun(ctx context.Context, p *postgres.Pipeline, threadID u
 			return err
 		})
 	ep.RunID, ep.ThreadID, ep.GraphID, ep.Delay, ep.MaxAttempts = runID, threadID, v.graph.ID, v.delay, s.cfg.MaxAttempts
-	if _, err := dispatch.DispatchEnqueue(ctx, p, ep); err != nil {
+	if _, err := dispatch.Enqueue(ctx, p, ep); err != nil {
 		return nil, err
 	}
 	// The thread's config becomes the run's (its assistant's merged under
@@ -563,7 +563,7 @@ func (s *Service) cancelInflight(ctx context.Context, tx pgx.Tx, threadID uuid.U
 	if err != nil {
 		return 0, err
 	}
-	queued, err := dispatch.DispatchCancelQueued(ctx, tx, runIDs, true)
+	queued, err := dispatch.CancelQueued(ctx, tx, runIDs, true)
 	if err != nil {
 		return 0, err
 	}
@@ -571,7 +571,7 @@ func (s *Service) cancelInflight(ctx context.Context, tx pgx.Tx, threadID uuid.U
 		return 0, err
 	}
 	for _, id := range runIDs {
-		if _, err := dispatch.DispatchRequestCancel(ctx, tx, id, action); err != nil {
+		if _, err := dispatch.RequestCancel(ctx, tx, id, action); err != nil {
 			return 0, err
 		}
 	}

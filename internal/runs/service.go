@@ -197,13 +197,13 @@ func (s *Service) Cancel(ctx context.Context, threadID, runID uuid.UUID, action 
 		}
 		switch status {
 		case StatusPending:
-			ids, err := dispatch.DispatchCancelQueued(ctx, tx, []uuid.UUID{runID}, false)
+			ids, err := dispatch.CancelQueued(ctx, tx, []uuid.UUID{runID}, false)
 			if err != nil {
 				return err
 			}
 			if len(ids) == 0 {
 				// Claimed a moment ago: stop it like a running one.
-				running, err = dispatch.DispatchRequestCancel(ctx, tx, runID, action)
+				running, err = dispatch.RequestCancel(ctx, tx, runID, action)
 				return err
 			}
 			if err := s.endQueuedRuns(ctx, tx, ids, action); err != nil {
@@ -211,7 +211,7 @@ func (s *Service) Cancel(ctx context.Context, threadID, runID uuid.UUID, action 
 			}
 			return s.threads.ProjectLatest(ctx, tx, threadID, threads.GraphLookup{Compiled: s.graphs, Worker: assistants.WorkerGraph}, graphID, nil)
 		case StatusRunning:
-			running, err = dispatch.DispatchRequestCancel(ctx, tx, runID, action)
+			running, err = dispatch.RequestCancel(ctx, tx, runID, action)
 			return err
 		}
 		return nil
@@ -305,7 +305,7 @@ func (s *Service) Retry(ctx context.Context, id uuid.UUID) (*dispatch.Dispatch, 
 	var d *dispatch.Dispatch
 	err := postgres.WithTx(ctx, s.db, func(tx pgx.Tx) error {
 		var err error
-		if d, err = dispatch.DispatchRetry(ctx, tx, id); err != nil {
+		if d, err = dispatch.Retry(ctx, tx, id); err != nil {
 			return err
 		}
 		// The thread's row, then the run's, in one round trip: the order

@@ -296,7 +296,7 @@ func TestEncryptionLangGraphRows(t *testing.T) {
 	cfg := checkpoints.Config{ThreadID: tid}
 	cp := checkpoints.Checkpoint{ID: checkpoints.NewCheckpointID(0), ChannelValues: map[string]any{"doc": "x", "py": "y"},
 		ChannelVersions: map[string]string{"doc": "1", "py": "1"}}
-	if _, err := checkpoints.CheckpointPut(ctx, s.DB, cfg, cp, checkpoints.Metadata{}, map[string]string{"doc": "1", "py": "1"}); err != nil {
+	if _, err := checkpoints.Put(ctx, s.DB, cfg, cp, checkpoints.Metadata{}, map[string]string{"doc": "1", "py": "1"}); err != nil {
 		t.Fatal(err)
 	}
 	for ch, row := range map[string][]string{"doc": jsonRow, "py": msgpackRow} {
@@ -306,7 +306,7 @@ func TestEncryptionLangGraphRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := checkpoints.CheckpointGetTuple(ctx, s.DB, cfg)
+	got, err := checkpoints.GetTuple(ctx, s.DB, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestEncryptionLangGraphRows(t *testing.T) {
 		t.Fatalf("py = %v", py)
 	}
 	// Without the key the rows do not read.
-	if _, err := checkpoints.CheckpointGetTuple(context.Background(), s.DB, cfg); err == nil {
+	if _, err := checkpoints.GetTuple(context.Background(), s.DB, cfg); err == nil {
 		t.Fatal("encrypted rows read without a keyring")
 	}
 	// The worker API sends them decrypted, with their plain types.

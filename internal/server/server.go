@@ -178,7 +178,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		if err := runs.StopThreads(ctx, tx, ids); err != nil {
 			return err
 		}
-		return checkpoints.CheckpointThreadDelete(ctx, tx, uuidStrings(ids)...)
+		return checkpoints.DeleteThread(ctx, tx, uuidStrings(ids)...)
 	})
 	stateSvc := state.NewService(s.pool, threadStore, graphs, assistantStore)
 	threadHandlers := threads.NewHandlers(threadStore)
@@ -364,7 +364,7 @@ func newMetrics(pool *pgxpool.Pool, log *slog.Logger) *metrics.Metrics {
 	m := metrics.New(Version)
 	m.WatchPool(pool)
 	m.WatchQueue(func(ctx context.Context) ([]metrics.QueueDepth, error) {
-		rows, err := dispatch.DispatchDepth(ctx, pool)
+		rows, err := dispatch.Depths(ctx, pool)
 		out := make([]metrics.QueueDepth, len(rows))
 		for i, r := range rows {
 			out[i] = metrics.QueueDepth{State: string(r.State), GraphID: r.GraphID, Count: r.Count}

@@ -44,7 +44,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		}
 		cp := checkpoints.Checkpoint{ID: checkpoints.NewCheckpointID(i - 1), ChannelValues: values,
 			ChannelVersions: maps.Clone(versions), VersionsSeen: map[string]map[string]string{}}
-		next, err := checkpoints.CheckpointPut(ctx, db, cfg, cp, checkpoints.Metadata{"source": "loop", "step": i - 1, "html": "<&>"}, nv)
+		next, err := checkpoints.Put(ctx, db, cfg, cp, checkpoints.Metadata{"source": "loop", "step": i - 1, "html": "<&>"}, nv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM checkpoint_blobs WHERE thread_id = 'encode' AND type = 'weft_list'`).Scan(&n); err != nil || n < 20 {
 		t.Fatalf("%d lists stored per element (%v)", n, err)
 	}
-	tuples, err := checkpoints.CheckpointList(ctx, db, checkpoints.Config{ThreadID: "encode"}, checkpoints.ListOptions{Limit: 10})
+	tuples, err := checkpoints.List(ctx, db, checkpoints.Config{ThreadID: "encode"}, checkpoints.ListOptions{Limit: 10})
 	if err != nil || len(tuples) != 10 {
 		t.Fatalf("%d tuples, %v", len(tuples), err)
 	}

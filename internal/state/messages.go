@@ -76,11 +76,11 @@ func (s *Service) openList(ctx context.Context, cfg checkpoints.Config, channel 
 	if !errors.Is(err, messagelog.ErrListReplay) {
 		return v, err
 	}
-	t, err := checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
+	t, err := checkpoints.GetTuple(ctx, s.db, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
+	if err := checkpoints.ResolveDelta(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
 		return nil, err
 	}
 	return messagelog.ListViewOf(t.Config, channel, t.Checkpoint.ChannelValues[channel])
@@ -159,7 +159,7 @@ type StateWindow struct {
 }
 
 // window replaces the value of w.Channel in t (read without it, see
-// checkpoints.CheckpointGetTupleWithout) by its last w.K elements,
+// checkpoints.GetTupleWithout) by its last w.K elements,
 // resolves t's other delta channels, and describes the window.
 func (s *Service) window(ctx context.Context, t *checkpoints.Tuple, g *graph.Graph, w WindowParams) (*checkpoints.Tuple, *StateWindow, error) {
 	kinds := pregel.DeltaKinds(g)
@@ -173,16 +173,16 @@ func (s *Service) window(ctx context.Context, t *checkpoints.Tuple, g *graph.Gra
 	present = present || t.Checkpoint.ChannelVersions[w.Channel] != ""
 	if isDelta || errors.Is(err, messagelog.ErrListReplay) {
 		// Not stored as a value: read the checkpoint whole.
-		if t, err = checkpoints.CheckpointGetTuple(ctx, s.db, t.Config); err != nil {
+		if t, err = checkpoints.GetTuple(ctx, s.db, t.Config); err != nil {
 			return nil, nil, err
 		}
-		if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, kinds); err != nil {
+		if err := checkpoints.ResolveDelta(ctx, s.db, []checkpoints.Tuple{*t}, kinds); err != nil {
 			return nil, nil, err
 		}
 		_, present = t.Checkpoint.ChannelValues[w.Channel]
 		v, err = messagelog.ListViewOf(t.Config, w.Channel, t.Checkpoint.ChannelValues[w.Channel])
 	} else if err == nil {
-		err = checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, kinds)
+		err = checkpoints.ResolveDelta(ctx, s.db, []checkpoints.Tuple{*t}, kinds)
 	}
 	if err != nil {
 		return nil, nil, err

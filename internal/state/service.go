@@ -86,9 +86,9 @@ func (s *Service) GetWindowed(ctx context.Context, threadID uuid.UUID, cfg check
 	cfg.ThreadID = threadID.String()
 	var t *checkpoints.Tuple
 	if w == nil {
-		t, err = checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
+		t, err = checkpoints.GetTuple(ctx, s.db, cfg)
 	} else {
-		t, err = checkpoints.CheckpointGetTupleWithout(ctx, s.db, cfg, w.Channel)
+		t, err = checkpoints.GetTupleWithout(ctx, s.db, cfg, w.Channel)
 	}
 	if apperr.CodeOf(err) == apperr.NotFound {
 		if cfg.CheckpointID != "" {
@@ -111,7 +111,7 @@ func (s *Service) GetWindowed(ctx context.Context, threadID uuid.UUID, cfg check
 	}
 	var sw *StateWindow
 	if w == nil {
-		err = checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g))
+		err = checkpoints.ResolveDelta(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g))
 	} else {
 		t, sw, err = s.window(ctx, t, g, *w)
 	}
@@ -200,7 +200,7 @@ func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, g *grap
 			}
 		}
 	}
-	latest, err := checkpoints.CheckpointNamespacesLatest(ctx, s.db, threadID.String(), nss)
+	latest, err := checkpoints.LatestNamespaces(ctx, s.db, threadID.String(), nss)
 	if err != nil || len(latest) == 0 {
 		return err
 	}
@@ -217,11 +217,11 @@ func (s *Service) linkSubgraphs(ctx context.Context, threadID uuid.UUID, g *grap
 				task.Checkpoint = &TaskCheckpoint{ThreadID: cfg.ThreadID, NS: ns}
 				continue
 			}
-			t, err := checkpoints.CheckpointGetTuple(ctx, s.db, cfg)
+			t, err := checkpoints.GetTuple(ctx, s.db, cfg)
 			if err != nil {
 				return err
 			}
-			if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
+			if err := checkpoints.ResolveDelta(ctx, s.db, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
 				return err
 			}
 			sub := assemble(t, subgraphView(g))
@@ -272,12 +272,12 @@ func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryPara
 		chunk = min(p.Limit, historyChunkMax)
 	}
 	for emitted < p.Limit {
-		list, err := checkpoints.CheckpointList(ctx, s.db, checkpoints.Config{ThreadID: threadID.String(), NS: p.NS},
+		list, err := checkpoints.List(ctx, s.db, checkpoints.Config{ThreadID: threadID.String(), NS: p.NS},
 			checkpoints.ListOptions{Before: before, Limit: chunk, Filter: p.Metadata})
 		if err != nil {
 			return false, err
 		}
-		if err := checkpoints.CheckpointDeltaResolve(ctx, s.db, list, pregel.DeltaKinds(g)); err != nil {
+		if err := checkpoints.ResolveDelta(ctx, s.db, list, pregel.DeltaKinds(g)); err != nil {
 			return false, err
 		}
 		out := make([]*ThreadState, len(list))
@@ -378,7 +378,7 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 		// root holds their checkpoints.
 		return out, apperr.Errorf(apperr.NotFound, "Checkpoint namespace %q not found in thread %s: graph %q has no subgraphs", p.NS, threadID, ref.GraphID())
 	}
-	base, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: p.CheckpointID})
+	base, err := checkpoints.GetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: p.CheckpointID})
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound && p.CheckpointID != "":
 		return out, apperr.Errorf(apperr.NotFound, "Checkpoint %s not found in thread %s", p.CheckpointID, threadID)
@@ -401,7 +401,7 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 		baseCP = &base.Checkpoint
 	}
 	if pregel.UsesIntVersions(baseCP) {
-		if threadMax, err = checkpoints.CheckpointBlobMaxIntVersion(ctx, tx, base.Config); err != nil {
+		if threadMax, err = checkpoints.BlobMaxIntVersion(ctx, tx, base.Config); err != nil {
 			return out, err
 		}
 	}
@@ -413,7 +413,7 @@ func (s *Service) updateTx(ctx context.Context, tx pgx.Tx, threadID uuid.UUID, u
 	if base != nil {
 		parent.CheckpointID = base.Config.CheckpointID
 	}
-	if out, err = checkpoints.CheckpointPut(ctx, tx, parent, cp, md, changed); err != nil {
+	if out, err = checkpoints.Put(ctx, tx, parent, cp, md, changed); err != nil {
 		return out, err
 	}
 	t := &checkpoints.Tuple{Config: out, Checkpoint: cp, Metadata: md}
@@ -504,7 +504,7 @@ func (s *Service) Copy(ctx context.Context, threadID uuid.UUID) (*threads.Thread
 		// Checkpoints first: the copied row is read back with its values
 		// rendered, and a projection stored by reference names the copy's
 		// blobs (same versions).
-		if err := checkpoints.CheckpointThreadCopy(ctx, tx, threadID.String(), to.String()); err != nil {
+		if err := checkpoints.CopyThread(ctx, tx, threadID.String(), to.String()); err != nil {
 			return err
 		}
 		t, err := s.threads.CopyRow(ctx, tx, threadID, to)
@@ -524,14 +524,14 @@ func (s *Service) PatchMetadata(ctx context.Context, threadID uuid.UUID, checkpo
 		if _, err := s.threads.LockForState(ctx, tx, threadID, true); err != nil {
 			return err
 		}
-		t, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: checkpointID})
+		t, err := checkpoints.GetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String(), CheckpointID: checkpointID})
 		if apperr.CodeOf(err) == apperr.NotFound {
 			return apperr.Errorf(apperr.NotFound, "Thread %s has no checkpoint %s", threadID, checkpointID)
 		}
 		if err != nil {
 			return err
 		}
-		return checkpoints.CheckpointMetadataMerge(ctx, tx, t.Config, md)
+		return checkpoints.MergeMetadata(ctx, tx, t.Config, md)
 	})
 }
 
@@ -580,7 +580,7 @@ func (s *Service) keepLatest(ctx context.Context, id uuid.UUID) error {
 		if err != nil {
 			return err
 		}
-		latest, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: id.String()})
+		latest, err := checkpoints.GetTuple(ctx, tx, checkpoints.Config{ThreadID: id.String()})
 		if apperr.CodeOf(err) == apperr.NotFound {
 			return nil // nothing to prune
 		}
@@ -593,6 +593,6 @@ func (s *Service) keepLatest(ctx context.Context, id uuid.UUID) error {
 		if err := s.threads.ValuesInline(ctx, tx, id, latest.Checkpoint.ChannelVersions); err != nil {
 			return err
 		}
-		return checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID, pregel.DeltaKinds(g))
+		return checkpoints.PruneThread(ctx, tx, id.String(), latest.Config.CheckpointID, pregel.DeltaKinds(g))
 	})
 }

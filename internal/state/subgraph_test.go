@@ -22,7 +22,7 @@ func TestPendingSubgraphTasks(t *testing.T) {
 		t.Helper()
 		cp := checkpoints.Checkpoint{ID: checkpoints.NewCheckpointID(step), ChannelValues: values,
 			ChannelVersions: versions, VersionsSeen: map[string]map[string]string{}}
-		out, err := checkpoints.CheckpointPut(ctx, s.DB, cfg, cp, checkpoints.Metadata{"source": "loop", "step": step}, versions)
+		out, err := checkpoints.Put(ctx, s.DB, cfg, cp, checkpoints.Metadata{"source": "loop", "step": step}, versions)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestPendingSubgraphTasks(t *testing.T) {
 	// interrupt under the subgraph checkpoint, for the ask task.
 	askID := pregel.TaskID(sub, 1, "ask", []any{"__pregel_pull", "ask"})
 	intr := []any{map[string]any{"id": "abaaeba943d3b95d816b2cc02c0ad48c", "value": map[string]any{"question": "ok?"}}}
-	if err := checkpoints.CheckpointWritesPut(ctx, s.DB, sub, []checkpoints.Write{{TaskID: askID, Channel: "__interrupt__", Value: intr}}); err != nil {
+	if err := checkpoints.PutWrites(ctx, s.DB, sub, []checkpoints.Write{{TaskID: askID, Channel: "__interrupt__", Value: intr}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -19,7 +19,7 @@ import (
 // and so is the thread's projection when it references a blob the kept
 // checkpoint does not. A thread without checkpoints has nothing to prune.
 func (s *Service) PruneToLatest(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	latest, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: id.String()})
+	latest, err := checkpoints.GetTuple(ctx, tx, checkpoints.Config{ThreadID: id.String()})
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound: // no history to prune
 	case err != nil:
@@ -28,14 +28,14 @@ func (s *Service) PruneToLatest(ctx context.Context, tx pgx.Tx, id uuid.UUID) er
 		// Events that reference the checkpoints going away are stored whole
 		// first. The graph's delta kinds are not looked up here: a LangGraph
 		// delta channel then keeps its chain back to its snapshot (see
-		// CheckpointThreadPrune), which is safe for any reducer.
+		// checkpoints.PruneThread), which is safe for any reducer.
 		if _, err := eventlog.MaterializeThread(ctx, tx, id, "", latest.Config.CheckpointID); err != nil {
 			return err
 		}
 		if err := s.threads.ValuesInline(ctx, tx, id, latest.Checkpoint.ChannelVersions); err != nil {
 			return err
 		}
-		if err := checkpoints.CheckpointThreadPrune(ctx, tx, id.String(), latest.Config.CheckpointID, nil); err != nil {
+		if err := checkpoints.PruneThread(ctx, tx, id.String(), latest.Config.CheckpointID, nil); err != nil {
 			return err
 		}
 	}

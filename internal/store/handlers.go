@@ -49,7 +49,7 @@ func (h *Handlers) scope(r *http.Request) (context.Context, error) {
 	if err != nil {
 		return nil, apperr.Errorf(apperr.Invalid, "Invalid %s header: must be the dispatch's claim token (UUID)", HeaderClaimToken)
 	}
-	tenant, err := dispatch.DispatchClaimTenant(ctx, h.store.db, id, token)
+	tenant, err := dispatch.ClaimTenant(ctx, h.store.db, id, token)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@
 // is a DBTX whose Exec queues), so a thread's write keeps its place among
 // their statements and their locks:
 //
-//	API (handlers.go, store.go)   create, patch, copy (CopyRow), delete strategies, ttl
+//	API (handlers.go, table.go)   create, patch, copy (CopyRow), delete strategies, ttl
 //	state                         SetState (a state change's projection), ValuesInline (before a prune)
 //	runs                          InsertTemporary, SetRunCreated, DispatchEpochBump, SetBusy,
 //	                              ProjectLatest (a queued run cancelled); InsertDefault (if_not_exists)

@@ -81,13 +81,13 @@ func (s *Store) ProjectLatest(ctx context.Context, tx pgx.Tx, threadID uuid.UUID
 		}
 	}
 	pr := Project(nil, g)
-	t, err := checkpoints.CheckpointGetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String()})
+	t, err := checkpoints.GetTuple(ctx, tx, checkpoints.Config{ThreadID: threadID.String()})
 	switch {
 	case apperr.CodeOf(err) == apperr.NotFound:
 	case err != nil:
 		return err
 	default:
-		if err := checkpoints.CheckpointDeltaResolve(ctx, tx, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
+		if err := checkpoints.ResolveDelta(ctx, tx, []checkpoints.Tuple{*t}, pregel.DeltaKinds(g)); err != nil {
 			return err
 		}
 		pr = Project(t, g)

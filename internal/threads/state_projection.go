@@ -164,7 +164,7 @@ func (s *Store) ValuesInline(ctx context.Context, db postgres.DBTX, id uuid.UUID
 // CopyRow inserts a new thread to with from's metadata, hierarchy, config
 // and state projection (status idle) and returns it. A projection stored
 // by reference is copied as it is: the references name blobs by version,
-// which CheckpointThreadCopy copies unchanged; copy the checkpoints first,
+// which checkpoints.CopyThread copies unchanged; copy the checkpoints first,
 // for the row returned is read with its references rendered.
 func (s *Store) CopyRow(ctx context.Context, db postgres.DBTX, from, to uuid.UUID) (*Thread, error) {
 	t, err := openOne(ctx)(collectOne(db.Query(ctx, `

@@ -218,7 +218,7 @@ func (h *Handlers) GetDeltaHistory(w http.ResponseWriter, r *http.Request) error
 	if len(req.Channels) > 100 {
 		return apperr.Errorf(apperr.Invalid, "Invalid channels: at most 100")
 	}
-	hist, err := checkpoints.CheckpointDeltaHistory(r.Context(), h.db,
+	hist, err := checkpoints.ReadDeltaHistory(r.Context(), h.db,
 		checkpoints.Config{ThreadID: req.ThreadID, NS: req.CheckpointNS, CheckpointID: req.CheckpointID}, req.Channels)
 	if err != nil {
 		return err

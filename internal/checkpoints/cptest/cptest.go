@@ -65,22 +65,22 @@ func (l *Line) Put(source string, set map[string]any, clear ...string) checkpoin
 	return out
 }
 
-// MustPut is checkpoints.CheckpointPut failing the test on error.
+// MustPut is checkpoints.Put failing the test on error.
 func MustPut(t testing.TB, db *pgxpool.Pool, cfg checkpoints.Config, cp checkpoints.Checkpoint, md checkpoints.Metadata, nv map[string]string) checkpoints.Config {
 	t.Helper()
-	out, err := checkpoints.CheckpointPut(context.Background(), db, cfg, cp, md, nv)
+	out, err := checkpoints.Put(context.Background(), db, cfg, cp, md, nv)
 	if err != nil {
 		t.Fatalf("CheckpointPut: %v", err)
 	}
 	return out
 }
 
-// MustGet is checkpoints.CheckpointGetTuple failing the test on error.
+// MustGet is checkpoints.GetTuple failing the test on error.
 func MustGet(t testing.TB, db *pgxpool.Pool, cfg checkpoints.Config) *checkpoints.Tuple {
 	t.Helper()
-	tu, err := checkpoints.CheckpointGetTuple(context.Background(), db, cfg)
+	tu, err := checkpoints.GetTuple(context.Background(), db, cfg)
 	if err != nil {
-		t.Fatalf("CheckpointGetTuple(%+v): %v", cfg, err)
+		t.Fatalf("checkpoints.GetTuple(%+v): %v", cfg, err)
 	}
 	return tu
 }
@@ -117,11 +117,11 @@ func WriteChat(b testing.TB, db *pgxpool.Pool, n int) []string {
 			versions[k] = v
 		}
 		cp.ChannelVersions = versions
-		next, err := checkpoints.CheckpointPut(ctx, tx, cfg, cp, checkpoints.Metadata{"source": "loop", "step": i - 1}, nv)
+		next, err := checkpoints.Put(ctx, tx, cfg, cp, checkpoints.Metadata{"source": "loop", "step": i - 1}, nv)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := checkpoints.CheckpointWritesPut(ctx, tx, next, []checkpoints.Write{{TaskID: "task", Channel: "messages", Value: messages[len(messages)-1:]}}); err != nil {
+		if err := checkpoints.PutWrites(ctx, tx, next, []checkpoints.Write{{TaskID: "task", Channel: "messages", Value: messages[len(messages)-1:]}}); err != nil {
 			b.Fatal(err)
 		}
 		cfg = next

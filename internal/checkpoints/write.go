@@ -33,17 +33,17 @@ FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) AS c(n
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
 DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`
 
-// Put is one checkpoint to store: checkpoint Checkpoint of thread
+// PutItem is one checkpoint to store: checkpoint Checkpoint of thread
 // Config.ThreadID in namespace Config.NS, with parent Config.CheckpointID,
-// its metadata and the versions its step wrote (see CheckpointPut).
-type Put struct {
+// its metadata and the versions its step wrote (see Put).
+type PutItem struct {
 	Config      Config
 	Checkpoint  Checkpoint
 	Metadata    Metadata
 	NewVersions map[string]string
 }
 
-// CheckpointPut stores checkpoint cp of thread cfg.ThreadID in namespace
+// Put stores checkpoint cp of thread cfg.ThreadID in namespace
 // cfg.NS, with parent cfg.CheckpointID ("" for a thread's first checkpoint),
 // and returns the new checkpoint's Config. It is the saver's put.
 //
@@ -65,19 +65,19 @@ type Put struct {
 // cp.ID is required. cp.V defaults to 4 and cp.TS to the current UTC time
 // (ISO 8601, milliseconds, "Z") in the stored row. NUL characters are
 // stripped from metadata. One statement: atomic even when db is a pool.
-func CheckpointPut(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpoint, md Metadata, newVersions map[string]string) (Config, error) {
-	if err := CheckpointPutMany(ctx, db, []Put{{Config: cfg, Checkpoint: cp, Metadata: md, NewVersions: newVersions}}); err != nil {
+func Put(ctx context.Context, db postgres.DBTX, cfg Config, cp Checkpoint, md Metadata, newVersions map[string]string) (Config, error) {
+	if err := PutMany(ctx, db, []PutItem{{Config: cfg, Checkpoint: cp, Metadata: md, NewVersions: newVersions}}); err != nil {
 		return Config{}, err
 	}
 	return Config{ThreadID: cfg.ThreadID, NS: cfg.NS, CheckpointID: cp.ID}, nil
 }
 
-// CheckpointPutMany is CheckpointPut for several checkpoints of one thread,
+// PutMany is Put for several checkpoints of one thread,
 // in order (a commit carrying a run's steps): one statement for all of
 // them, except that the puts before a checkpoint with a list that may be
 // stored compact (whose list statements may read what they wrote) or
 // before a checkpoint id put again are sent first.
-func CheckpointPutMany(ctx context.Context, db postgres.DBTX, puts []Put) error {
+func PutMany(ctx context.Context, db postgres.DBTX, puts []PutItem) error {
 	var b putBatch
 	for i := range puts {
 		p := &puts[i]
@@ -210,7 +210,7 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob, task_path = EXCLUDED.task_path
 WHERE EXCLUDED.channel IN ('__error__', '__scheduled__', '__interrupt__', '__resume__')`
 
-// CheckpointWritesPut records pending writes under checkpoint cfg (the
+// PutWrites records pending writes under checkpoint cfg (the
 // checkpoint their task started from; cfg.CheckpointID is required). It is
 // the saver's putWrites. Writes to the special channels (__error__,
 // __scheduled__, __interrupt__, __resume__) are stored at their fixed
@@ -222,8 +222,8 @@ WHERE EXCLUDED.channel IN ('__error__', '__scheduled__', '__interrupt__', '__res
 // mixed batches.) Within one call, a later write with the same key wins for
 // special channels and loses otherwise. Values are encoded by serde.Encode.
 // One statement: atomic even when db is a pool.
-func CheckpointWritesPut(ctx context.Context, db postgres.DBTX, cfg Config, writes []Write) error {
-	return CheckpointWritesPutMany(ctx, db, cfg.ThreadID, []WritesAt{{NS: cfg.NS, CheckpointID: cfg.CheckpointID, Writes: writes}})
+func PutWrites(ctx context.Context, db postgres.DBTX, cfg Config, writes []Write) error {
+	return PutWritesMany(ctx, db, cfg.ThreadID, []WritesAt{{NS: cfg.NS, CheckpointID: cfg.CheckpointID, Writes: writes}})
 }
 
 // WritesAt are pending writes recorded under checkpoint (NS, CheckpointID).
@@ -232,10 +232,10 @@ type WritesAt struct {
 	Writes           []Write
 }
 
-// CheckpointWritesPutMany is CheckpointWritesPut for the writes of several
+// PutWritesMany is PutWrites for the writes of several
 // checkpoints of thread threadID (a commit carrying a run's steps), in one
 // statement.
-func CheckpointWritesPutMany(ctx context.Context, db postgres.DBTX, threadID string, batches []WritesAt) error {
+func PutWritesMany(ctx context.Context, db postgres.DBTX, threadID string, batches []WritesAt) error {
 	type key struct {
 		ns, cp, task string
 		idx          int
@@ -286,11 +286,11 @@ const checkpointMetadataMergeSQL = `
 UPDATE checkpoints SET metadata = metadata || $4::jsonb
 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`
 
-// CheckpointMetadataMerge merges md into the metadata of checkpoint cfg
+// MergeMetadata merges md into the metadata of checkpoint cfg
 // (cfg.CheckpointID is required): each top-level key of md replaces the
 // stored one (jsonb ||); other keys are kept. NUL characters are stripped
-// as in CheckpointPut. A missing checkpoint is an apperr.NotFound error.
-func CheckpointMetadataMerge(ctx context.Context, db postgres.DBTX, cfg Config, md Metadata) error {
+// as in Put. A missing checkpoint is an apperr.NotFound error.
+func MergeMetadata(ctx context.Context, db postgres.DBTX, cfg Config, md Metadata) error {
 	if cfg.ThreadID == "" || cfg.CheckpointID == "" {
 		return apperr.Errorf(apperr.Invalid, "checkpoint metadata merge: thread id and checkpoint id are required")
 	}
@@ -319,11 +319,11 @@ WITH blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1::text[])),
      bases AS (DELETE FROM thread_checkpoint_metadata WHERE thread_id = ANY($1::text[]))
 DELETE FROM checkpoints WHERE thread_id = ANY($1::text[])`
 
-// CheckpointThreadDelete deletes every checkpoint, blob, write, list
+// DeleteThread deletes every checkpoint, blob, write, list
 // element and summary of the given threads, in all namespaces (the saver's
 // deleteThread; the summaries go because the thread's seqs start again
 // from 1). Unknown ids are not an error. One statement: atomic even when db is a pool.
-func CheckpointThreadDelete(ctx context.Context, db postgres.DBTX, threadIDs ...string) error {
+func DeleteThread(ctx context.Context, db postgres.DBTX, threadIDs ...string) error {
 	if len(threadIDs) == 0 {
 		return nil
 	}
@@ -368,13 +368,13 @@ SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
         ELSE metadata END
 FROM checkpoints WHERE thread_id = $1`
 
-// CheckpointThreadCopy duplicates every checkpoint, blob, write, list
+// CopyThread duplicates every checkpoint, blob, write, list
 // element and summary of thread from (all namespaces) under thread id to, with INSERT … SELECT (nothing
 // passes through Go). The target must have no checkpoints yet, else the
 // result is an apperr.Conflict and nothing is copied. Copying a thread
 // without checkpoints copies nothing. One statement: atomic even when db is
 // a pool.
-func CheckpointThreadCopy(ctx context.Context, db postgres.DBTX, from, to string) error {
+func CopyThread(ctx context.Context, db postgres.DBTX, from, to string) error {
 	if from == "" || to == "" {
 		return apperr.Errorf(apperr.Invalid, "checkpoint thread copy: thread ids are required")
 	}
@@ -397,13 +397,13 @@ func CheckpointThreadCopy(ctx context.Context, db postgres.DBTX, from, to string
 	return nil
 }
 
-// CheckpointBlobMaxIntVersion returns the greatest integer version (the JS
+// BlobMaxIntVersion returns the greatest integer version (the JS
 // saver's scheme) of any blob in the thread's namespace, 0 when there is
 // none. A writer that continues a thread in that scheme mints above it, so
 // its versions cannot collide with any branch's: the JS saver's own minting
 // (max of the checkpoint's versions + 1) reuses numbers across forks. It
 // reads only the primary key index of the thread's blob rows.
-func CheckpointBlobMaxIntVersion(ctx context.Context, db postgres.DBTX, cfg Config) (int64, error) {
+func BlobMaxIntVersion(ctx context.Context, db postgres.DBTX, cfg Config) (int64, error) {
 	var n int64
 	err := db.QueryRow(ctx, `SELECT coalesce(max(version::bigint), 0) FROM checkpoint_blobs
 		WHERE thread_id = $1 AND checkpoint_ns = $2 AND version ~ '^[1-9][0-9]{0,17}$'`, cfg.ThreadID, cfg.NS).Scan(&n)
@@ -437,7 +437,7 @@ VALUES ($1, '', $2, $3, $4, $5)
 ON CONFLICT (thread_id, checkpoint_ns, channel, version)
 DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob WHERE checkpoint_blobs.type = 'empty'`
 
-// CheckpointThreadPrune deletes a thread's history except checkpoint keep
+// PruneThread deletes a thread's history except checkpoint keep
 // (a root-namespace checkpoint id): other checkpoints, their writes, the
 // blobs keep does not use and the list elements no kept blob names.
 //
@@ -447,7 +447,7 @@ DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob WHERE checkpoint_blobs.
 // reducer Weft implements — or, for a reducer Weft cannot replay, keep's
 // parent chain back to the nearest stored value is kept with its writes.
 // Several statements: run it in a transaction.
-func CheckpointThreadPrune(ctx context.Context, db postgres.DBTX, threadID, keep string, kinds map[string]string) error {
+func PruneThread(ctx context.Context, db postgres.DBTX, threadID, keep string, kinds map[string]string) error {
 	keepIDs, err := deltaPreserve(ctx, db, threadID, keep, kinds)
 	if err != nil {
 		return fmt.Errorf("checkpoint prune: %w", err)
@@ -455,14 +455,14 @@ func CheckpointThreadPrune(ctx context.Context, db postgres.DBTX, threadID, keep
 	if _, err := db.Exec(ctx, checkpointThreadPruneSQL, threadID, keepIDs); err != nil {
 		return fmt.Errorf("checkpoint prune: %w", err)
 	}
-	return CheckpointElementsCollect(ctx, db, threadID)
+	return CollectElements(ctx, db, threadID)
 }
 
 // deltaPreserve makes keep's delta channels readable without the history
 // a prune deletes and returns the checkpoint ids the prune must keep.
 func deltaPreserve(ctx context.Context, db postgres.DBTX, threadID, keep string, kinds map[string]string) ([]string, error) {
 	keepIDs := []string{keep}
-	t, err := CheckpointGetTuple(ctx, db, Config{ThreadID: threadID, CheckpointID: keep})
+	t, err := GetTuple(ctx, db, Config{ThreadID: threadID, CheckpointID: keep})
 	if apperr.CodeOf(err) == apperr.NotFound {
 		return keepIDs, nil
 	}
@@ -486,7 +486,7 @@ func deltaPreserve(ctx context.Context, db postgres.DBTX, threadID, keep string,
 	if len(rebuild) > 0 {
 		resolved := []Tuple{*t}
 		resolved[0].Checkpoint.ChannelValues = maps.Clone(t.Checkpoint.ChannelValues)
-		if err := CheckpointDeltaResolve(ctx, db, resolved, kinds); err != nil {
+		if err := ResolveDelta(ctx, db, resolved, kinds); err != nil {
 			return nil, err
 		}
 		for _, ch := range rebuild {
@@ -518,10 +518,10 @@ func deltaPreserve(ctx context.Context, db postgres.DBTX, threadID, keep string,
 	return keepIDs, nil
 }
 
-// CheckpointElementsCollect deletes the list elements of a thread that no
+// CollectElements deletes the list elements of a thread that no
 // list blob of the thread names any more (after blobs were deleted: a prune,
 // a rollback). It reads the thread's list headers, not its elements' data.
-func CheckpointElementsCollect(ctx context.Context, db postgres.DBTX, threadID string) error {
+func CollectElements(ctx context.Context, db postgres.DBTX, threadID string) error {
 	if _, err := db.Exec(ctx, `SELECT weft_elements_collect($1)`, threadID); err != nil {
 		return fmt.Errorf("checkpoint elements: %w", err)
 	}

@@ -24,8 +24,12 @@ import (
 // splitList, which validated it as JSON, so a rebuilt list is valid JSON
 // without a re-scan; what a response still needs to know is whether the
 // bytes are already what encoding/json writes (jsonv.Canonical), which is
-// checked once per fetched element, and whether they hold a LangChain
-// envelope (decoded and rewritten on read, see decodeValue).
+// checked once per fetched element. An element holding a LangChain
+// envelope (a Python or JS message as LangGraph's savers write it) is
+// rewritten once, as it is fetched, into what a read returns (see
+// decodeValue), so a cached list is read back without decoding; a list
+// still holding an envelope after that (serde.NormalizeLC leaves some) is
+// decoded on every read.
 
 // builtList is a TypeList value rebuilt from the element log.
 type builtList = listcache.List
@@ -76,6 +80,7 @@ type elementSet struct {
 	start, end   []int
 	plain        []bool // the element is jsonv.Canonical
 	lc           []bool // the element holds serde.LCMarker
+	rewritten    []bool // the element is not the stored one (normalizedElement)
 	hash         [][32]byte
 }
 
@@ -98,7 +103,7 @@ func fetchElements(ctx context.Context, db postgres.DBTX, threadID string, heade
 		n += s.hi[i] - s.lo[i] + 1
 	}
 	s.start, s.end = make([]int, n), make([]int, n)
-	s.plain, s.lc, s.hash = make([]bool, n), make([]bool, n), make([][32]byte, n)
+	s.plain, s.lc, s.rewritten, s.hash = make([]bool, n), make([]bool, n), make([]bool, n), make([][32]byte, n)
 	for k := range s.start {
 		s.start[k] = -1
 	}
@@ -125,18 +130,38 @@ func fetchElements(ctx context.Context, db postgres.DBTX, threadID string, heade
 			// lists of similar elements), within reason.
 			s.arena = make([]byte, 0, min(int(n)*(len(data)+1), 16<<20))
 		}
+		elem := []byte(data)
+		lc, rewritten := bytes.Contains(elem, serde.LCMarker), false
+		if lc {
+			if n, ok := normalizedElement(elem); ok {
+				elem, lc, rewritten = n, bytes.Contains(n, serde.LCMarker), true
+			}
+		}
 		s.start[k] = len(s.arena)
-		s.arena = append(s.arena, data...)
+		s.arena = append(s.arena, elem...)
 		s.end[k] = len(s.arena)
 		s.arena = append(s.arena, ',')
-		s.plain[k] = jsonv.Canonical(data)
-		s.lc[k] = bytes.Contains(data, serde.LCMarker)
-		copy(s.hash[k][:], hash)
+		s.plain[k] = jsonv.Canonical(elem)
+		s.lc[k], s.rewritten[k] = lc, rewritten
+		copy(s.hash[k][:], hash) // of the element as stored: the list's hash chain
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list elements: %w", err)
 	}
 	return s, nil
+}
+
+// normalizedElement is an element holding a LangChain envelope as a read
+// returns it: decoded, rewritten (serde.NormalizeLC, which rewrites a
+// list element by element) and encoded again; ok is false when it does not
+// decode (decodeValue reports it when the list is read).
+func normalizedElement(data []byte) ([]byte, bool) {
+	v, err := serde.Decode(serde.TypeJSON, data)
+	if err != nil {
+		return nil, false
+	}
+	out, err := jsonv.AppendMarshal(nil, serde.NormalizeLC(v))
+	return out, err == nil
 }
 
 // buildList is the list a header names, spliced from the fetched elements.
@@ -158,6 +183,7 @@ func buildList(h *listHeader, s *elementSet) (builtList, error) {
 			size += s.end[k] - s.start[k] + 1
 			out.Canonical = out.Canonical && s.plain[k]
 			out.LC = out.LC || s.lc[k]
+			out.Rewritten = out.Rewritten || s.rewritten[k]
 			n++
 		}
 	}
@@ -200,7 +226,7 @@ func extendList(p *listcache.Entry, h *listHeader, rest [][2]int64, s *elementSe
 	lh := listHash{}
 	copy(lh.h[:], p.H)
 	size, n := len(p.Data), p.N
-	out = builtList{Canonical: p.Canonical, LC: p.LC}
+	out = builtList{Canonical: p.Canonical, LC: p.LC, Rewritten: p.Rewritten}
 	for _, r := range rest {
 		k0 := s.index(r[0])
 		if k0 < 0 {
@@ -214,6 +240,7 @@ func extendList(p *listcache.Entry, h *listHeader, rest [][2]int64, s *elementSe
 			size += s.end[k] - s.start[k] + 1
 			out.Canonical = out.Canonical && s.plain[k]
 			out.LC = out.LC || s.lc[k]
+			out.Rewritten = out.Rewritten || s.rewritten[k]
 			n++
 		}
 	}

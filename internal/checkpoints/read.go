@@ -286,7 +286,7 @@ func loadTuples(ctx context.Context, db postgres.DBTX, threadID string, page []c
 			if i < len(lists) && lists[i] != nil && !lists[i].LC {
 				// Rebuilt from validated elements: valid JSON, no re-scan.
 				l := lists[i]
-				keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: json.RawMessage(l.Data), canonical: l.Canonical, asStored: true}
+				keys[blobKey{b.NS, b.Channel, b.Version}] = &decodedBlob{value: json.RawMessage(l.Data), canonical: l.Canonical, asStored: !l.Rewritten}
 				continue
 			}
 			typ, data, err := openValue(ctx, b.Type, b.Blob)

@@ -249,11 +249,16 @@ type HistoryParams struct {
 // historyChunkMax bounds how many checkpoints one query of History loads.
 const historyChunkMax = 64
 
+// historyFirstChunk is how many checkpoints History reads first under a
+// byte cap: the SDKs' default page (10) in one read.
+const historyFirstChunk = 10
+
 // History calls emit with up to p.Limit checkpoints of the thread, newest
 // first, before p.Before; emit returns the size the state added to the page.
 // The checkpoints are read in chunks sized from what p.MaxBytes still
-// allows at the average size so far (a few at first), so memory stays near
-// the byte cap whatever the limit and the checkpoints' size. more tells that
+// allows at the average size so far (historyFirstChunk at first), so
+// memory stays near the byte cap whatever the limit and the checkpoints'
+// size. more tells that
 // History stopped at the byte cap while older checkpoints may remain: the
 // caller continues with Before = the last emitted checkpoint id.
 func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryParams,
@@ -267,7 +272,7 @@ func (s *Service) History(ctx context.Context, threadID uuid.UUID, p HistoryPara
 		return false, err
 	}
 	before, emitted, used := p.Before, 0, 0
-	chunk := min(p.Limit, 4)
+	chunk := min(p.Limit, historyFirstChunk)
 	if p.MaxBytes == 0 {
 		chunk = min(p.Limit, historyChunkMax)
 	}

@@ -21,12 +21,15 @@ type Header struct {
 }
 
 // List is a rebuilt list: its JSON text, whether that text is canonical
-// (jsonv.Canonical: a response may copy it as it is) and whether it holds
-// a LangChain envelope marker (a read must rewrite it).
+// (jsonv.Canonical: a response may copy it as it is), whether it holds
+// a LangChain envelope marker (a read must rewrite it) and whether some
+// element was rewritten from the stored one (the text is not the stored
+// list's: what a read returns, not what the row holds).
 type List struct {
 	Data      []byte
 	Canonical bool
 	LC        bool
+	Rewritten bool
 }
 
 // ListCacheBytes bounds the memory of the per-process cache of lists

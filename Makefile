@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build test test-go test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check bench bench-servers bench-long ci
+.PHONY: run build test test-go test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check docs-vendor bench bench-servers bench-long ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -46,7 +46,7 @@ test-openapi-ts: ## A TypeScript client generated from api/openapi.yaml (openapi
 test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK
 	cd worker-js && npm test
 
-test-ui: $(PY_VENV)/.installed ## The web UI in headless Chromium against a real server (web/test; screenshots in web/test/artifacts; a Python graph's threads through the Python worker)
+test-ui: $(PY_VENV)/.installed ## The web UI and the API reference page (/docs, offline) in headless Chromium against a real server (web/test; screenshots in web/test/artifacts; a Python graph's threads through the Python worker)
 	cd web/test && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && WEFT_PYTHON=$(abspath $(PY_VENV))/bin/python npm test
 
 test-agent-chat-ui: $(PY_VENV)/.installed ## agent-chat-ui (create-agent-chat-app's Vite template, built at test time) showing a deep agent's threads served by weft dev, in headless Chromium
@@ -63,6 +63,13 @@ lint:
 openapi: ## Regenerate api/openapi.yaml from the swag annotations, then the Go client generated from it
 	$(GO) run ./cmd/openapi-gen api/openapi.yaml
 	$(GO) generate ./internal/apiclient
+
+SWAGGER_UI_VERSION ?= 5.35.0
+
+docs-vendor: ## Fetch swagger-ui-dist (npm pack) into api/reference/vendor: the page of GET /docs (api/reference/README.md)
+	@tmp=$$(mktemp -d); cd $$tmp && npm pack --silent swagger-ui-dist@$(SWAGGER_UI_VERSION) >/dev/null && tar xzf swagger-ui-dist-*.tgz && cd - >/dev/null && \
+	for f in swagger-ui-bundle.js swagger-ui-bundle.js.LICENSE.txt swagger-ui.css LICENSE NOTICE; do cp $$tmp/package/$$f api/reference/vendor/$$f; done; \
+	rm -rf $$tmp; sha256sum api/reference/vendor/swagger-ui-bundle.js api/reference/vendor/swagger-ui.css
 
 openapi-check: ## Fail when api/openapi.yaml or the client generated from it is stale
 	@tmp=$$(mktemp); $(GO) run ./cmd/openapi-gen $$tmp >/dev/null 2>&1 || { rm -f $$tmp; echo "openapi-gen failed"; exit 1; }; \

@@ -20,6 +20,10 @@
 // build's prefix is a 404: after an upgrade a page reloads instead of mixing
 // versions.
 //
+// The page refers to everything relative to itself (ui/boot.js, the API's
+// /threads as <its directory>/threads): under a mount prefix (the server at
+// /api/, httpapi.Mount) the same files work unchanged.
+//
 // Every response of the UI carries a Content-Security-Policy that allows
 // scripts, styles, images and connections from this origin only (no inline
 // script or style element, nothing from another origin), plus nosniff,
@@ -106,8 +110,8 @@ func load() {
 type Config struct {
 	// Build is the content hash of the embedded files.
 	Build string `json:"build"`
-	// Assets is the URL prefix every UI file is served under, with
-	// immutable caching.
+	// Assets is the path every UI file is served under, with immutable
+	// caching, from the server's root (under a mount prefix, after it).
 	Assets string `json:"assets"`
 	// Modules are the ES modules under Assets, which boot.js preloads in
 	// parallel (instead of discovering them import by import).

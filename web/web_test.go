@@ -26,7 +26,7 @@ func get(t *testing.T, path string, header map[string]string) *httptest.Response
 // prefix is a 404; every response carries the CSP.
 func TestCaching(t *testing.T) {
 	idx := get(t, "/", nil)
-	if idx.Code != 200 || idx.Header().Get("Cache-Control") != "no-cache" || !strings.Contains(idx.Body.String(), `src="/ui/boot.js"`) {
+	if idx.Code != 200 || idx.Header().Get("Cache-Control") != "no-cache" || !strings.Contains(idx.Body.String(), `src="ui/boot.js"`) {
 		t.Fatalf("index: %d %v", idx.Code, idx.Header())
 	}
 	if got := get(t, "/", map[string]string{"If-None-Match": idx.Header().Get("ETag")}); got.Code != http.StatusNotModified {

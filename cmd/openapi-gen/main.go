@@ -96,6 +96,7 @@ func run(out string) error {
 		return err
 	}
 	jsonErrors(v3)
+	textBodies(v3)
 	normalize(v3)
 	requestDefaults(v3)
 	js, err := json.Marshal(v3)

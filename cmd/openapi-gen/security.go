@@ -7,7 +7,7 @@ import (
 )
 
 // openPaths are served without credentials even when auth is on.
-var openPaths = []string{"/ok", "/livez"}
+var openPaths = []string{"/ok", "/livez", "/docs"}
 
 // secure states the API's authentication, which Swagger 2.0 (swag) cannot:
 // an API key in x-api-key (what the LangGraph SDKs' apiKey sends) or an

@@ -249,6 +249,11 @@ var constraints = []constraint{
 	// A protocol stream's channels (stream.protocolChannels, or custom:<name>).
 	{"stream.ProtocolStreamRequest", "channels",
 		`{"items":{"pattern":"^(values|updates|messages|tools|lifecycle|input|tasks|custom|checkpoints|custom:.+)$"}}`},
+	// A thread search's extract (threads.checkExtract): at most 10 paths,
+	// each into a JSON column (the aliases' syntax needs propertyNames,
+	// which OpenAPI 3.0 lacks: the description states it).
+	{"threads.SearchRequest", "extract",
+		`{"maxProperties":10,"additionalProperties":{"type":"string","pattern":"^(values|metadata|config|interrupts)([.\\[]|$)"}}`},
 	// A worker's graph id (workerapi.graphIDPattern).
 	{"wire.GraphRegistration", "graph_id", `{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.:\\-]{0,127}$"}`},
 	{"wire.GraphLoadError", "graph_id", `{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.:\\-]{0,127}$"}`},

@@ -499,8 +499,8 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", tc.path, status, b, tc.want)
 		}
 	}
-	if status, _, _ := c.raw("GET", "/a2a/echo_chat", ""); status != 405 {
-		t.Errorf("GET /a2a/echo_chat: %d, want 405", status)
+	if status, _, _ := c.raw("DELETE", "/a2a/echo_chat", ""); status != 405 { // GET is the card (card_paths_test.go)
+		t.Errorf("DELETE /a2a/echo_chat: %d, want 405", status)
 	}
 	// A data part alone is taken as its JSON text.
 	task := get(c.ok("echo_chat", "SendMessage", map[string]any{"message": map[string]any{"role": "ROLE_USER",

@@ -123,6 +123,11 @@ func (h *Handlers) Card(w http.ResponseWriter, r *http.Request) error {
 	if ref == "" {
 		return apperr.Errorf(apperr.Invalid, "Missing query parameter assistant_id: the card is per assistant (?assistant_id=<id or graph name>)")
 	}
+	return h.writeCard(w, r, ref)
+}
+
+// writeCard answers the agent card of the assistant ref names.
+func (h *Handlers) writeCard(w http.ResponseWriter, r *http.Request, ref string) error {
 	a, err := h.chatAssistant(r.Context(), ref)
 	if err != nil {
 		return err

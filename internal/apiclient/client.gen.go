@@ -602,6 +602,24 @@ func (e DispatchState) Valid() bool {
 	}
 }
 
+// Defines values for HttpapiGraphServedSource.
+const (
+	HttpapiGraphServedSourceBuiltin HttpapiGraphServedSource = "builtin"
+	HttpapiGraphServedSourceWorker  HttpapiGraphServedSource = "worker"
+)
+
+// Valid indicates whether the value is a known member of the HttpapiGraphServedSource enum.
+func (e HttpapiGraphServedSource) Valid() bool {
+	switch e {
+	case HttpapiGraphServedSourceBuiltin:
+		return true
+	case HttpapiGraphServedSourceWorker:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for InspectRunSummaryStatus.
 const (
 	InspectRunSummaryStatusError       InspectRunSummaryStatus = "error"
@@ -1643,6 +1661,24 @@ func (e ListDispatchesParamsState) Valid() bool {
 	}
 }
 
+// Defines values for SystemMetricsParamsFormat.
+const (
+	SystemMetricsParamsFormatJson       SystemMetricsParamsFormat = "json"
+	SystemMetricsParamsFormatPrometheus SystemMetricsParamsFormat = "prometheus"
+)
+
+// Valid indicates whether the value is a known member of the SystemMetricsParamsFormat enum.
+func (e SystemMetricsParamsFormat) Valid() bool {
+	switch e {
+	case SystemMetricsParamsFormatJson:
+		return true
+	case SystemMetricsParamsFormatPrometheus:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CancelRunsParamsAction.
 const (
 	CancelRunsParamsActionInterrupt CancelRunsParamsAction = "interrupt"
@@ -1714,20 +1750,21 @@ func (e ListRunsHttpParamsStatus) Valid() bool {
 
 // Defines values for ListRunsHttpParamsSelect.
 const (
-	ListRunsHttpParamsSelectAssistantId       ListRunsHttpParamsSelect = "assistant_id"
-	ListRunsHttpParamsSelectAttempt           ListRunsHttpParamsSelect = "attempt"
-	ListRunsHttpParamsSelectCreatedAt         ListRunsHttpParamsSelect = "created_at"
-	ListRunsHttpParamsSelectKwargs            ListRunsHttpParamsSelect = "kwargs"
-	ListRunsHttpParamsSelectMetadata          ListRunsHttpParamsSelect = "metadata"
-	ListRunsHttpParamsSelectMultitaskStrategy ListRunsHttpParamsSelect = "multitask_strategy"
-	ListRunsHttpParamsSelectRunId             ListRunsHttpParamsSelect = "run_id"
-	ListRunsHttpParamsSelectStatus            ListRunsHttpParamsSelect = "status"
-	ListRunsHttpParamsSelectThreadId          ListRunsHttpParamsSelect = "thread_id"
-	ListRunsHttpParamsSelectUpdatedAt         ListRunsHttpParamsSelect = "updated_at"
-	ListRunsHttpParamsSelectWebhookAttempts   ListRunsHttpParamsSelect = "webhook_attempts"
-	ListRunsHttpParamsSelectWebhookLastError  ListRunsHttpParamsSelect = "webhook_last_error"
-	ListRunsHttpParamsSelectWebhookLastStatus ListRunsHttpParamsSelect = "webhook_last_status"
-	ListRunsHttpParamsSelectWebhookState      ListRunsHttpParamsSelect = "webhook_state"
+	ListRunsHttpParamsSelectAssistantId          ListRunsHttpParamsSelect = "assistant_id"
+	ListRunsHttpParamsSelectAttempt              ListRunsHttpParamsSelect = "attempt"
+	ListRunsHttpParamsSelectCreatedAt            ListRunsHttpParamsSelect = "created_at"
+	ListRunsHttpParamsSelectKwargs               ListRunsHttpParamsSelect = "kwargs"
+	ListRunsHttpParamsSelectLangsmithSessionName ListRunsHttpParamsSelect = "langsmith_session_name"
+	ListRunsHttpParamsSelectMetadata             ListRunsHttpParamsSelect = "metadata"
+	ListRunsHttpParamsSelectMultitaskStrategy    ListRunsHttpParamsSelect = "multitask_strategy"
+	ListRunsHttpParamsSelectRunId                ListRunsHttpParamsSelect = "run_id"
+	ListRunsHttpParamsSelectStatus               ListRunsHttpParamsSelect = "status"
+	ListRunsHttpParamsSelectThreadId             ListRunsHttpParamsSelect = "thread_id"
+	ListRunsHttpParamsSelectUpdatedAt            ListRunsHttpParamsSelect = "updated_at"
+	ListRunsHttpParamsSelectWebhookAttempts      ListRunsHttpParamsSelect = "webhook_attempts"
+	ListRunsHttpParamsSelectWebhookLastError     ListRunsHttpParamsSelect = "webhook_last_error"
+	ListRunsHttpParamsSelectWebhookLastStatus    ListRunsHttpParamsSelect = "webhook_last_status"
+	ListRunsHttpParamsSelectWebhookState         ListRunsHttpParamsSelect = "webhook_state"
 )
 
 // Valid indicates whether the value is a known member of the ListRunsHttpParamsSelect enum.
@@ -1740,6 +1777,8 @@ func (e ListRunsHttpParamsSelect) Valid() bool {
 	case ListRunsHttpParamsSelectCreatedAt:
 		return true
 	case ListRunsHttpParamsSelectKwargs:
+		return true
+	case ListRunsHttpParamsSelectLangsmithSessionName:
 		return true
 	case ListRunsHttpParamsSelectMetadata:
 		return true
@@ -1981,7 +2020,9 @@ type AssistantsGraphSchemas struct {
 
 // AssistantsLatestRequest defines model for assistants.LatestRequest.
 type AssistantsLatestRequest struct {
-	Version int `json:"version"`
+	// Version Version is the version to make current; the version query parameter
+	// may give it instead (one of the two is needed; both must agree).
+	Version *int `json:"version,omitempty"`
 }
 
 // AssistantsPatchRequest defines model for assistants.PatchRequest.
@@ -2067,6 +2108,12 @@ type AssistantsVersionsRequest struct {
 
 	// Offset Default: 0.
 	Offset *int `json:"offset,omitempty"`
+}
+
+// CheckpointsChannelStorage defines model for checkpoints.ChannelStorage.
+type CheckpointsChannelStorage struct {
+	Bytes    int `json:"bytes"`
+	Versions int `json:"versions"`
 }
 
 // CheckpointsCheckpoint defines model for checkpoints.Checkpoint.
@@ -2496,6 +2543,21 @@ type HttpapiGraphError struct {
 	WorkerId   string `json:"worker_id"`
 }
 
+// HttpapiGraphServed defines model for httpapi.GraphServed.
+type HttpapiGraphServed struct {
+	GraphId string `json:"graph_id"`
+
+	// Language Language: python for the Python worker's graphs (their task ids are
+	// Python LangGraph's), empty for Go and LangGraph.js graphs.
+	Language string `json:"language"`
+
+	// Source Source: builtin (compiled into this binary) or worker.
+	Source HttpapiGraphServedSource `json:"source"`
+}
+
+// HttpapiGraphServedSource Source: builtin (compiled into this binary) or worker.
+type HttpapiGraphServedSource string
+
 // HttpapiInfo defines model for httpapi.Info.
 type HttpapiInfo struct {
 	Flags HttpapiFlags `json:"flags"`
@@ -2504,14 +2566,53 @@ type HttpapiInfo struct {
 	// are served), until a worker registers them; absent when none.
 	GraphErrors *[]HttpapiGraphError `json:"graph_errors,omitempty"`
 
+	// Graphs Graphs are the graphs served: compiled in, or registered by a
+	// worker (the start log says "graph registered" for each).
+	Graphs []HttpapiGraphServed `json:"graphs"`
+
+	// Settings Settings are what the server started with and where each came from
+	// (the start log lists those not at their default, in these words).
+	Settings []HttpapiSetting `json:"settings"`
+
 	// Version Example: 0.1.0
 	Version string `json:"version"`
+
+	// Warnings Warnings are settings read and not applied (an unknown key of
+	// langgraph.json, …), as the start log warned of them; absent when
+	// none.
+	Warnings *[]string `json:"warnings,omitempty"`
 }
 
 // HttpapiOK defines model for httpapi.OK.
 type HttpapiOK struct {
 	// Ok Example: true
 	Ok bool `json:"ok"`
+}
+
+// HttpapiSetting defines model for httpapi.Setting.
+type HttpapiSetting struct {
+	// Name Name is the flag's name (addr, workers, …) or the key of
+	// langgraph.json (http.cors, …).
+	//
+	// Example: workers
+	Name string `json:"name"`
+
+	// Source Source: the flag (-workers), the environment variable (WEFT_WORKERS),
+	// default, or the path of langgraph.json.
+	//
+	// Example: WEFT_WORKERS
+	Source string `json:"source"`
+
+	// Use Use is what weft dev does with a langgraph.json key: applied, image
+	// builds (read by image builds only, as langgraph dev does); empty for
+	// the server's own settings.
+	//
+	// Example: applied
+	Use *string `json:"use,omitempty"`
+
+	// Value Value as given (a URL's password hidden; langgraph.json's values as
+	// compact JSON).
+	Value string `json:"value"`
 }
 
 // HttpxErrorBody defines model for httpx.ErrorBody.
@@ -2867,6 +2968,59 @@ type McpResponseError struct {
 
 	// Message Example: Unknown tool: "nope"
 	Message string `json:"message"`
+}
+
+// MetricsAPIStats defines model for metrics.APIStats.
+type MetricsAPIStats struct {
+	HttpRequestsTotal []MetricsHTTPCount `json:"http_requests_total"`
+}
+
+// MetricsHTTPCount defines model for metrics.HTTPCount.
+type MetricsHTTPCount struct {
+	Count  int    `json:"count"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Status int    `json:"status"`
+}
+
+// MetricsPoolStats defines model for metrics.PoolStats.
+type MetricsPoolStats struct {
+	PoolAvailable int `json:"pool_available"`
+	PoolMax       int `json:"pool_max"`
+	PoolSize      int `json:"pool_size"`
+}
+
+// MetricsQueueStats defines model for metrics.QueueStats.
+type MetricsQueueStats struct {
+	NPending                            int      `json:"n_pending"`
+	NRunning                            int      `json:"n_running"`
+	PendingRunsWaitTimeMaxSecs          *float32 `json:"pending_runs_wait_time_max_secs"`
+	PendingRunsWaitTimeMedSecs          *float32 `json:"pending_runs_wait_time_med_secs"`
+	PendingUnblockedRunsWaitTimeMaxSecs *float32 `json:"pending_unblocked_runs_wait_time_max_secs"`
+}
+
+// MetricsSnapshot defines model for metrics.Snapshot.
+type MetricsSnapshot struct {
+	Api MetricsAPIStats `json:"api"`
+
+	// Postgres Postgres is the database pool of this process (absent when not
+	// watched: WatchPool).
+	Postgres *MetricsPoolStats `json:"postgres,omitempty"`
+
+	// Queue Queue is the runs pending and running, of every tenant (absent when
+	// not watched: WatchRuns).
+	Queue *MetricsQueueStats `json:"queue,omitempty"`
+
+	// Workers Workers are this process's in-process run workers (absent when it
+	// has none: -workers 0, or not watched: WatchWorkers).
+	Workers *MetricsWorkerStats `json:"workers,omitempty"`
+}
+
+// MetricsWorkerStats defines model for metrics.WorkerStats.
+type MetricsWorkerStats struct {
+	Active    int `json:"active"`
+	Available int `json:"available"`
+	Max       int `json:"max"`
 }
 
 // RunsAllNodes Every node.
@@ -3239,6 +3393,13 @@ type RunsStatus string
 // RunsStreamMode A stream mode.
 type RunsStreamMode string
 
+// StateChannelValuesUsage defines model for state.ChannelValuesUsage.
+type StateChannelValuesUsage struct {
+	ByChannel map[string]CheckpointsChannelStorage `json:"by_channel"`
+	Bytes     int                                  `json:"bytes"`
+	Count     int                                  `json:"count"`
+}
+
 // StateCheckpointInput defines model for state.CheckpointInput.
 type StateCheckpointInput struct {
 	CheckpointId *string `json:"checkpoint_id,omitempty"`
@@ -3451,6 +3612,12 @@ type StateStateWindow_Summary struct {
 	union json.RawMessage
 }
 
+// StateStorageUsage defines model for state.StorageUsage.
+type StateStorageUsage struct {
+	Bytes int `json:"bytes"`
+	Count int `json:"count"`
+}
+
 // StateSubgraphState defines model for state.SubgraphState.
 type StateSubgraphState struct {
 	Checkpoint       StateSubgraphState_Checkpoint       `json:"checkpoint"`
@@ -3623,6 +3790,24 @@ type StateThreadStateParentCheckpoint1 = map[string]interface{}
 // StateThreadState_ParentCheckpoint defines model for StateThreadState.ParentCheckpoint.
 type StateThreadState_ParentCheckpoint struct {
 	union json.RawMessage
+}
+
+// StateThreadStorage defines model for state.ThreadStorage.
+type StateThreadStorage struct {
+	// ChannelValues ChannelValues are the stored channel values, one per channel
+	// version.
+	ChannelValues StateChannelValuesUsage `json:"channel_values"`
+
+	// Checkpoints Checkpoints are the checkpoint rows (checkpoint and metadata, with
+	// the metadata Weft keeps once per thread).
+	Checkpoints StateStorageUsage `json:"checkpoints"`
+
+	// PendingWrites PendingWrites are the tasks' writes not folded into a checkpoint.
+	PendingWrites StateStorageUsage  `json:"pending_writes"`
+	ThreadId      openapi_types.UUID `json:"thread_id"`
+
+	// TotalBytes TotalBytes is the sum of the three sections.
+	TotalBytes int `json:"total_bytes"`
 }
 
 // StateUpdateRequest defines model for state.UpdateRequest.
@@ -3982,7 +4167,14 @@ type ThreadsPatchRequest_Ttl struct {
 
 // ThreadsSearchRequest defines model for threads.SearchRequest.
 type ThreadsSearchRequest struct {
-	Ids *[]openapi_types.UUID `json:"ids,omitempty"`
+	// Extract Extract: alias → path into a thread's values, metadata, config or
+	// interrupts, with .key and [index] steps (values.messages[-1].content);
+	// each thread of the page gets the value at each path under
+	// "extracted" (null where the path leads nowhere). At most 10 aliases,
+	// each an identifier (letters, digits, underscores; not a digit first)
+	// that is not the name of a thread field.
+	Extract *map[string]string    `json:"extract,omitempty"`
+	Ids     *[]openapi_types.UUID `json:"ids,omitempty"`
 
 	// Limit Limit: absent or null means 10; 0 is refused (422) like any value outside 1..1000.
 	//
@@ -4018,10 +4210,14 @@ type ThreadsSearchRequestStatus string
 type ThreadsSelectedThread struct {
 	// ActiveRunId ActiveRunID is the thread's current run: the oldest one pending or
 	// running (null when none); LatestRunID is the run created last.
-	ActiveRunId    *openapi_types.UUID       `json:"active_run_id,omitempty"`
-	Config         *map[string]interface{}   `json:"config,omitempty"`
-	CreatedAt      *time.Time                `json:"created_at,omitempty"`
-	Error          *map[string]interface{}   `json:"error,omitempty"`
+	ActiveRunId *openapi_types.UUID     `json:"active_run_id,omitempty"`
+	Config      *map[string]interface{} `json:"config,omitempty"`
+	CreatedAt   *time.Time              `json:"created_at,omitempty"`
+	Error       *map[string]interface{} `json:"error,omitempty"`
+
+	// Extracted Extracted is present only in a search with extract: the value at
+	// each of its paths, by alias (null where the path leads nowhere).
+	Extracted      *map[string]interface{}   `json:"extracted,omitempty"`
 	Interrupts     *map[string][]interface{} `json:"interrupts,omitempty"`
 	LatestRunId    *openapi_types.UUID       `json:"latest_run_id,omitempty"`
 	Metadata       *map[string]interface{}   `json:"metadata,omitempty"`
@@ -4055,10 +4251,14 @@ type ThreadsTTLStrategy string
 type ThreadsThread struct {
 	// ActiveRunId ActiveRunID is the thread's current run: the oldest one pending or
 	// running (null when none); LatestRunID is the run created last.
-	ActiveRunId    *openapi_types.UUID      `json:"active_run_id"`
-	Config         map[string]interface{}   `json:"config"`
-	CreatedAt      time.Time                `json:"created_at"`
-	Error          *map[string]interface{}  `json:"error"`
+	ActiveRunId *openapi_types.UUID     `json:"active_run_id"`
+	Config      map[string]interface{}  `json:"config"`
+	CreatedAt   time.Time               `json:"created_at"`
+	Error       *map[string]interface{} `json:"error"`
+
+	// Extracted Extracted is present only in a search with extract: the value at
+	// each of its paths, by alias (null where the path leads nowhere).
+	Extracted      *map[string]interface{}  `json:"extracted,omitempty"`
 	Interrupts     map[string][]interface{} `json:"interrupts"`
 	LatestRunId    *openapi_types.UUID      `json:"latest_run_id"`
 	Metadata       map[string]interface{}   `json:"metadata"`
@@ -4477,6 +4677,12 @@ type GetAssistantGraphParams struct {
 	Xray *string `form:"xray,omitempty" json:"xray,omitempty"`
 }
 
+// SetLatestAssistantVersionParams defines parameters for SetLatestAssistantVersion.
+type SetLatestAssistantVersionParams struct {
+	// Version The version (instead of the body's)
+	Version *int `form:"version,omitempty" json:"version,omitempty"`
+}
+
 // GetAssistantSubgraphsParams defines parameters for GetAssistantSubgraphs.
 type GetAssistantSubgraphsParams struct {
 	// Recurse Include nested subgraphs
@@ -4539,6 +4745,15 @@ type InspectRunsParams struct {
 	// Offset Offset
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
 }
+
+// SystemMetricsParams defines parameters for SystemMetrics.
+type SystemMetricsParams struct {
+	// Format prometheus (default) or json
+	Format *SystemMetricsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// SystemMetricsParamsFormat defines parameters for SystemMetrics.
+type SystemMetricsParamsFormat string
 
 // HealthCheckParams defines parameters for HealthCheck.
 type HealthCheckParams struct {
@@ -4811,6 +5026,9 @@ type NackDispatchJSONRequestBody = WireFenceRequest
 
 // PostMcpJSONRequestBody defines body for PostMcp for application/json ContentType.
 type PostMcpJSONRequestBody = McpMessage
+
+// PostMcpSlashJSONRequestBody defines body for PostMcpSlash for application/json ContentType.
+type PostMcpSlashJSONRequestBody = McpMessage
 
 // RunStatelessJSONRequestBody defines body for RunStateless for application/json ContentType.
 type RunStatelessJSONRequestBody = RunsStatelessCreateRequest
@@ -9536,6 +9754,13 @@ type ClientInterface interface {
 	// Corresponds with GET /.well-known/agent-card.json (the `GetAgentCard` operationId).
 	GetAgentCard(ctx context.Context, params *GetAgentCardParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetA2aEndpointCard An assistant's A2A agent card, at its endpoint
+	//
+	// The agent card GET /.well-known/agent-card.json?assistant_id= answers, at the assistant's A2A endpoint (as LangGraph's server answers a GET there). DELETE is a 405: there is no session to end.
+	//
+	// Corresponds with GET /a2a/{assistant_id} (the `GetA2aEndpointCard` operationId).
+	GetA2aEndpointCard(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostA2aWithBody A2A JSON-RPC endpoint of an assistant
 	//
 	// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
@@ -9553,6 +9778,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /a2a/{assistant_id} (the `PostA2a` operationId).
 	PostA2a(ctx context.Context, assistantId string, params *PostA2aParams, body PostA2aJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetA2aAssistantAgentCard An assistant's A2A agent card (multi-tenant well-known path)
+	//
+	// The agent card GET /.well-known/agent-card.json?assistant_id= answers, at the well-known path under the assistant's A2A endpoint.
+	//
+	// Corresponds with GET /a2a/{assistant_id}/.well-known/agent-card.json (the `GetA2aAssistantAgentCard` operationId).
+	GetA2aAssistantAgentCard(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetA2aAssistantAgentJson An assistant's A2A agent card (A2A v0.2 well-known path)
+	//
+	// The agent card at agent.json, the well-known name of A2A v0.2, under the assistant's A2A endpoint.
+	//
+	// Corresponds with GET /a2a/{assistant_id}/.well-known/agent.json (the `GetA2aAssistantAgentJson` operationId).
+	GetA2aAssistantAgentJson(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateAssistantWithBody Create an assistant
 	//
@@ -9645,21 +9884,21 @@ type ClientInterface interface {
 
 	// SetLatestAssistantVersionWithBody Make a version current
 	//
-	// The version's graph_id, config, context, metadata, name and description become the assistant's.
+	// The version's graph_id, config, context, metadata, name and description become the assistant's. The version is the body's version or the version query parameter (LangGraph's document names the query, its servers read the body): one of them is needed, and when both are given they must be equal (else a 422).
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /assistants/{assistant_id}/latest (the `SetLatestAssistantVersion` operationId).
-	SetLatestAssistantVersionWithBody(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SetLatestAssistantVersionWithBody(ctx context.Context, assistantId string, params *SetLatestAssistantVersionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetLatestAssistantVersion Make a version current
 	//
-	// The version's graph_id, config, context, metadata, name and description become the assistant's.
+	// The version's graph_id, config, context, metadata, name and description become the assistant's. The version is the body's version or the version query parameter (LangGraph's document names the query, its servers read the body): one of them is needed, and when both are given they must be equal (else a 422).
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /assistants/{assistant_id}/latest (the `SetLatestAssistantVersion` operationId).
-	SetLatestAssistantVersion(ctx context.Context, assistantId string, body SetLatestAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SetLatestAssistantVersion(ctx context.Context, assistantId string, params *SetLatestAssistantVersionParams, body SetLatestAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAssistantSchemas An assistant's graph schemas
 	//
@@ -9912,6 +10151,13 @@ type ClientInterface interface {
 	// Corresponds with POST /dispatches/{dispatch_id}/retry (the `RetryDispatch` operationId).
 	RetryDispatch(ctx context.Context, dispatchId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetDocs API reference page
+	//
+	// An HTML page that renders this server's OpenAPI document (GET /openapi.json) with swagger-ui, embedded in the binary: it loads nothing from another origin. Like the web UI's files it is served without a credential; with auth on, the page sends the API key the web UI keeps for the tab.
+	//
+	// Corresponds with GET /docs (the `GetDocs` operationId).
+	GetDocs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ServerInfo Server version and feature flags
 	//
 	// Corresponds with GET /info (the `ServerInfo` operationId).
@@ -9977,21 +10223,62 @@ type ClientInterface interface {
 	// Corresponds with POST /mcp (the `PostMcp` operationId).
 	PostMcp(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteMcpSlash MCP: end a session (none)
+	//
+	// 405 with Allow: POST, as DELETE /mcp: the endpoint is stateless and issues no session to end.
+	//
+	// Corresponds with DELETE /mcp/ (the `DeleteMcpSlash` operationId).
+	DeleteMcpSlash(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMcpSlash MCP: open a stream (not offered)
+	//
+	// 405 with Allow: POST, as GET /mcp: the endpoint is stateless and offers no server-initiated stream (MCP's Streamable HTTP transport lets a server answer so).
+	//
+	// Corresponds with GET /mcp/ (the `GetMcpSlash` operationId).
+	GetMcpSlash(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostMcpSlashWithBody MCP: send a JSON-RPC message (/mcp/)
+	//
+	// POST /mcp, at the path with a trailing slash (LangGraph's server's name of the endpoint): the same endpoint, answers and scopes.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /mcp/ (the `PostMcpSlash` operationId).
+	PostMcpSlashWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostMcpSlash MCP: send a JSON-RPC message (/mcp/)
+	//
+	// POST /mcp, at the path with a trailing slash (LangGraph's server's name of the endpoint): the same endpoint, answers and scopes.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /mcp/ (the `PostMcpSlash` operationId).
+	PostMcpSlash(ctx context.Context, body PostMcpSlashJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SystemMetrics Prometheus metrics
 	//
-	// This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics.
+	// This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics. With format=json, the JSON snapshot LangGraph's server answers (metrics.Snapshot: the database pool, the run queue, this process's in-process workers, HTTP requests by route); another format is a 422.
 	//
 	// Corresponds with GET /metrics (the `SystemMetrics` operationId).
-	SystemMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SystemMetrics(ctx context.Context, params *SystemMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HealthCheck Health check (readiness; liveness with check_db=0)
 	//
-	// Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez).
+	// Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez). With the meta routes off (langgraph.json's http.disable_meta) it answers {"ok":true} without any check, as LangGraph's server does.
 	//
 	// Corresponds with GET /ok (the `HealthCheck` operationId).
 	HealthCheck(ctx context.Context, params *HealthCheckParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetOpenapiJson This API's OpenAPI 3 document, JSON
+	//
+	// The OpenAPI document of this server (what GET /openapi.yaml serves), as JSON, where LangGraph's servers serve theirs. Under weft dev a project's http.app routes are merged into it (the app's win where both have a path and method: the app answers first), and langgraph.json's auth.openapi sets the security schemes (securitySchemes or security_schemes), the default security and the security of the given paths and methods, as LangGraph's server applies them.
+	//
+	// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
+	GetOpenapiJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenapi This API's OpenAPI 3 document
+	//
+	// The document GET /openapi.json serves, in YAML. Under weft dev it includes the project's http.app routes and langgraph.json's auth.openapi security, as /openapi.json does.
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenapi` operationId).
 	GetOpenapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10590,6 +10877,13 @@ type ClientInterface interface {
 	// Corresponds with GET /threads/{thread_id}/state/{checkpoint_id} (the `GetThreadStateAtCheckpoint` operationId).
 	GetThreadStateAtCheckpoint(ctx context.Context, threadId openapi_types.UUID, checkpointId string, params *GetThreadStateAtCheckpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetThreadStorage Bytes a thread's checkpoints occupy
+	//
+	// What the thread's checkpoints occupy as stored, in every namespace (LangGraph's ThreadStorage): the checkpoint rows (checkpoint and metadata, with the metadata Weft keeps once per thread), the channel values (one per channel version; by_channel per channel; a long list stored per element counts the elements of the thread's element log its versions name) and the pending writes, and their total. Bytes are what PostgreSQL stores (pg_column_size, after compression; no row headers or indexes). Reads every checkpoint row of the thread. GET /inspect/threads/storage measures several threads by table.
+	//
+	// Corresponds with GET /threads/{thread_id}/storage (the `GetThreadStorage` operationId).
+	GetThreadStorage(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// JoinThreadStream Stream every run of a thread
 	//
 	// Server-Sent Events of all runs on the thread, in order, until the client leaves: with stream_modes run_modes (default) every event of each run; with lifecycle only each run's metadata event and {"status":"run_done","run_id"} when it ends (state_update is accepted and sends nothing yet). Event ids are positions in the thread's log: Last-Event-ID resumes after one; without it only events from now on are sent. A comment line is sent every 5 s while idle.
@@ -10670,6 +10964,23 @@ func (c *Client) GetAgentCard(ctx context.Context, params *GetAgentCardParams, r
 	return c.Client.Do(req)
 }
 
+// GetA2aEndpointCard An assistant's A2A agent card, at its endpoint
+//
+// The agent card GET /.well-known/agent-card.json?assistant_id= answers, at the assistant's A2A endpoint (as LangGraph's server answers a GET there). DELETE is a 405: there is no session to end.
+//
+// Corresponds with GET /a2a/{assistant_id} (the `GetA2aEndpointCard` operationId).
+func (c *Client) GetA2aEndpointCard(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetA2aEndpointCardRequest(c.Server, assistantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostA2aWithBody A2A JSON-RPC endpoint of an assistant
 //
 // The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
@@ -10698,6 +11009,40 @@ func (c *Client) PostA2aWithBody(ctx context.Context, assistantId string, params
 // Corresponds with POST /a2a/{assistant_id} (the `PostA2a` operationId).
 func (c *Client) PostA2a(ctx context.Context, assistantId string, params *PostA2aParams, body PostA2aJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostA2aRequest(c.Server, assistantId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetA2aAssistantAgentCard An assistant's A2A agent card (multi-tenant well-known path)
+//
+// The agent card GET /.well-known/agent-card.json?assistant_id= answers, at the well-known path under the assistant's A2A endpoint.
+//
+// Corresponds with GET /a2a/{assistant_id}/.well-known/agent-card.json (the `GetA2aAssistantAgentCard` operationId).
+func (c *Client) GetA2aAssistantAgentCard(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetA2aAssistantAgentCardRequest(c.Server, assistantId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetA2aAssistantAgentJson An assistant's A2A agent card (A2A v0.2 well-known path)
+//
+// The agent card at agent.json, the well-known name of A2A v0.2, under the assistant's A2A endpoint.
+//
+// Corresponds with GET /a2a/{assistant_id}/.well-known/agent.json (the `GetA2aAssistantAgentJson` operationId).
+func (c *Client) GetA2aAssistantAgentJson(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetA2aAssistantAgentJsonRequest(c.Server, assistantId)
 	if err != nil {
 		return nil, err
 	}
@@ -10909,13 +11254,13 @@ func (c *Client) GetAssistantGraph(ctx context.Context, assistantId string, para
 
 // SetLatestAssistantVersionWithBody Make a version current
 //
-// The version's graph_id, config, context, metadata, name and description become the assistant's.
+// The version's graph_id, config, context, metadata, name and description become the assistant's. The version is the body's version or the version query parameter (LangGraph's document names the query, its servers read the body): one of them is needed, and when both are given they must be equal (else a 422).
 //
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /assistants/{assistant_id}/latest (the `SetLatestAssistantVersion` operationId).
-func (c *Client) SetLatestAssistantVersionWithBody(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSetLatestAssistantVersionRequestWithBody(c.Server, assistantId, contentType, body)
+func (c *Client) SetLatestAssistantVersionWithBody(ctx context.Context, assistantId string, params *SetLatestAssistantVersionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetLatestAssistantVersionRequestWithBody(c.Server, assistantId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10928,13 +11273,13 @@ func (c *Client) SetLatestAssistantVersionWithBody(ctx context.Context, assistan
 
 // SetLatestAssistantVersion Make a version current
 //
-// The version's graph_id, config, context, metadata, name and description become the assistant's.
+// The version's graph_id, config, context, metadata, name and description become the assistant's. The version is the body's version or the version query parameter (LangGraph's document names the query, its servers read the body): one of them is needed, and when both are given they must be equal (else a 422).
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /assistants/{assistant_id}/latest (the `SetLatestAssistantVersion` operationId).
-func (c *Client) SetLatestAssistantVersion(ctx context.Context, assistantId string, body SetLatestAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSetLatestAssistantVersionRequest(c.Server, assistantId, body)
+func (c *Client) SetLatestAssistantVersion(ctx context.Context, assistantId string, params *SetLatestAssistantVersionParams, body SetLatestAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetLatestAssistantVersionRequest(c.Server, assistantId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11486,6 +11831,23 @@ func (c *Client) RetryDispatch(ctx context.Context, dispatchId openapi_types.UUI
 	return c.Client.Do(req)
 }
 
+// GetDocs API reference page
+//
+// An HTML page that renders this server's OpenAPI document (GET /openapi.json) with swagger-ui, embedded in the binary: it loads nothing from another origin. Like the web UI's files it is served without a credential; with auth on, the page sends the API key the web UI keeps for the tab.
+//
+// Corresponds with GET /docs (the `GetDocs` operationId).
+func (c *Client) GetDocs(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ServerInfo Server version and feature flags
 //
 // Corresponds with GET /info (the `ServerInfo` operationId).
@@ -11641,13 +12003,85 @@ func (c *Client) PostMcp(ctx context.Context, body PostMcpJSONRequestBody, reqEd
 	return c.Client.Do(req)
 }
 
+// DeleteMcpSlash MCP: end a session (none)
+//
+// 405 with Allow: POST, as DELETE /mcp: the endpoint is stateless and issues no session to end.
+//
+// Corresponds with DELETE /mcp/ (the `DeleteMcpSlash` operationId).
+func (c *Client) DeleteMcpSlash(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteMcpSlashRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMcpSlash MCP: open a stream (not offered)
+//
+// 405 with Allow: POST, as GET /mcp: the endpoint is stateless and offers no server-initiated stream (MCP's Streamable HTTP transport lets a server answer so).
+//
+// Corresponds with GET /mcp/ (the `GetMcpSlash` operationId).
+func (c *Client) GetMcpSlash(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMcpSlashRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostMcpSlashWithBody MCP: send a JSON-RPC message (/mcp/)
+//
+// POST /mcp, at the path with a trailing slash (LangGraph's server's name of the endpoint): the same endpoint, answers and scopes.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /mcp/ (the `PostMcpSlash` operationId).
+func (c *Client) PostMcpSlashWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostMcpSlashRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostMcpSlash MCP: send a JSON-RPC message (/mcp/)
+//
+// POST /mcp, at the path with a trailing slash (LangGraph's server's name of the endpoint): the same endpoint, answers and scopes.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /mcp/ (the `PostMcpSlash` operationId).
+func (c *Client) PostMcpSlash(ctx context.Context, body PostMcpSlashJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostMcpSlashRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SystemMetrics Prometheus metrics
 //
-// This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics.
+// This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics. With format=json, the JSON snapshot LangGraph's server answers (metrics.Snapshot: the database pool, the run queue, this process's in-process workers, HTTP requests by route); another format is a 422.
 //
 // Corresponds with GET /metrics (the `SystemMetrics` operationId).
-func (c *Client) SystemMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSystemMetricsRequest(c.Server)
+func (c *Client) SystemMetrics(ctx context.Context, params *SystemMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSystemMetricsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11660,7 +12094,7 @@ func (c *Client) SystemMetrics(ctx context.Context, reqEditors ...RequestEditorF
 
 // HealthCheck Health check (readiness; liveness with check_db=0)
 //
-// Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez).
+// Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez). With the meta routes off (langgraph.json's http.disable_meta) it answers {"ok":true} without any check, as LangGraph's server does.
 //
 // Corresponds with GET /ok (the `HealthCheck` operationId).
 func (c *Client) HealthCheck(ctx context.Context, params *HealthCheckParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11675,7 +12109,26 @@ func (c *Client) HealthCheck(ctx context.Context, params *HealthCheckParams, req
 	return c.Client.Do(req)
 }
 
+// GetOpenapiJson This API's OpenAPI 3 document, JSON
+//
+// The OpenAPI document of this server (what GET /openapi.yaml serves), as JSON, where LangGraph's servers serve theirs. Under weft dev a project's http.app routes are merged into it (the app's win where both have a path and method: the app answers first), and langgraph.json's auth.openapi sets the security schemes (securitySchemes or security_schemes), the default security and the security of the given paths and methods, as LangGraph's server applies them.
+//
+// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
+func (c *Client) GetOpenapiJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenapiJsonRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOpenapi This API's OpenAPI 3 document
+//
+// The document GET /openapi.json serves, in YAML. Under weft dev it includes the project's http.app routes and langgraph.json's auth.openapi security, as /openapi.json does.
 //
 // Corresponds with GET /openapi.yaml (the `GetOpenapi` operationId).
 func (c *Client) GetOpenapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13024,6 +13477,23 @@ func (c *Client) GetThreadStateAtCheckpoint(ctx context.Context, threadId openap
 	return c.Client.Do(req)
 }
 
+// GetThreadStorage Bytes a thread's checkpoints occupy
+//
+// What the thread's checkpoints occupy as stored, in every namespace (LangGraph's ThreadStorage): the checkpoint rows (checkpoint and metadata, with the metadata Weft keeps once per thread), the channel values (one per channel version; by_channel per channel; a long list stored per element counts the elements of the thread's element log its versions name) and the pending writes, and their total. Bytes are what PostgreSQL stores (pg_column_size, after compression; no row headers or indexes). Reads every checkpoint row of the thread. GET /inspect/threads/storage measures several threads by table.
+//
+// Corresponds with GET /threads/{thread_id}/storage (the `GetThreadStorage` operationId).
+func (c *Client) GetThreadStorage(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetThreadStorageRequest(c.Server, threadId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // JoinThreadStream Stream every run of a thread
 //
 // Server-Sent Events of all runs on the thread, in order, until the client leaves: with stream_modes run_modes (default) every event of each run; with lifecycle only each run's metadata event and {"status":"run_done","run_id"} when it ends (state_update is accepted and sends nothing yet). Event ids are positions in the thread's log: Last-Event-ID resumes after one; without it only events from now on are sent. A comment line is sent every 5 s while idle.
@@ -13216,6 +13686,40 @@ func NewGetAgentCardRequest(server string, params *GetAgentCardParams) (*http.Re
 	return req, nil
 }
 
+// NewGetA2aEndpointCardRequest constructs an http.Request for the GetA2aEndpointCard method
+func NewGetA2aEndpointCardRequest(server string, assistantId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/a2a/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostA2aRequest calls the generic PostA2a builder with application/json body
 func NewPostA2aRequest(server string, assistantId string, params *PostA2aParams, body PostA2aJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13273,6 +13777,74 @@ func NewPostA2aRequestWithBody(server string, assistantId string, params *PostA2
 			req.Header.Set("A2A-Version", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetA2aAssistantAgentCardRequest constructs an http.Request for the GetA2aAssistantAgentCard method
+func NewGetA2aAssistantAgentCardRequest(server string, assistantId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/a2a/%s/.well-known/agent-card.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetA2aAssistantAgentJsonRequest constructs an http.Request for the GetA2aAssistantAgentJson method
+func NewGetA2aAssistantAgentJsonRequest(server string, assistantId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "assistant_id", assistantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/a2a/%s/.well-known/agent.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -13602,18 +14174,18 @@ func NewGetAssistantGraphRequest(server string, assistantId string, params *GetA
 }
 
 // NewSetLatestAssistantVersionRequest calls the generic SetLatestAssistantVersion builder with application/json body
-func NewSetLatestAssistantVersionRequest(server string, assistantId string, body SetLatestAssistantVersionJSONRequestBody) (*http.Request, error) {
+func NewSetLatestAssistantVersionRequest(server string, assistantId string, params *SetLatestAssistantVersionParams, body SetLatestAssistantVersionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSetLatestAssistantVersionRequestWithBody(server, assistantId, "application/json", bodyReader)
+	return NewSetLatestAssistantVersionRequestWithBody(server, assistantId, params, "application/json", bodyReader)
 }
 
 // NewSetLatestAssistantVersionRequestWithBody constructs an http.Request for the SetLatestAssistantVersion method, with any body, and a specified content type
-func NewSetLatestAssistantVersionRequestWithBody(server string, assistantId string, contentType string, body io.Reader) (*http.Request, error) {
+func NewSetLatestAssistantVersionRequestWithBody(server string, assistantId string, params *SetLatestAssistantVersionParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -13636,6 +14208,33 @@ func NewSetLatestAssistantVersionRequestWithBody(server string, assistantId stri
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Version != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "version", *params.Version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
@@ -14450,6 +15049,33 @@ func NewRetryDispatchRequest(server string, dispatchId openapi_types.UUID) (*htt
 	return req, nil
 }
 
+// NewGetDocsRequest constructs an http.Request for the GetDocs method
+func NewGetDocsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewServerInfoRequest constructs an http.Request for the ServerInfo method
 func NewServerInfoRequest(server string) (*http.Request, error) {
 	var err error
@@ -14865,8 +15491,102 @@ func NewPostMcpRequestWithBody(server string, contentType string, body io.Reader
 	return req, nil
 }
 
+// NewDeleteMcpSlashRequest constructs an http.Request for the DeleteMcpSlash method
+func NewDeleteMcpSlashRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMcpSlashRequest constructs an http.Request for the GetMcpSlash method
+func NewGetMcpSlashRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostMcpSlashRequest calls the generic PostMcpSlash builder with application/json body
+func NewPostMcpSlashRequest(server string, body PostMcpSlashJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostMcpSlashRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostMcpSlashRequestWithBody constructs an http.Request for the PostMcpSlash method, with any body, and a specified content type
+func NewPostMcpSlashRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/mcp/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewSystemMetricsRequest constructs an http.Request for the SystemMetrics method
-func NewSystemMetricsRequest(server string) (*http.Request, error) {
+func NewSystemMetricsRequest(server string, params *SystemMetricsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -14882,6 +15602,33 @@ func NewSystemMetricsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -14936,6 +15683,33 @@ func NewHealthCheckRequest(server string, params *HealthCheckParams) (*http.Requ
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetOpenapiJsonRequest constructs an http.Request for the GetOpenapiJson method
+func NewGetOpenapiJsonRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/openapi.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -17508,6 +18282,40 @@ func NewGetThreadStateAtCheckpointRequest(server string, threadId openapi_types.
 	return req, nil
 }
 
+// NewGetThreadStorageRequest constructs an http.Request for the GetThreadStorage method
+func NewGetThreadStorageRequest(server string, threadId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "thread_id", threadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/threads/%s/storage", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewJoinThreadStreamRequest constructs an http.Request for the JoinThreadStream method
 func NewJoinThreadStreamRequest(server string, threadId openapi_types.UUID, params *JoinThreadStreamParams) (*http.Request, error) {
 	var err error
@@ -17918,6 +18726,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /.well-known/agent-card.json (the `GetAgentCard` operationId).
 	GetAgentCardWithResponse(ctx context.Context, params *GetAgentCardParams, reqEditors ...RequestEditorFn) (*GetAgentCardResponse, error)
 
+	// GetA2aEndpointCardWithResponse An assistant's A2A agent card, at its endpoint
+	//
+	// The agent card GET /.well-known/agent-card.json?assistant_id= answers, at the assistant's A2A endpoint (as LangGraph's server answers a GET there). DELETE is a 405: there is no session to end.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /a2a/{assistant_id} (the `GetA2aEndpointCard` operationId).
+	GetA2aEndpointCardWithResponse(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*GetA2aEndpointCardResponse, error)
+
 	// PostA2aWithBodyWithResponse A2A JSON-RPC endpoint of an assistant
 	//
 	// The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
@@ -17935,6 +18752,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /a2a/{assistant_id} (the `PostA2a` operationId).
 	PostA2aWithResponse(ctx context.Context, assistantId string, params *PostA2aParams, body PostA2aJSONRequestBody, reqEditors ...RequestEditorFn) (*PostA2aResponse, error)
+
+	// GetA2aAssistantAgentCardWithResponse An assistant's A2A agent card (multi-tenant well-known path)
+	//
+	// The agent card GET /.well-known/agent-card.json?assistant_id= answers, at the well-known path under the assistant's A2A endpoint.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /a2a/{assistant_id}/.well-known/agent-card.json (the `GetA2aAssistantAgentCard` operationId).
+	GetA2aAssistantAgentCardWithResponse(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*GetA2aAssistantAgentCardResponse, error)
+
+	// GetA2aAssistantAgentJsonWithResponse An assistant's A2A agent card (A2A v0.2 well-known path)
+	//
+	// The agent card at agent.json, the well-known name of A2A v0.2, under the assistant's A2A endpoint.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /a2a/{assistant_id}/.well-known/agent.json (the `GetA2aAssistantAgentJson` operationId).
+	GetA2aAssistantAgentJsonWithResponse(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*GetA2aAssistantAgentJsonResponse, error)
 
 	// CreateAssistantWithBodyWithResponse Create an assistant
 	//
@@ -18033,21 +18868,21 @@ type ClientWithResponsesInterface interface {
 
 	// SetLatestAssistantVersionWithBodyWithResponse Make a version current
 	//
-	// The version's graph_id, config, context, metadata, name and description become the assistant's.
+	// The version's graph_id, config, context, metadata, name and description become the assistant's. The version is the body's version or the version query parameter (LangGraph's document names the query, its servers read the body): one of them is needed, and when both are given they must be equal (else a 422).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /assistants/{assistant_id}/latest (the `SetLatestAssistantVersion` operationId).
-	SetLatestAssistantVersionWithBodyWithResponse(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetLatestAssistantVersionResponse, error)
+	SetLatestAssistantVersionWithBodyWithResponse(ctx context.Context, assistantId string, params *SetLatestAssistantVersionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetLatestAssistantVersionResponse, error)
 
 	// SetLatestAssistantVersionWithResponse Make a version current
 	//
-	// The version's graph_id, config, context, metadata, name and description become the assistant's.
+	// The version's graph_id, config, context, metadata, name and description become the assistant's. The version is the body's version or the version query parameter (LangGraph's document names the query, its servers read the body): one of them is needed, and when both are given they must be equal (else a 422).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /assistants/{assistant_id}/latest (the `SetLatestAssistantVersion` operationId).
-	SetLatestAssistantVersionWithResponse(ctx context.Context, assistantId string, body SetLatestAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetLatestAssistantVersionResponse, error)
+	SetLatestAssistantVersionWithResponse(ctx context.Context, assistantId string, params *SetLatestAssistantVersionParams, body SetLatestAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetLatestAssistantVersionResponse, error)
 
 	// GetAssistantSchemasWithResponse An assistant's graph schemas
 	//
@@ -18310,6 +19145,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /dispatches/{dispatch_id}/retry (the `RetryDispatch` operationId).
 	RetryDispatchWithResponse(ctx context.Context, dispatchId openapi_types.UUID, reqEditors ...RequestEditorFn) (*RetryDispatchResponse, error)
 
+	// GetDocsWithResponse API reference page
+	//
+	// An HTML page that renders this server's OpenAPI document (GET /openapi.json) with swagger-ui, embedded in the binary: it loads nothing from another origin. Like the web UI's files it is served without a credential; with auth on, the page sends the API key the web UI keeps for the tab.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs (the `GetDocs` operationId).
+	GetDocsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsResponse, error)
+
 	// ServerInfoWithResponse Server version and feature flags
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -18389,25 +19233,72 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /mcp (the `PostMcp` operationId).
 	PostMcpWithResponse(ctx context.Context, body PostMcpJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMcpResponse, error)
 
+	// DeleteMcpSlashWithResponse MCP: end a session (none)
+	//
+	// 405 with Allow: POST, as DELETE /mcp: the endpoint is stateless and issues no session to end.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /mcp/ (the `DeleteMcpSlash` operationId).
+	DeleteMcpSlashWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteMcpSlashResponse, error)
+
+	// GetMcpSlashWithResponse MCP: open a stream (not offered)
+	//
+	// 405 with Allow: POST, as GET /mcp: the endpoint is stateless and offers no server-initiated stream (MCP's Streamable HTTP transport lets a server answer so).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /mcp/ (the `GetMcpSlash` operationId).
+	GetMcpSlashWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMcpSlashResponse, error)
+
+	// PostMcpSlashWithBodyWithResponse MCP: send a JSON-RPC message (/mcp/)
+	//
+	// POST /mcp, at the path with a trailing slash (LangGraph's server's name of the endpoint): the same endpoint, answers and scopes.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp/ (the `PostMcpSlash` operationId).
+	PostMcpSlashWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMcpSlashResponse, error)
+
+	// PostMcpSlashWithResponse MCP: send a JSON-RPC message (/mcp/)
+	//
+	// POST /mcp, at the path with a trailing slash (LangGraph's server's name of the endpoint): the same endpoint, answers and scopes.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /mcp/ (the `PostMcpSlash` operationId).
+	PostMcpSlashWithResponse(ctx context.Context, body PostMcpSlashJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMcpSlashResponse, error)
+
 	// SystemMetricsWithResponse Prometheus metrics
 	//
-	// This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics.
+	// This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics. With format=json, the JSON snapshot LangGraph's server answers (metrics.Snapshot: the database pool, the run queue, this process's in-process workers, HTTP requests by route); another format is a 422.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /metrics (the `SystemMetrics` operationId).
-	SystemMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SystemMetricsResponse, error)
+	SystemMetricsWithResponse(ctx context.Context, params *SystemMetricsParams, reqEditors ...RequestEditorFn) (*SystemMetricsResponse, error)
 
 	// HealthCheckWithResponse Health check (readiness; liveness with check_db=0)
 	//
-	// Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez).
+	// Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez). With the meta routes off (langgraph.json's http.disable_meta) it answers {"ok":true} without any check, as LangGraph's server does.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /ok (the `HealthCheck` operationId).
 	HealthCheckWithResponse(ctx context.Context, params *HealthCheckParams, reqEditors ...RequestEditorFn) (*HealthCheckResponse, error)
 
+	// GetOpenapiJsonWithResponse This API's OpenAPI 3 document, JSON
+	//
+	// The OpenAPI document of this server (what GET /openapi.yaml serves), as JSON, where LangGraph's servers serve theirs. Under weft dev a project's http.app routes are merged into it (the app's win where both have a path and method: the app answers first), and langgraph.json's auth.openapi sets the security schemes (securitySchemes or security_schemes), the default security and the security of the given paths and methods, as LangGraph's server applies them.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
+	GetOpenapiJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenapiJsonResponse, error)
+
 	// GetOpenapiWithResponse This API's OpenAPI 3 document
+	//
+	// The document GET /openapi.json serves, in YAML. Under weft dev it includes the project's http.app routes and langgraph.json's auth.openapi security, as /openapi.json does.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19048,6 +19939,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /threads/{thread_id}/state/{checkpoint_id} (the `GetThreadStateAtCheckpoint` operationId).
 	GetThreadStateAtCheckpointWithResponse(ctx context.Context, threadId openapi_types.UUID, checkpointId string, params *GetThreadStateAtCheckpointParams, reqEditors ...RequestEditorFn) (*GetThreadStateAtCheckpointResponse, error)
 
+	// GetThreadStorageWithResponse Bytes a thread's checkpoints occupy
+	//
+	// What the thread's checkpoints occupy as stored, in every namespace (LangGraph's ThreadStorage): the checkpoint rows (checkpoint and metadata, with the metadata Weft keeps once per thread), the channel values (one per channel version; by_channel per channel; a long list stored per element counts the elements of the thread's element log its versions name) and the pending writes, and their total. Bytes are what PostgreSQL stores (pg_column_size, after compression; no row headers or indexes). Reads every checkpoint row of the thread. GET /inspect/threads/storage measures several threads by table.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /threads/{thread_id}/storage (the `GetThreadStorage` operationId).
+	GetThreadStorageWithResponse(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetThreadStorageResponse, error)
+
 	// JoinThreadStreamWithResponse Stream every run of a thread
 	//
 	// Server-Sent Events of all runs on the thread, in order, until the client leaves: with stream_modes run_modes (default) every event of each run; with lifecycle only each run's metadata event and {"status":"run_done","run_id"} when it ends (state_update is accepted and sends nothing yet). Event ids are positions in the thread's log: Last-Event-ID resumes after one; without it only events from now on are sent. A comment line is sent every 5 s while idle.
@@ -19195,6 +20095,82 @@ func (r GetAgentCardResponse) ContentType() string {
 	return ""
 }
 
+type GetA2aEndpointCardResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *A2aAgentCard
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetA2aEndpointCardResponse) GetJSON200() *A2aAgentCard {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetA2aEndpointCardResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetA2aEndpointCardResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetA2aEndpointCardResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetA2aEndpointCardResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetA2aEndpointCardResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetA2aEndpointCardResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetA2aEndpointCardResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetA2aEndpointCardResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetA2aEndpointCardResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PostA2aResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -19272,6 +20248,158 @@ func (r PostA2aResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostA2aResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetA2aAssistantAgentCardResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *A2aAgentCard
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetA2aAssistantAgentCardResponse) GetJSON200() *A2aAgentCard {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetA2aAssistantAgentCardResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetA2aAssistantAgentCardResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetA2aAssistantAgentCardResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetA2aAssistantAgentCardResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetA2aAssistantAgentCardResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetA2aAssistantAgentCardResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetA2aAssistantAgentCardResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetA2aAssistantAgentCardResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetA2aAssistantAgentCardResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetA2aAssistantAgentJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *A2aAgentCard
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetA2aAssistantAgentJsonResponse) GetJSON200() *A2aAgentCard {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetA2aAssistantAgentJsonResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetA2aAssistantAgentJsonResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetA2aAssistantAgentJsonResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetA2aAssistantAgentJsonResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetA2aAssistantAgentJsonResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetA2aAssistantAgentJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetA2aAssistantAgentJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetA2aAssistantAgentJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetA2aAssistantAgentJsonResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20990,6 +22118,47 @@ func (r RetryDispatchResponse) ContentType() string {
 	return ""
 }
 
+type GetDocsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDocsResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDocsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDocsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDocsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDocsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ServerInfoResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21514,13 +22683,208 @@ func (r PostMcpResponse) ContentType() string {
 	return ""
 }
 
-type SystemMetricsResponse struct {
+type DeleteMcpSlashResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *HttpxErrorBody
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *HttpxErrorBody
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *HttpxErrorBody
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteMcpSlashResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteMcpSlashResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r DeleteMcpSlashResponse) GetJSON405() *HttpxErrorBody {
+	return r.JSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteMcpSlashResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteMcpSlashResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteMcpSlashResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteMcpSlashResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMcpSlashResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *HttpxErrorBody
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMcpSlashResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMcpSlashResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetMcpSlashResponse) GetJSON405() *HttpxErrorBody {
+	return r.JSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMcpSlashResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMcpSlashResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMcpSlashResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMcpSlashResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PostMcpSlashResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *McpResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *HttpxErrorBody
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostMcpSlashResponse) GetJSON200() *McpResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostMcpSlashResponse) GetJSON400() *HttpxErrorBody {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostMcpSlashResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostMcpSlashResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostMcpSlashResponse) GetJSON415() *HttpxErrorBody {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostMcpSlashResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r PostMcpSlashResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostMcpSlashResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostMcpSlashResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostMcpSlashResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SystemMetricsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MetricsSnapshot
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SystemMetricsResponse) GetJSON200() *MetricsSnapshot {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -21531,6 +22895,11 @@ func (r SystemMetricsResponse) GetJSON401() *HttpxErrorBody {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r SystemMetricsResponse) GetJSON403() *HttpxErrorBody {
 	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SystemMetricsResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
 }
 
 // GetBody returns the raw response body bytes
@@ -21618,6 +22987,61 @@ func (r HealthCheckResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HealthCheckResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetOpenapiJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOpenapiJsonResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOpenapiJsonResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetOpenapiJsonResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOpenapiJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOpenapiJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOpenapiJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOpenapiJsonResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24974,6 +26398,75 @@ func (r GetThreadStateAtCheckpointResponse) ContentType() string {
 	return ""
 }
 
+type GetThreadStorageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StateThreadStorage
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *HttpxErrorBody
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *HttpxErrorBody
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *HttpxErrorBody
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *HttpxErrorBody
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetThreadStorageResponse) GetJSON200() *StateThreadStorage {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetThreadStorageResponse) GetJSON401() *HttpxErrorBody {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetThreadStorageResponse) GetJSON403() *HttpxErrorBody {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetThreadStorageResponse) GetJSON404() *HttpxErrorBody {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetThreadStorageResponse) GetJSON422() *HttpxErrorBody {
+	return r.JSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r GetThreadStorageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetThreadStorageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetThreadStorageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetThreadStorageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type JoinThreadStreamResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25389,6 +26882,21 @@ func (c *ClientWithResponses) GetAgentCardWithResponse(ctx context.Context, para
 	return ParseGetAgentCardResponse(rsp)
 }
 
+// GetA2aEndpointCardWithResponse An assistant's A2A agent card, at its endpoint
+//
+// The agent card GET /.well-known/agent-card.json?assistant_id= answers, at the assistant's A2A endpoint (as LangGraph's server answers a GET there). DELETE is a 405: there is no session to end.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /a2a/{assistant_id} (the `GetA2aEndpointCard` operationId).
+func (c *ClientWithResponses) GetA2aEndpointCardWithResponse(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*GetA2aEndpointCardResponse, error) {
+	rsp, err := c.GetA2aEndpointCard(ctx, assistantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetA2aEndpointCardResponse(rsp)
+}
+
 // PostA2aWithBodyWithResponse A2A JSON-RPC endpoint of an assistant
 //
 // The A2A protocol (v1.0, and v0.3 for clients without the A2A-Version: 1.0 header) over JSON-RPC 2.0, for an assistant whose graph has a messages channel. SendMessage / message/send runs the assistant on the thread the message's contextId names (created on first use; a new one without contextId) and answers the task (= the run) when it ends, the answer as an artifact; SendStreamingMessage / message/stream answers Server-Sent Events (the task, status and artifact updates as the run streams); GetTask / tasks/get; CancelTask / tasks/cancel cancels the run; SubscribeToTask / tasks/resubscribe follows a task that has not ended. An interrupted run is the input-required state, and the next message on the context resumes it. JSON-RPC errors (invalid params, method not found, task not found) come with HTTP 200. docs/a2a.md.
@@ -25417,6 +26925,36 @@ func (c *ClientWithResponses) PostA2aWithResponse(ctx context.Context, assistant
 		return nil, err
 	}
 	return ParsePostA2aResponse(rsp)
+}
+
+// GetA2aAssistantAgentCardWithResponse An assistant's A2A agent card (multi-tenant well-known path)
+//
+// The agent card GET /.well-known/agent-card.json?assistant_id= answers, at the well-known path under the assistant's A2A endpoint.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /a2a/{assistant_id}/.well-known/agent-card.json (the `GetA2aAssistantAgentCard` operationId).
+func (c *ClientWithResponses) GetA2aAssistantAgentCardWithResponse(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*GetA2aAssistantAgentCardResponse, error) {
+	rsp, err := c.GetA2aAssistantAgentCard(ctx, assistantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetA2aAssistantAgentCardResponse(rsp)
+}
+
+// GetA2aAssistantAgentJsonWithResponse An assistant's A2A agent card (A2A v0.2 well-known path)
+//
+// The agent card at agent.json, the well-known name of A2A v0.2, under the assistant's A2A endpoint.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /a2a/{assistant_id}/.well-known/agent.json (the `GetA2aAssistantAgentJson` operationId).
+func (c *ClientWithResponses) GetA2aAssistantAgentJsonWithResponse(ctx context.Context, assistantId string, reqEditors ...RequestEditorFn) (*GetA2aAssistantAgentJsonResponse, error) {
+	rsp, err := c.GetA2aAssistantAgentJson(ctx, assistantId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetA2aAssistantAgentJsonResponse(rsp)
 }
 
 // CreateAssistantWithBodyWithResponse Create an assistant
@@ -25582,13 +27120,13 @@ func (c *ClientWithResponses) GetAssistantGraphWithResponse(ctx context.Context,
 
 // SetLatestAssistantVersionWithBodyWithResponse Make a version current
 //
-// The version's graph_id, config, context, metadata, name and description become the assistant's.
+// The version's graph_id, config, context, metadata, name and description become the assistant's. The version is the body's version or the version query parameter (LangGraph's document names the query, its servers read the body): one of them is needed, and when both are given they must be equal (else a 422).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /assistants/{assistant_id}/latest (the `SetLatestAssistantVersion` operationId).
-func (c *ClientWithResponses) SetLatestAssistantVersionWithBodyWithResponse(ctx context.Context, assistantId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetLatestAssistantVersionResponse, error) {
-	rsp, err := c.SetLatestAssistantVersionWithBody(ctx, assistantId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SetLatestAssistantVersionWithBodyWithResponse(ctx context.Context, assistantId string, params *SetLatestAssistantVersionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetLatestAssistantVersionResponse, error) {
+	rsp, err := c.SetLatestAssistantVersionWithBody(ctx, assistantId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -25597,13 +27135,13 @@ func (c *ClientWithResponses) SetLatestAssistantVersionWithBodyWithResponse(ctx 
 
 // SetLatestAssistantVersionWithResponse Make a version current
 //
-// The version's graph_id, config, context, metadata, name and description become the assistant's.
+// The version's graph_id, config, context, metadata, name and description become the assistant's. The version is the body's version or the version query parameter (LangGraph's document names the query, its servers read the body): one of them is needed, and when both are given they must be equal (else a 422).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /assistants/{assistant_id}/latest (the `SetLatestAssistantVersion` operationId).
-func (c *ClientWithResponses) SetLatestAssistantVersionWithResponse(ctx context.Context, assistantId string, body SetLatestAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetLatestAssistantVersionResponse, error) {
-	rsp, err := c.SetLatestAssistantVersion(ctx, assistantId, body, reqEditors...)
+func (c *ClientWithResponses) SetLatestAssistantVersionWithResponse(ctx context.Context, assistantId string, params *SetLatestAssistantVersionParams, body SetLatestAssistantVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*SetLatestAssistantVersionResponse, error) {
+	rsp, err := c.SetLatestAssistantVersion(ctx, assistantId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -26045,6 +27583,21 @@ func (c *ClientWithResponses) RetryDispatchWithResponse(ctx context.Context, dis
 	return ParseRetryDispatchResponse(rsp)
 }
 
+// GetDocsWithResponse API reference page
+//
+// An HTML page that renders this server's OpenAPI document (GET /openapi.json) with swagger-ui, embedded in the binary: it loads nothing from another origin. Like the web UI's files it is served without a credential; with auth on, the page sends the API key the web UI keeps for the tab.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs (the `GetDocs` operationId).
+func (c *ClientWithResponses) GetDocsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsResponse, error) {
+	rsp, err := c.GetDocs(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDocsResponse(rsp)
+}
+
 // ServerInfoWithResponse Server version and feature flags
 //
 // Returns a wrapper object for the known response body format(s).
@@ -26178,15 +27731,75 @@ func (c *ClientWithResponses) PostMcpWithResponse(ctx context.Context, body Post
 	return ParsePostMcpResponse(rsp)
 }
 
+// DeleteMcpSlashWithResponse MCP: end a session (none)
+//
+// 405 with Allow: POST, as DELETE /mcp: the endpoint is stateless and issues no session to end.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /mcp/ (the `DeleteMcpSlash` operationId).
+func (c *ClientWithResponses) DeleteMcpSlashWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteMcpSlashResponse, error) {
+	rsp, err := c.DeleteMcpSlash(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteMcpSlashResponse(rsp)
+}
+
+// GetMcpSlashWithResponse MCP: open a stream (not offered)
+//
+// 405 with Allow: POST, as GET /mcp: the endpoint is stateless and offers no server-initiated stream (MCP's Streamable HTTP transport lets a server answer so).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /mcp/ (the `GetMcpSlash` operationId).
+func (c *ClientWithResponses) GetMcpSlashWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMcpSlashResponse, error) {
+	rsp, err := c.GetMcpSlash(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMcpSlashResponse(rsp)
+}
+
+// PostMcpSlashWithBodyWithResponse MCP: send a JSON-RPC message (/mcp/)
+//
+// POST /mcp, at the path with a trailing slash (LangGraph's server's name of the endpoint): the same endpoint, answers and scopes.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp/ (the `PostMcpSlash` operationId).
+func (c *ClientWithResponses) PostMcpSlashWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostMcpSlashResponse, error) {
+	rsp, err := c.PostMcpSlashWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostMcpSlashResponse(rsp)
+}
+
+// PostMcpSlashWithResponse MCP: send a JSON-RPC message (/mcp/)
+//
+// POST /mcp, at the path with a trailing slash (LangGraph's server's name of the endpoint): the same endpoint, answers and scopes.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /mcp/ (the `PostMcpSlash` operationId).
+func (c *ClientWithResponses) PostMcpSlashWithResponse(ctx context.Context, body PostMcpSlashJSONRequestBody, reqEditors ...RequestEditorFn) (*PostMcpSlashResponse, error) {
+	rsp, err := c.PostMcpSlash(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostMcpSlashResponse(rsp)
+}
+
 // SystemMetricsWithResponse Prometheus metrics
 //
-// This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics.
+// This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics. With format=json, the JSON snapshot LangGraph's server answers (metrics.Snapshot: the database pool, the run queue, this process's in-process workers, HTTP requests by route); another format is a 422.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /metrics (the `SystemMetrics` operationId).
-func (c *ClientWithResponses) SystemMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SystemMetricsResponse, error) {
-	rsp, err := c.SystemMetrics(ctx, reqEditors...)
+func (c *ClientWithResponses) SystemMetricsWithResponse(ctx context.Context, params *SystemMetricsParams, reqEditors ...RequestEditorFn) (*SystemMetricsResponse, error) {
+	rsp, err := c.SystemMetrics(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -26195,7 +27808,7 @@ func (c *ClientWithResponses) SystemMetricsWithResponse(ctx context.Context, req
 
 // HealthCheckWithResponse Health check (readiness; liveness with check_db=0)
 //
-// Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez).
+// Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez). With the meta routes off (langgraph.json's http.disable_meta) it answers {"ok":true} without any check, as LangGraph's server does.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -26208,7 +27821,24 @@ func (c *ClientWithResponses) HealthCheckWithResponse(ctx context.Context, param
 	return ParseHealthCheckResponse(rsp)
 }
 
+// GetOpenapiJsonWithResponse This API's OpenAPI 3 document, JSON
+//
+// The OpenAPI document of this server (what GET /openapi.yaml serves), as JSON, where LangGraph's servers serve theirs. Under weft dev a project's http.app routes are merged into it (the app's win where both have a path and method: the app answers first), and langgraph.json's auth.openapi sets the security schemes (securitySchemes or security_schemes), the default security and the security of the given paths and methods, as LangGraph's server applies them.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /openapi.json (the `GetOpenapiJson` operationId).
+func (c *ClientWithResponses) GetOpenapiJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenapiJsonResponse, error) {
+	rsp, err := c.GetOpenapiJson(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOpenapiJsonResponse(rsp)
+}
+
 // GetOpenapiWithResponse This API's OpenAPI 3 document
+//
+// The document GET /openapi.json serves, in YAML. Under weft dev it includes the project's http.app routes and langgraph.json's auth.openapi security, as /openapi.json does.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -27299,6 +28929,21 @@ func (c *ClientWithResponses) GetThreadStateAtCheckpointWithResponse(ctx context
 	return ParseGetThreadStateAtCheckpointResponse(rsp)
 }
 
+// GetThreadStorageWithResponse Bytes a thread's checkpoints occupy
+//
+// What the thread's checkpoints occupy as stored, in every namespace (LangGraph's ThreadStorage): the checkpoint rows (checkpoint and metadata, with the metadata Weft keeps once per thread), the channel values (one per channel version; by_channel per channel; a long list stored per element counts the elements of the thread's element log its versions name) and the pending writes, and their total. Bytes are what PostgreSQL stores (pg_column_size, after compression; no row headers or indexes). Reads every checkpoint row of the thread. GET /inspect/threads/storage measures several threads by table.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /threads/{thread_id}/storage (the `GetThreadStorage` operationId).
+func (c *ClientWithResponses) GetThreadStorageWithResponse(ctx context.Context, threadId openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetThreadStorageResponse, error) {
+	rsp, err := c.GetThreadStorage(ctx, threadId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetThreadStorageResponse(rsp)
+}
+
 // JoinThreadStreamWithResponse Stream every run of a thread
 //
 // Server-Sent Events of all runs on the thread, in order, until the client leaves: with stream_modes run_modes (default) every event of each run; with lifecycle only each run's metadata event and {"status":"run_done","run_id"} when it ends (state_update is accepted and sends nothing yet). Event ids are positions in the thread's log: Last-Event-ID resumes after one; without it only events from now on are sent. A comment line is sent every 5 s while idle.
@@ -27478,6 +29123,67 @@ func ParseGetAgentCardResponse(rsp *http.Response) (*GetAgentCardResponse, error
 	return response, nil
 }
 
+// ParseGetA2aEndpointCardResponse parses an HTTP response from a GetA2aEndpointCardWithResponse call
+func ParseGetA2aEndpointCardResponse(rsp *http.Response) (*GetA2aEndpointCardResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetA2aEndpointCardResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest A2aAgentCard
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostA2aResponse parses an HTTP response from a PostA2aWithResponse call
 func ParsePostA2aResponse(rsp *http.Response) (*PostA2aResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -27543,6 +29249,128 @@ func ParsePostA2aResponse(rsp *http.Response) (*PostA2aResponse, error) {
 
 	case rsp.StatusCode == 200:
 		// Content-type (text/event-stream) unsupported
+
+	}
+
+	return response, nil
+}
+
+// ParseGetA2aAssistantAgentCardResponse parses an HTTP response from a GetA2aAssistantAgentCardWithResponse call
+func ParseGetA2aAssistantAgentCardResponse(rsp *http.Response) (*GetA2aAssistantAgentCardResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetA2aAssistantAgentCardResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest A2aAgentCard
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetA2aAssistantAgentJsonResponse parses an HTTP response from a GetA2aAssistantAgentJsonWithResponse call
+func ParseGetA2aAssistantAgentJsonResponse(rsp *http.Response) (*GetA2aAssistantAgentJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetA2aAssistantAgentJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest A2aAgentCard
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	}
 
@@ -28904,6 +30732,32 @@ func ParseRetryDispatchResponse(rsp *http.Response) (*RetryDispatchResponse, err
 	return response, nil
 }
 
+// ParseGetDocsResponse parses an HTTP response from a GetDocsWithResponse call
+func ParseGetDocsResponse(rsp *http.Response) (*GetDocsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDocsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseServerInfoResponse parses an HTTP response from a ServerInfoWithResponse call
 func ParseServerInfoResponse(rsp *http.Response) (*ServerInfoResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -29320,15 +31174,15 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 	return response, nil
 }
 
-// ParseSystemMetricsResponse parses an HTTP response from a SystemMetricsWithResponse call
-func ParseSystemMetricsResponse(rsp *http.Response) (*SystemMetricsResponse, error) {
+// ParseDeleteMcpSlashResponse parses an HTTP response from a DeleteMcpSlashWithResponse call
+func ParseDeleteMcpSlashResponse(rsp *http.Response) (*DeleteMcpSlashResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &SystemMetricsResponse{
+	response := &DeleteMcpSlashResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -29347,6 +31201,170 @@ func ParseSystemMetricsResponse(rsp *http.Response) (*SystemMetricsResponse, err
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMcpSlashResponse parses an HTTP response from a GetMcpSlashWithResponse call
+func ParseGetMcpSlashResponse(rsp *http.Response) (*GetMcpSlashResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMcpSlashResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostMcpSlashResponse parses an HTTP response from a PostMcpSlashWithResponse call
+func ParsePostMcpSlashResponse(rsp *http.Response) (*PostMcpSlashResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostMcpSlashResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest McpResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	return response, nil
+}
+
+// ParseSystemMetricsResponse parses an HTTP response from a SystemMetricsWithResponse call
+func ParseSystemMetricsResponse(rsp *http.Response) (*SystemMetricsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SystemMetricsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MetricsSnapshot
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/plain) unsupported
 
 	}
 
@@ -29394,6 +31412,46 @@ func ParseHealthCheckResponse(rsp *http.Response) (*HealthCheckResponse, error) 
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetOpenapiJsonResponse parses an HTTP response from a GetOpenapiJsonWithResponse call
+func ParseGetOpenapiJsonResponse(rsp *http.Response) (*GetOpenapiJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOpenapiJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	}
 
@@ -32067,6 +34125,60 @@ func ParseGetThreadStateAtCheckpointResponse(rsp *http.Response) (*GetThreadStat
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest StateThreadState
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest HttpxErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetThreadStorageResponse parses an HTTP response from a GetThreadStorageWithResponse call
+func ParseGetThreadStorageResponse(rsp *http.Response) (*GetThreadStorageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetThreadStorageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StateThreadStorage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

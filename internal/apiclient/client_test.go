@@ -601,7 +601,7 @@ func TestAssistantsThroughGeneratedClient(t *testing.T) {
 	if vs := *vr.JSON200; len(vs) != 2 || vs[0].Version != 2 || vs[1].Version != 1 || vs[0].AssistantId.String() != id {
 		t.Fatalf("versions: %s", vr.Body)
 	}
-	lr, err := c.SetLatestAssistantVersionWithResponse(ctx, id, apiclient.AssistantsLatestRequest{Version: 1})
+	lr, err := c.SetLatestAssistantVersionWithResponse(ctx, id, nil, apiclient.AssistantsLatestRequest{Version: ptr(1)})
 	want(t, "latest", err, lr.StatusCode(), http.StatusOK, lr.Body)
 	if lr.JSON200.Version != 1 || lr.JSON200.Description != nil && *lr.JSON200.Description == "second" {
 		t.Fatalf("set latest to 1: %s", lr.Body)

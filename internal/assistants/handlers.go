@@ -370,19 +370,22 @@ func (h *Handlers) Versions(w http.ResponseWriter, r *http.Request) error {
 
 // LatestRequest is the body of POST /assistants/{assistant_id}/latest.
 type LatestRequest struct {
-	Version *int `json:"version" validate:"required" minimum:"1" maximum:"2147483647"`
+	// Version is the version to make current; the version query parameter
+	// may give it instead (one of the two is needed; both must agree).
+	Version *int `json:"version" minimum:"1" maximum:"2147483647"`
 }
 
 // SetLatest godoc
 //
 //	@Summary		Make a version current
 //	@ID				set_latest_assistant_version
-//	@Description	The version's graph_id, config, context, metadata, name and description become the assistant's.
+//	@Description	The version's graph_id, config, context, metadata, name and description become the assistant's. The version is the body's version or the version query parameter (LangGraph's document names the query, its servers read the body): one of them is needed, and when both are given they must be equal (else a 422).
 //	@Tags			assistants
 //	@Accept			json
 //	@Produce		json
 //	@Param			assistant_id	path		string			true	"Assistant ID or graph name"
-//	@Param			body			body		LatestRequest	true	"Version"
+//	@Param			version			query		int				false	"The version (instead of the body's)"	minimum(1)	maximum(2147483647)
+//	@Param			body			body		LatestRequest	false	"Version"
 //	@Success		200				{object}	Assistant
 //	@Failure		404				{object}	httpx.ErrorBody	"unknown assistant or version"
 //	@Failure		409				{object}	httpx.ErrorBody	"a system assistant, shared by every tenant, which only the default tenant changes"
@@ -393,8 +396,8 @@ func (h *Handlers) SetLatest(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	if req.Version == nil {
-		return apperr.Errorf(apperr.Invalid, "Invalid request body: field \"version\" is required")
+	if err := latestFromQuery(r, &req); err != nil {
+		return err
 	}
 	if *req.Version < 1 || *req.Version > math.MaxInt32 {
 		return apperr.Errorf(apperr.Invalid, "Invalid version %d: must be a positive 32-bit integer", *req.Version)

@@ -21,7 +21,8 @@ import (
 // auth is on: the health probes and the web UI's files (the UI then asks
 // for a key and sends it with its API calls).
 func openPath(p string) bool {
-	return p == "/ok" || p == "/livez" || p == "/" || strings.HasPrefix(p, "/ui/")
+	return p == "/ok" || p == "/livez" || p == "/" || strings.HasPrefix(p, "/ui/") ||
+		p == "/docs" || strings.HasPrefix(p, "/docs/") // the API reference page (its document is guarded)
 }
 
 // authenticate puts the principal of each request in its context, as a

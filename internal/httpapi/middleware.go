@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/weftdev/weft/internal/httpx"
 	"github.com/weftdev/weft/internal/metrics"
+	"github.com/weftdev/weft/internal/runs"
 	"github.com/weftdev/weft/internal/tracing"
 )
 
@@ -69,8 +71,9 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // also counts the request in m by route template (nil m: not counted) and,
 // with a tracer, serves it in a server span continuing the caller's
 // traceparent (probes and scrapes excepted), whose trace id the log line
-// carries.
-func logRequests(log *slog.Logger, m *metrics.Metrics, tr trace.Tracer) func(http.Handler) http.Handler {
+// carries. With hdr, the line carries the request headers hdr logs
+// (HeaderPolicy.Logs) as the group req_header.
+func logRequests(log *slog.Logger, m *metrics.Metrics, tr trace.Tracer, hdr *runs.HeaderPolicy) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -137,22 +140,43 @@ func logRequests(log *slog.Logger, m *metrics.Metrics, tr trace.Tracer) func(htt
 				// nothing at all is built when the level is off.
 				if ctx := r.Context(); log.Enabled(ctx, level) {
 					ms := float64(time.Since(start).Microseconds()) / 1000
+					headers := loggedHeaders(r.Header, hdr) // empty (left out) without hdr
 					if sc := span.SpanContext(); sc.IsValid() {
 						log.LogAttrs(ctx, level, "request", slog.String("request_id", id),
 							slog.String("method", r.Method), slog.String("path", r.URL.Path),
 							slog.Int("status", sw.status), slog.Int("bytes", sw.bytes),
-							slog.Float64("duration_ms", ms), slog.String("trace_id", sc.TraceID().String()))
+							slog.Float64("duration_ms", ms), slog.String("trace_id", sc.TraceID().String()), headers)
 					} else {
 						log.LogAttrs(ctx, level, "request", slog.String("request_id", id),
 							slog.String("method", r.Method), slog.String("path", r.URL.Path),
 							slog.Int("status", sw.status), slog.Int("bytes", sw.bytes),
-							slog.Float64("duration_ms", ms))
+							slog.Float64("duration_ms", ms), headers)
 					}
 				}
 			}()
 			next.ServeHTTP(sw, r)
 		})
 	}
+}
+
+// loggedHeaders is the req_header group of a request's log line: the
+// headers of h that hdr logs, by lowercase name, the first value each (an
+// empty Attr, which handlers leave out, when none or hdr is nil).
+func loggedHeaders(h http.Header, hdr *runs.HeaderPolicy) slog.Attr {
+	if hdr == nil {
+		return slog.Attr{}
+	}
+	var attrs []slog.Attr
+	for name, values := range h {
+		if key := strings.ToLower(name); len(values) > 0 && hdr.Logs(key) {
+			attrs = append(attrs, slog.String(key, values[0]))
+		}
+	}
+	if len(attrs) == 0 {
+		return slog.Attr{}
+	}
+	slices.SortFunc(attrs, func(a, b slog.Attr) int { return strings.Compare(a.Key, b.Key) })
+	return slog.Attr{Key: "req_header", Value: slog.GroupValue(attrs...)}
 }
 
 // limitBody caps request bodies; httpx.DecodeJSON turns the overflow into a 413.

@@ -18,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/weftdev/weft/api"
 	"github.com/weftdev/weft/internal/a2a"
 	"github.com/weftdev/weft/internal/assistants"
 	"github.com/weftdev/weft/internal/auth"
@@ -87,13 +86,29 @@ type Deps struct {
 	// LangGraph.js's server does (textErrors), for clients that do not ask
 	// for JSON.
 	TextErrors bool
+	// OpenAPI changes the document GET /openapi.json and /openapi.yaml
+	// serve (nil: the generated one as it is): weft dev's http.app routes
+	// and auth.openapi.
+	OpenAPI EditOpenAPI
+	// Disabled are the route groups turned off (langgraph.json's
+	// http.disable_<group>; groups.go): their routes answer 404, GET /ok
+	// stays.
+	Disabled map[string]bool
+	// LogHeaders says which request headers each request's log line
+	// carries, as req_header (langgraph.json's http.logging_headers; nil:
+	// none, as LangGraph's server logs none by default).
+	LogHeaders *runs.HeaderPolicy
+	// Settings and Warnings are what GET /info reports the server started
+	// with (Config.Settings, Config.Warnings).
+	Settings []Setting
+	Warnings []string
 }
 
 // NewRouter returns the complete HTTP handler. Every route is listed here.
 //
 //	@title						Weft
 //	@version					0.1.0
-//	@description				Open, self-hosted thread/run server for LangGraph-style agents, speaking the LangGraph Agent Server REST API. With auth on (WEFT_AUTH=keys or jwt, or an embedding program's hook) every operation but GET /ok and /livez needs a credential, in x-api-key or as Authorization: Bearer: a missing or bad one is a 401 {"detail"}, a credential without the scope the route needs (tenant data, worker, admin; docs/production.md) a 403. Without auth (the default) the server listens on loopback only and no credential is needed.
+//	@description				Open, self-hosted thread/run server for LangGraph-style agents, speaking the LangGraph Agent Server REST API. With auth on (WEFT_AUTH=keys or jwt, or an embedding program's hook) every operation but GET /ok, /livez and /docs (the reference page; the document it loads is guarded) needs a credential, in x-api-key or as Authorization: Bearer: a missing or bad one is a 401 {"detail"}, a credential without the scope the route needs (tenant data, worker, admin; docs/production.md) a 403. Without auth (the default) the server listens on loopback only and no credential is needed.
 //	@license.name				Apache-2.0
 //	@BasePath					/
 //	@securityDefinitions.apikey	ApiKeyAuth
@@ -104,9 +119,11 @@ func NewRouter(d Deps) http.Handler {
 	if d.MaxBody == 0 {
 		d.MaxBody = DefaultMaxBody
 	}
-	s := &system{db: d.DB, version: d.Version, log: d.Log}
+	s := &system{db: d.DB, version: d.Version, log: d.Log, settings: d.Settings, warnings: d.Warnings}
+	s.metaOff = d.Disabled[GroupMeta]
 	if d.Metrics != nil {
 		s.metrics = d.Metrics.Handler(d.Log)
+		s.snapshot = d.Metrics.Snapshot
 	}
 	h := func(fn httpx.HandlerFunc) http.HandlerFunc { return httpx.Handle(d.Log, fn) }
 	r := chi.NewRouter()
@@ -114,8 +131,11 @@ func NewRouter(d Deps) http.Handler {
 		r.Use(textErrors)
 	}
 	// GetHead serves HEAD from the GET route (net/http drops the body).
-	r.Use(logRequests(d.Log, d.Metrics, d.Tracer), d.Security.Handler, shadowed(r), authenticate(d.Auth, d.Log),
+	r.Use(logRequests(d.Log, d.Metrics, d.Tracer, d.LogHeaders), d.Security.Handler, shadowed(r), authenticate(d.Auth, d.Log),
 		middleware.GetHead, limitBody(d.MaxBody))
+	if off := disabledGroups(d.Disabled, r); off != nil {
+		r.Use(off)
+	}
 	// Each route names the resource it touches and the action: the scope
 	// it needs follows (auth.Scope*), and the authorize hook decides on
 	// both. g.thread routes hold the thread in their path against the
@@ -135,7 +155,11 @@ func NewRouter(d Deps) http.Handler {
 	r.Get("/ok", s.ok)
 	r.Get("/livez", s.livez)
 	r.With(need("system", "read")).Get("/info", s.info)
-	r.With(need("system", "read")).Get("/openapi.yaml", s.openapi)
+	od := newOpenAPIDoc(d.OpenAPI, d.Log)
+	r.With(need("system", "read")).Get("/openapi.yaml", od.yaml)
+	r.With(need("system", "read")).Get("/openapi.json", od.json)
+	r.Get("/docs", od.page)   // the page and its files hold nothing: open, as the web UI's
+	r.Get("/docs/*", od.page) // (the document they load is guarded)
 	r.With(need("admin", "read")).Get("/metrics", s.serveMetrics)
 
 	r.With(ths("create")).Post("/threads", h(d.Threads.Create))
@@ -161,6 +185,7 @@ func NewRouter(d Deps) http.Handler {
 	r.With(th("read")).Get("/threads/{thread_id}/history", h(d.State.GetHistory))
 	r.With(th("read")).Post("/threads/{thread_id}/history", h(d.State.PostHistory))
 	r.With(th("read")).Get("/threads/{thread_id}/messages", h(d.State.GetMessages))
+	r.With(th("read")).Get("/threads/{thread_id}/storage", h(d.State.GetStorage))
 	r.With(th("update")).Post("/threads/{thread_id}/summaries", h(d.State.AddSummary))
 	r.With(th("read")).Get("/threads/{thread_id}/summaries", h(d.State.ListSummaries))
 	r.With(th("update")).Delete("/threads/{thread_id}/summaries/{summary_id}", h(d.State.DeleteSummary))
@@ -236,8 +261,17 @@ func NewRouter(d Deps) http.Handler {
 	// is stateless, with no stream to open nor session to end, as MCP's
 	// Streamable HTTP transport lets a server answer.
 	r.With(d.Security.originGuard, need("assistants", "search")).Post("/mcp", d.MCP.Post)
+	// /mcp/: the same endpoint by the name LangGraph's document gives it.
+	r.With(d.Security.originGuard, need("assistants", "search")).Post("/mcp/", d.MCP.PostSlash)
+	r.With(need("assistants", "search")).Get("/mcp/", d.MCP.GetSlash)
+	r.With(need("assistants", "search")).Delete("/mcp/", d.MCP.DeleteSlash)
 	r.With(need("assistants", "read")).Get("/.well-known/agent-card.json", h(d.A2A.Card))
 	r.With(need("threads", "create_run")).Post("/a2a/{assistant_id}", h(d.A2A.RPC))
+	// The card at the endpoint and under it, as LangGraph's server serves
+	// it (DELETE /a2a/{assistant_id} is the router's 405, as there).
+	r.With(need("assistants", "read")).Get("/a2a/{assistant_id}", h(d.A2A.EndpointCard))
+	r.With(need("assistants", "read")).Get("/a2a/{assistant_id}/.well-known/agent-card.json", h(d.A2A.WellKnownCard))
+	r.With(need("assistants", "read")).Get("/a2a/{assistant_id}/.well-known/agent.json", h(d.A2A.LegacyWellKnownCard))
 
 	r.Get("/", web.Handler().ServeHTTP)
 	r.Get("/ui/*", web.Handler().ServeHTTP)
@@ -354,6 +388,12 @@ type system struct {
 	version string
 	log     *slog.Logger
 	metrics http.Handler // nil: no metrics
+	metaOff bool         // the meta routes are off (Deps.Disabled): /ok checks nothing
+	// settings and warnings are GET /info's (Deps.Settings, Deps.Warnings).
+	settings []Setting
+	warnings []string
+	// snapshot is GET /metrics?format=json's (metrics.Metrics.Snapshot).
+	snapshot func(ctx context.Context) (*metrics.Snapshot, error)
 }
 
 // OK is the body of GET /ok.
@@ -369,7 +409,7 @@ const okPingTimeout = 3 * time.Second
 //
 //	@Summary		Health check (readiness; liveness with check_db=0)
 //	@ID				health_check
-//	@Description	Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez).
+//	@Description	Pings the database (readiness): 200 {"ok":true}, or 503 with Retry-After while the database is unreachable or restarting (the server reconnects, and restarts a managed cluster, by itself). check_db=0 skips the ping: the process serves HTTP (liveness, like GET /livez). With the meta routes off (langgraph.json's http.disable_meta) it answers {"ok":true} without any check, as LangGraph's server does.
 //	@Tags			system
 //	@Produce		json
 //	@Param			check_db	query		bool	false	"false (or 0): do not ping the database (default true)"
@@ -378,6 +418,10 @@ const okPingTimeout = 3 * time.Second
 //	@Failure		503			{object}	httpx.ErrorBody	"database unreachable"
 //	@Router			/ok [get]
 func (s *system) ok(w http.ResponseWriter, r *http.Request) {
+	if s.metaOff {
+		httpx.WriteJSON(w, http.StatusOK, OK{OK: true})
+		return
+	}
 	check, err := httpx.QueryBool(r, "check_db", true)
 	if err != nil {
 		httpx.WriteError(w, r, s.log, err)
@@ -418,6 +462,43 @@ type Info struct {
 	// GraphErrors are the graphs a worker could not load (its other graphs
 	// are served), until a worker registers them; absent when none.
 	GraphErrors []GraphError `json:"graph_errors,omitempty"`
+	// Graphs are the graphs served: compiled in, or registered by a
+	// worker (the start log says "graph registered" for each).
+	Graphs []GraphServed `json:"graphs" validate:"required"`
+	// Settings are what the server started with and where each came from
+	// (the start log lists those not at their default, in these words).
+	Settings []Setting `json:"settings" validate:"required"`
+	// Warnings are settings read and not applied (an unknown key of
+	// langgraph.json, …), as the start log warned of them; absent when
+	// none.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// GraphServed is a graph this server runs runs of.
+type GraphServed struct {
+	GraphID string `json:"graph_id" validate:"required" db:"graph_id"`
+	// Source: builtin (compiled into this binary) or worker.
+	Source string `json:"source" validate:"required" db:"source" enums:"builtin,worker"`
+	// Language: python for the Python worker's graphs (their task ids are
+	// Python LangGraph's), empty for Go and LangGraph.js graphs.
+	Language string `json:"language" validate:"required" db:"language"`
+}
+
+// Setting is one setting the server started with.
+type Setting struct {
+	// Name is the flag's name (addr, workers, …) or the key of
+	// langgraph.json (http.cors, …).
+	Name string `json:"name" validate:"required" example:"workers"`
+	// Value as given (a URL's password hidden; langgraph.json's values as
+	// compact JSON).
+	Value string `json:"value" validate:"required"`
+	// Source: the flag (-workers), the environment variable (WEFT_WORKERS),
+	// default, or the path of langgraph.json.
+	Source string `json:"source" validate:"required" example:"WEFT_WORKERS"`
+	// Use is what weft dev does with a langgraph.json key: applied, image
+	// builds (read by image builds only, as langgraph dev does); empty for
+	// the server's own settings.
+	Use string `json:"use,omitempty" example:"applied"`
 }
 
 // GraphError is a graph a worker could not load.
@@ -458,6 +539,16 @@ func (s *system) info(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		info.GraphErrors, err = pgx.CollectRows(rows, pgx.RowToStructByName[GraphError])
 	}
+	if err == nil {
+		rows, err = s.db.Query(r.Context(), `SELECT graph_id, source, language FROM graphs ORDER BY graph_id`)
+	}
+	if err == nil {
+		info.Graphs, err = pgx.CollectRows(rows, pgx.RowToStructByName[GraphServed])
+	}
+	info.Settings, info.Warnings = s.settings, s.warnings
+	if info.Settings == nil {
+		info.Settings = []Setting{}
+	}
 	if err != nil {
 		httpx.WriteError(w, r, s.log, err)
 		return
@@ -465,31 +556,25 @@ func (s *system) info(w http.ResponseWriter, r *http.Request) {
 	httpx.WriteJSON(w, http.StatusOK, info)
 }
 
-// openapi godoc
-//
-//	@Summary	This API's OpenAPI 3 document
-//	@ID			get_openapi
-//	@Tags		system
-//	@Produce	application/yaml
-//	@Success	200	{object}	object	"the OpenAPI 3.0 document (this one), in YAML"
-//	@Router		/openapi.yaml [get]
-func (s *system) openapi(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/yaml")
-	_, _ = w.Write(api.OpenAPI)
-}
-
 // serveMetrics godoc
 //
 //	@Summary		Prometheus metrics
 //	@ID				system_metrics
-//	@Description	This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics.
+//	@Description	This process's metrics in the Prometheus text exposition format (runs by outcome, claim and commit latency, fences, leases, dead letters, webhooks, SSE streams, HTTP requests by route template, the database pool, the queue by state and graph, Go runtime and process). Each replica serves its own: scrape every one. Also served on -metrics-addr when set. docs/operations.md lists the metrics. With format=json, the JSON snapshot LangGraph's server answers (metrics.Snapshot: the database pool, the run queue, this process's in-process workers, HTTP requests by route); another format is a 422.
 //	@Tags			system
 //	@Produce		plain
-//	@Success		200	{string}	string	"Prometheus text format"
+//	@Produce		json
+//	@Param			format	query		string	false	"prometheus (default) or json"	Enums(prometheus, json)	default(prometheus)
+//	@Success		200		{object}	metrics.Snapshot	"text/plain: the Prometheus text format; application/json (format=json): the snapshot"
+//	@Failure		422		{object}	httpx.ErrorBody
 //	@Router			/metrics [get]
 func (s *system) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if s.metrics == nil {
 		httpx.WriteJSON(w, http.StatusNotFound, httpx.ErrorBody{Detail: "Metrics are off"})
+		return
+	}
+	if format, err := httpx.QueryEnum(r, "format", "prometheus", "prometheus", "json"); err != nil || format == "json" {
+		s.serveMetricsJSON(w, r, err) // metrics_json.go
 		return
 	}
 	s.metrics.ServeHTTP(w, r)

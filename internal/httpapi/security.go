@@ -1,9 +1,13 @@
 package httpapi
 
 import (
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +32,9 @@ type Security struct {
 	// for a reverse proxy on the same machine that keeps the public Host.
 	// "*" turns the Host check off.
 	AllowedHosts []string
+	// CORS, when set, is the whole CORS policy instead of the loopback
+	// origins and CORSOrigins (langgraph.json's http.cors; see CORSPolicy).
+	CORS *CORSPolicy
 }
 
 // corsExposed are the response headers browsers may read: the SDKs read
@@ -45,7 +52,10 @@ var corsAllowHeaders = strings.Join([]string{"Content-Type", "Authorization",
 // headers (the browser then withholds the response) but the request itself
 // is served: non-browser clients are not affected.
 func (s Security) Handler(next http.Handler) http.Handler {
-	anyOrigin, anyHost := false, false
+	if s.CORS != nil {
+		return s.hostCheck(s.CORS.handler(next))
+	}
+	anyOrigin := false
 	origins := map[string]bool{}
 	for _, o := range s.CORSOrigins {
 		o = strings.TrimSpace(o)
@@ -56,21 +66,10 @@ func (s Security) Handler(next http.Handler) http.Handler {
 			origins[normalizeOrigin(o)] = true
 		}
 	}
-	hosts := map[string]bool{}
-	for _, h := range s.AllowedHosts {
-		h = strings.ToLower(strings.TrimSpace(h))
-		switch {
-		case h == "*":
-			anyHost = true
-		case h != "":
-			hosts[strings.Trim(h, "[]")] = true
-		}
-	}
+	anyHost, hosts := s.hosts()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !anyHost && onLoopback(r) && !hostAllowed(r.Host, hosts) {
-			httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: "Forbidden: Host " + quoteHost(r.Host) +
-				" is not a loopback name and this request arrived on a loopback address (DNS rebinding protection);" +
-				" call the server as localhost or 127.0.0.1, or allow the host with -allowed-hosts (WEFT_ALLOWED_HOSTS)"})
+			refuseHost(w, r)
 			return
 		}
 		h := w.Header()
@@ -101,12 +100,51 @@ func (s Security) Handler(next http.Handler) http.Handler {
 					h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 				}
 				h.Set("Access-Control-Max-Age", "600")
+				if r.Header.Get("Access-Control-Request-Private-Network") == "true" {
+					// Private Network Access: a page of an allowed origin served
+					// from a public address may call this local server.
+					h.Set("Access-Control-Allow-Private-Network", "true")
+				}
 			}
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hosts are the AllowedHosts as a set (any: "*", the check is off).
+func (s Security) hosts() (any bool, hosts map[string]bool) {
+	hosts = map[string]bool{}
+	for _, h := range s.AllowedHosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		switch {
+		case h == "*":
+			any = true
+		case h != "":
+			hosts[strings.Trim(h, "[]")] = true
+		}
+	}
+	return any, hosts
+}
+
+// hostCheck is the Host check of Handler alone (DNS-rebinding protection).
+func (s Security) hostCheck(next http.Handler) http.Handler {
+	anyHost, hosts := s.hosts()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !anyHost && onLoopback(r) && !hostAllowed(r.Host, hosts) {
+			refuseHost(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refuseHost answers 403 to a request on a loopback address naming another host.
+func refuseHost(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteJSON(w, http.StatusForbidden, httpx.ErrorBody{Detail: "Forbidden: Host " + quoteHost(r.Host) +
+		" is not a loopback name and this request arrived on a loopback address (DNS rebinding protection);" +
+		" call the server as localhost or 127.0.0.1, or allow the host with -allowed-hosts (WEFT_ALLOWED_HOSTS)"})
 }
 
 // originGuard refuses (403) a request whose Origin this policy does not
@@ -125,8 +163,12 @@ func (s Security) originGuard(next http.Handler) http.Handler {
 	})
 }
 
-// allowsOrigin tells whether origin is a loopback one or one of CORSOrigins.
+// allowsOrigin tells whether origin is a loopback one or one of CORSOrigins
+// (with CORS set: whether that policy allows it).
 func (s Security) allowsOrigin(origin string) bool {
+	if s.CORS != nil {
+		return s.CORS.allows(origin)
+	}
 	if loopbackOrigin(origin) {
 		return true
 	}
@@ -202,4 +244,229 @@ func quoteHost(h string) string {
 		h = h[:100] + "…"
 	}
 	return "\"" + strings.ToValidUTF8(h, "?") + "\""
+}
+
+// CORSPolicy is langgraph.json's http.cors: when set, it is the whole CORS
+// policy, applied as LangGraph's Python server applies it (Starlette's
+// CORSMiddleware), so a frontend written against that server gets the
+// same answers here:
+//
+//   - AllowOrigins: the origins allowed (exact, as browsers send them);
+//     "*" allows every origin. Unset: -cors-origins (WEFT_CORS_ORIGINS)
+//     when given, else "*" (LangGraph's CORS_ALLOW_ORIGINS default).
+//   - AllowOriginRegex: an origin matching it whole is allowed too (RE2
+//     syntax: Go's regexp).
+//   - AllowMethods: the methods a preflight may ask for (default GET; "*":
+//     every method).
+//   - AllowHeaders: the request headers a preflight may ask for, besides
+//     the CORS-safelisted Accept, Accept-Language, Content-Language and
+//     Content-Type ("*": any).
+//   - AllowCredentials: answers carry Access-Control-Allow-Credentials:
+//     true and name the origin (never "*"), also with AllowOrigins "*".
+//   - ExposeHeaders: the response headers a page may read (default none:
+//     list Content-Location and X-Pagination-Total for the SDKs' useStream
+//     and pagination).
+//   - MaxAge: how long a browser caches a preflight, in seconds (default
+//     600).
+//
+// A preflight (OPTIONS with Origin and Access-Control-Request-Method) is
+// answered 200 "OK", or 400 "Disallowed CORS origin, method, headers"
+// naming what the policy refuses, without reaching a route. Other requests
+// are served whatever their Origin; only an allowed one gets
+// Access-Control-Allow-Origin. Unlike Starlette, a preflight of an allowed
+// origin asking for Private Network Access gets
+// Access-Control-Allow-Private-Network: true (docs/frontends.md).
+type CORSPolicy struct {
+	AllowOrigins     []string `json:"allow_origins"`
+	AllowMethods     []string `json:"allow_methods"`
+	AllowHeaders     []string `json:"allow_headers"`
+	AllowCredentials bool     `json:"allow_credentials"`
+	AllowOriginRegex string   `json:"allow_origin_regex"`
+	ExposeHeaders    []string `json:"expose_headers"`
+	MaxAge           *int     `json:"max_age"`
+}
+
+// corsAllMethods are the methods "*" in AllowMethods stands for (Starlette's list).
+var corsAllMethods = []string{"DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "QUERY"}
+
+// corsSafelisted are the request headers every preflight may ask for.
+var corsSafelisted = []string{"Accept", "Accept-Language", "Content-Language", "Content-Type"}
+
+// Check refuses what the policy cannot mean, naming the key (under
+// http.cors) and why: an origin that is not "*" nor scheme://host[:port]
+// (a browser's Origin never has a path or a trailing slash, so it would
+// never match), a regular expression Go cannot compile, an empty or
+// malformed method or header name, a negative max_age.
+func (p *CORSPolicy) Check() error {
+	for _, o := range p.AllowOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil ||
+			strings.HasSuffix(o, "/") {
+			return fmt.Errorf("allow_origins: %q must be \"*\" or an origin, scheme://host[:port] without a path or a trailing slash", o)
+		}
+	}
+	if p.AllowOriginRegex != "" {
+		if _, err := regexp.Compile(p.AllowOriginRegex); err != nil {
+			return fmt.Errorf("allow_origin_regex: %q is not a regular expression Weft can use (Go's RE2 syntax: no lookaround, no backreferences): %w",
+				p.AllowOriginRegex, err)
+		}
+	}
+	for _, m := range p.AllowMethods {
+		if m != "*" && !httpToken(m) {
+			return fmt.Errorf("allow_methods: %q is not an HTTP method", m)
+		}
+	}
+	for key, names := range map[string][]string{"allow_headers": p.AllowHeaders, "expose_headers": p.ExposeHeaders} {
+		for _, h := range names {
+			if h != "*" && !httpToken(h) {
+				return fmt.Errorf("%s: %q is not a header name", key, h)
+			}
+		}
+	}
+	if p.MaxAge != nil && *p.MaxAge < 0 {
+		return fmt.Errorf("max_age: %d must be a number of seconds >= 0", *p.MaxAge)
+	}
+	return nil
+}
+
+// httpToken tells whether s is an RFC 9110 token (a method or header name).
+func httpToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c > 126 || c <= 32 || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// allows tells whether the policy allows origin.
+func (p *CORSPolicy) allows(origin string) bool {
+	if slices.Contains(p.AllowOrigins, "*") || slices.Contains(p.AllowOrigins, origin) {
+		return true
+	}
+	if p.AllowOriginRegex != "" {
+		re, err := regexp.Compile(`^(?:` + p.AllowOriginRegex + `)$`)
+		return err == nil && re.MatchString(origin)
+	}
+	return false
+}
+
+// handler applies the policy in front of next.
+func (p *CORSPolicy) handler(next http.Handler) http.Handler {
+	allOrigins := slices.Contains(p.AllowOrigins, "*")
+	origins := map[string]bool{}
+	for _, o := range p.AllowOrigins {
+		origins[o] = true
+	}
+	var originRE *regexp.Regexp
+	if p.AllowOriginRegex != "" {
+		originRE = regexp.MustCompile(`^(?:` + p.AllowOriginRegex + `)$`) // Check compiled it
+	}
+	allowed := func(o string) bool { return allOrigins || origins[o] || (originRE != nil && originRE.MatchString(o)) }
+	methods := p.AllowMethods
+	if methods == nil {
+		methods = []string{http.MethodGet}
+	}
+	if slices.Contains(methods, "*") {
+		methods = corsAllMethods
+	}
+	allHeaders := slices.Contains(p.AllowHeaders, "*")
+	headerSet := map[string]bool{}
+	listed := slices.Clone(corsSafelisted)
+	for _, h := range corsSafelisted {
+		headerSet[strings.ToLower(h)] = true
+	}
+	for _, h := range p.AllowHeaders {
+		headerSet[strings.ToLower(h)] = true
+		if !slices.Contains(listed, h) {
+			listed = append(listed, h)
+		}
+	}
+	slices.Sort(listed)
+	maxAge := 600
+	if p.MaxAge != nil {
+		maxAge = *p.MaxAge
+	}
+	// An explicit origin in preflights unless every origin is allowed
+	// without credentials ("*" then).
+	explicit := !allOrigins || p.AllowCredentials
+	expose := strings.Join(p.ExposeHeaders, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		origin := r.Header.Get("Origin")
+		if origin != "" && r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers, Access-Control-Request-Private-Network")
+			if !explicit {
+				h.Set("Access-Control-Allow-Origin", "*")
+			}
+			h.Set("Access-Control-Allow-Methods", strings.Join(methods, ", "))
+			h.Set("Access-Control-Max-Age", strconv.Itoa(maxAge))
+			if !allHeaders {
+				h.Set("Access-Control-Allow-Headers", strings.Join(listed, ", "))
+			}
+			if p.AllowCredentials {
+				h.Set("Access-Control-Allow-Credentials", "true")
+			}
+			var failures []string
+			ok := allowed(origin)
+			if !ok {
+				failures = append(failures, "origin")
+			} else if explicit {
+				h.Set("Access-Control-Allow-Origin", origin)
+			}
+			if !slices.Contains(methods, r.Header.Get("Access-Control-Request-Method")) {
+				failures = append(failures, "method")
+			}
+			if req, asked := r.Header["Access-Control-Request-Headers"]; asked {
+				all := strings.Join(req, ",")
+				if allHeaders {
+					h.Set("Access-Control-Allow-Headers", all)
+				} else {
+					for _, name := range strings.Split(all, ",") {
+						if !headerSet[strings.TrimSpace(strings.ToLower(name))] {
+							failures = append(failures, "headers")
+							break
+						}
+					}
+				}
+			}
+			if _, asked := r.Header["Access-Control-Request-Private-Network"]; asked {
+				if ok {
+					h.Set("Access-Control-Allow-Private-Network", "true")
+				} else {
+					failures = append(failures, "private-network")
+				}
+			}
+			h.Set("Content-Type", "text/plain; charset=utf-8")
+			if len(failures) > 0 {
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = io.WriteString(w, "Disallowed CORS "+strings.Join(failures, ", "))
+				return
+			}
+			_, _ = io.WriteString(w, "OK")
+			return
+		}
+		if origin != "" {
+			if allOrigins {
+				h.Set("Access-Control-Allow-Origin", "*")
+			}
+			if p.AllowCredentials {
+				h.Set("Access-Control-Allow-Credentials", "true")
+			}
+			if expose != "" {
+				h.Set("Access-Control-Expose-Headers", expose)
+			}
+			if (allOrigins && p.AllowCredentials) || (!allOrigins && allowed(origin)) {
+				h.Set("Access-Control-Allow-Origin", origin)
+			}
+		}
+		h.Add("Vary", "Origin")
+		next.ServeHTTP(w, r)
+	})
 }

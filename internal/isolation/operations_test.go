@@ -60,27 +60,16 @@ func operations() []op {
 		{"GET /livez", system("/livez")},
 		{"GET /info", system("/info")},
 		{"GET /openapi.yaml", system("/openapi.yaml")},
+		{"GET /openapi.json", system("/openapi.json")},
+		{"GET /docs", system("/docs")},
 		{"GET /metrics", system("/metrics")},
 
 		// MCP: B's tools are B's assistants and the shared ones; A's
 		// assistant (named with the marker) is neither listed nor callable.
-		{"POST /mcp", func(w *walker) {
-			accept := map[string]string{"Accept": "application/json, text/event-stream"}
-			list := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-			r, err := w.b.try("POST", "/mcp", list, accept)
-			if err != nil || r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"tools"`) {
-				w.rep.t.Errorf("POST /mcp tools/list: %v %v", r, err)
-			} else if s := w.secretsIn(r.Body, describe("POST", "/mcp", list)); len(s) > 0 {
-				w.rep.leak("POST /mcp tools/list returned A's %v: %.400s", s, r.Body)
-			}
-			call := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-				"params": map[string]any{"name": marker, "arguments": map[string]any{}}}
-			r, err = w.b.try("POST", "/mcp", call, accept)
-			if err != nil || r.Status != http.StatusOK || !strings.Contains(string(r.Body), "Unknown tool") ||
-				strings.Contains(string(r.Body), w.a.Assistant) {
-				w.rep.leak("POST /mcp tools/call of A's assistant: %v %v", r, err)
-			}
-		}},
+		{"POST /mcp", mcpCase("/mcp")},
+		{"POST /mcp/", mcpCase("/mcp/")},
+		{"GET /mcp/", func(w *walker) { w.clean(http.StatusMethodNotAllowed, "GET", "/mcp/", nil) }},
+		{"DELETE /mcp/", func(w *walker) { w.clean(http.StatusMethodNotAllowed, "DELETE", "/mcp/", nil) }},
 
 		// Threads.
 		{"POST /threads", func(w *walker) {
@@ -175,6 +164,7 @@ func operations() []op {
 		}},
 
 		{"GET /threads/{thread_id}/messages", idOnly("GET", func(x ids) string { return th(x) + "/messages?limit=10" })},
+		{"GET /threads/{thread_id}/storage", idOnly("GET", func(x ids) string { return th(x) + "/storage" })},
 		{"POST /threads/{thread_id}/summaries", idBody("POST", func(x ids) string { return th(x) + "/summaries" },
 			body(map[string]any{"from_seq": 1, "to_seq": 1, "summary": "b"}))},
 		{"GET /threads/{thread_id}/summaries", idOnly("GET", func(x ids) string { return th(x) + "/summaries" })},
@@ -389,6 +379,9 @@ func operations() []op {
 			w.same(http.StatusNotFound, "GET", func(x ids) string { return "/.well-known/agent-card.json?assistant_id=" + x.Assistant }, nil)
 			w.clean(http.StatusOK, "GET", "/.well-known/agent-card.json?assistant_id=echo_chat", nil)
 		}},
+		{"GET /a2a/{assistant_id}", a2aCard("")},
+		{"GET /a2a/{assistant_id}/.well-known/agent-card.json", a2aCard("/.well-known/agent-card.json")},
+		{"GET /a2a/{assistant_id}/.well-known/agent.json", a2aCard("/.well-known/agent.json")},
 		{"POST /a2a/{assistant_id}", func(w *walker) {
 			rpc := func(method string, params any) map[string]any {
 				return map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
@@ -437,4 +430,37 @@ func operations() []op {
 // run2 is a path under A's finished run.
 func run2(suffix string) p {
 	return func(x ids) string { return run(x) + suffix }
+}
+
+// mcpCase is the isolation case of the MCP endpoint at path (/mcp, /mcp/):
+// B's tools are B's assistants and the shared ones; A's assistant (named
+// with the marker) is neither listed nor callable.
+func mcpCase(path string) func(*walker) {
+	return func(w *walker) {
+		accept := map[string]string{"Accept": "application/json, text/event-stream"}
+		list := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+		r, err := w.b.try("POST", path, list, accept)
+		if err != nil || r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"tools"`) {
+			w.rep.t.Errorf("POST %s tools/list: %v %v", path, r, err)
+		} else if s := w.secretsIn(r.Body, describe("POST", path, list)); len(s) > 0 {
+			w.rep.leak("POST %s tools/list returned A's %v: %.400s", path, s, r.Body)
+		}
+		call := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+			"params": map[string]any{"name": marker, "arguments": map[string]any{}}}
+		r, err = w.b.try("POST", path, call, accept)
+		if err != nil || r.Status != http.StatusOK || !strings.Contains(string(r.Body), "Unknown tool") ||
+			strings.Contains(string(r.Body), w.a.Assistant) {
+			w.rep.leak("POST %s tools/call of A's assistant: %v %v", path, r, err)
+		}
+	}
+}
+
+// a2aCard is the isolation case of an agent card under /a2a/{assistant_id}
+// (suffix: the well-known path under it, or ""): A's assistant is unknown to
+// B (404, as a forged id); a shared chat graph's card is B's to read.
+func a2aCard(suffix string) func(*walker) {
+	return func(w *walker) {
+		w.same(http.StatusNotFound, "GET", func(x ids) string { return "/a2a/" + x.Assistant + suffix }, nil)
+		w.clean(http.StatusOK, "GET", "/a2a/echo_chat"+suffix, nil)
+	}
 }

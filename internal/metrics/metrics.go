@@ -90,6 +90,9 @@ type Metrics struct {
 	// httpSeries caches the children of each (method, route, status): the
 	// label lookup of a request happens once per series, not per request.
 	httpSeries sync.Map // httpKey → *httpSeries
+
+	// snap is what Snapshot (GET /metrics?format=json) reads (snapshot.go).
+	snap snapshotSources
 }
 
 // New returns the metrics of one server process, registered in a registry
@@ -367,6 +370,9 @@ func (m *Metrics) ObserveHTTP(method, route string, status int, d time.Duration)
 // WatchPool adds the connection pool's statistics, read at scrape time.
 func (m *Metrics) WatchPool(pool *pgxpool.Pool) {
 	m.reg.MustRegister(&poolCollector{pool: pool})
+	m.snap.mu.Lock()
+	m.snap.pool = pool
+	m.snap.mu.Unlock()
 }
 
 // QueueDepth is a number of dispatches in one state of one graph.

@@ -112,7 +112,7 @@ func (s *Service) validate(ctx context.Context, req *CreateRequest, stateless bo
 		return nil, apperr.Errorf(apperr.Invalid, "Invalid durability %q: must be sync, async or exit", k.Durability)
 	}
 	if k.Webhook != nil {
-		if err := webhook.Validate(*k.Webhook); err != nil {
+		if err := s.cfg.Webhooks.Validate(*k.Webhook); err != nil {
 			return nil, err
 		}
 	}

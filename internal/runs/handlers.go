@@ -291,7 +291,7 @@ func PathIDs(r *http.Request) (uuid.UUID, uuid.UUID, error) {
 //	@Param		limit		query		int		false	"Page size"	default(10)	minimum(1)	maximum(1000)
 //	@Param		offset		query		int		false	"Offset"	default(0)	minimum(0)	maximum(1073741824)
 //	@Param		status		query		string	false	"Only runs with this status"	Enums(pending, running, success, error, timeout, interrupted)
-//	@Param		select		query		[]string	false	"Only these fields of each run (repeated, comma list or JSON array)"	Enums(assistant_id, attempt, created_at, kwargs, metadata, multitask_strategy, run_id, status, thread_id, updated_at, webhook_attempts, webhook_last_error, webhook_last_status, webhook_state)
+//	@Param		select		query		[]string	false	"Only these fields of each run (repeated, comma list or JSON array)"	Enums(assistant_id, attempt, created_at, kwargs, langsmith_session_name, metadata, multitask_strategy, run_id, status, thread_id, updated_at, webhook_attempts, webhook_last_error, webhook_last_status, webhook_state)
 //	@Success	200			{array}		Run
 //	@Failure	404			{object}	httpx.ErrorBody
 //	@Failure	422			{object}	httpx.ErrorBody
@@ -343,9 +343,10 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// runFields are the fields of a Run, for select.
+// runFields are the fields of a Run, for select, and LangGraph's
+// langsmith_session_name (always null: Weft names no LangSmith session).
 var runFields = func() map[string]bool {
-	m := map[string]bool{}
+	m := map[string]bool{"langsmith_session_name": true}
 	t := reflect.TypeFor[Run]()
 	for i := range t.NumField() {
 		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {

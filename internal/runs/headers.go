@@ -58,6 +58,19 @@ func (p HeaderPolicy) copies(key, language string) bool {
 	return strings.HasPrefix(key, "x-") || key == "user-agent"
 }
 
+// Logs tells whether the header named key (lowercase) appears in a
+// request's log line when the policy is langgraph.json's
+// http.logging_headers: one matching an Excludes pattern never; with
+// Includes, one matching them; without, none — as LangGraph's server logs
+// them. Credentials (x-api-key, x-tenant-id, x-service-key, authorization,
+// cookie, set-cookie) and Weft's own x-weft-* headers are never logged.
+func (p HeaderPolicy) Logs(key string) bool {
+	if neverInConfig[key] || key == "set-cookie" || strings.HasPrefix(key, "x-weft-") || matchAny(p.Excludes, key) {
+		return false
+	}
+	return matchAny(p.Includes, key)
+}
+
 // apply puts the request's headers the policy copies into
 // config.configurable, as both official servers do at run creation
 // (lowercase names, the first value); they win over the body's keys of the

@@ -23,6 +23,7 @@ import (
 	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 	"github.com/weftdev/weft/internal/threads"
+	"github.com/weftdev/weft/internal/webhook"
 )
 
 // NOTIFY channels of runs, sent inside the transactions that change what
@@ -45,6 +46,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Headers says which request headers join a run's configurable.
 	Headers HeaderPolicy
+	// Webhooks is langgraph.json's webhooks policy (weft dev; nil: none):
+	// a run's or cron's webhook it refuses is a 422.
+	Webhooks *webhook.Policy
 }
 
 func (c *Config) defaults() {

@@ -23,6 +23,7 @@ import (
 	"github.com/weftdev/weft/internal/store"
 	"github.com/weftdev/weft/internal/threads"
 	"github.com/weftdev/weft/internal/tracing"
+	"github.com/weftdev/weft/internal/webhook"
 )
 
 // Config is the validated server configuration. Every field comes from a
@@ -55,10 +56,14 @@ type Config struct {
 	// (0: runs.InputRefMinBytes, 128; -1 stores every input whole, which tests compare against).
 	InputRefMinBytes int
 	// -webhook-allow-private, WEFT_WEBHOOK_ALLOW_PRIVATE (default false): let run webhooks reach addresses
-	// that are not globally reachable (internal/webhook/addr.go; a path on this server is always allowed)
+	// that are not globally reachable (internal/webhook/addr.go; a path on this server is allowed unless Webhooks
+	// refuses it)
 	WebhookAllowPrivate bool
-	WebhookBackoff      time.Duration // not a flag: delay after a webhook's first failed attempt (default 1s; tests shorten it)
-	TTLSweepInterval    time.Duration // not a flag: how often expired threads are swept (default 1m; tests shorten it)
+	// Webhooks is not a flag: langgraph.json's webhooks section (weft dev; nil: none), the URLs run and
+	// cron webhooks may name (a 422 otherwise), the headers and fields their deliveries carry.
+	Webhooks         *webhook.Policy
+	WebhookBackoff   time.Duration // not a flag: delay after a webhook's first failed attempt (default 1s; tests shorten it)
+	TTLSweepInterval time.Duration // not a flag: how often expired threads are swept (default 1m; tests shorten it)
 	// not a flag: how often expired store items are deleted (default store.DefaultSweepInterval, 1m; tests
 	// shorten it). Expired items are invisible at once; the sweeper only frees their rows.
 	StoreSweepInterval time.Duration
@@ -150,6 +155,25 @@ type Config struct {
 	// Front is not a flag: what serves requests in front of the API (api) on the listener, with the server's
 	// Host and CORS policy as guard (weft dev: a project's http.app and ui, internal/cli/dev/projecthttp). nil: the API.
 	Front func(api http.Handler, guard func(http.Handler) http.Handler) http.Handler
+	// CORS is not a flag: langgraph.json's http.cors (weft dev), the whole CORS policy instead of the loopback
+	// origins and -cors-origins (httpapi.CORSPolicy; nil: those).
+	CORS *httpapi.CORSPolicy
+	// Disabled is not a flag: the route groups turned off (weft dev: langgraph.json's http.disable_<group>,
+	// httpapi.Groups): their routes answer 404; with "webhooks", runs keep running and no webhook is sent.
+	Disabled map[string]bool
+	// -mount-prefix, WEFT_MOUNT_PREFIX (default none; weft dev: else langgraph.json's http.mount_prefix): every
+	// route is served under this path (/api), the probes at the root too (httpapi.Mount); URL includes it.
+	MountPrefix string
+	// LogHeaders is not a flag: the request headers each request's log line carries (weft dev: langgraph.json's
+	// http.logging_headers; nil: none).
+	LogHeaders *runs.HeaderPolicy
+	// AuthFirst is not a flag: requests for the API are authenticated before Front's middleware sees them
+	// (weft dev: langgraph.json's http.middleware_order "auth_first"; false: "middleware_first", the
+	// middleware sees every request first, the refused ones too).
+	AuthFirst bool
+	// AuthenticateNow is not a flag: authenticates a request at once, for AuthFirst, when Authenticate leaves
+	// the work to the authorize step (weft dev: auth.path's authenticate handler); nil: Authenticate.
+	AuthenticateNow func(r *http.Request) error
 	// Authorize is not a flag: a Go program's per-resource authorize hook (allow, deny, or filter by
 	// metadata), asked about every request after its scope was checked.
 	Authorize auth.AuthorizeFunc
@@ -161,6 +185,16 @@ type Config struct {
 	// non-nil, every registration of a worker's graph sets its system assistant's description to
 	// this one, none for a graph missing here. nil: registrations leave descriptions as they are.
 	GraphDescriptions map[string]string
+	// EditOpenAPI is not a flag: it changes the OpenAPI document GET /openapi.json and
+	// /openapi.yaml serve (weft dev: the project's http.app routes, langgraph.json's
+	// auth.openapi). nil: the generated document as it is.
+	EditOpenAPI httpapi.EditOpenAPI
+	// Settings are what the server starts with and where each came from (the
+	// flags, then what an embedder such as weft dev adds: langgraph.json's
+	// keys), logged at start and reported by GET /info; Warnings, settings
+	// read and not applied, likewise.
+	Settings []httpapi.Setting
+	Warnings []string
 }
 
 // AuthOn tells whether requests are authenticated (WEFT_AUTH keys or jwt, or an Authenticate hook).
@@ -199,6 +233,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&builtinGraphs, "builtin-graphs", env("WEFT_BUILTIN_GRAPHS", "true"), "serve the built-in demo graphs foo_bar, echo_chat, hitl, hitl_chat and slow (WEFT_BUILTIN_GRAPHS)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", env("WEFT_METRICS_ADDR", ""), "also serve GET /metrics on this address, e.g. 127.0.0.1:9090 (WEFT_METRICS_ADDR)")
 	fs.StringVar(&allowedHosts, "allowed-hosts", env("WEFT_ALLOWED_HOSTS", ""), "comma list of Host names accepted on loopback besides localhost ones; * = no check (WEFT_ALLOWED_HOSTS)")
+	fs.StringVar(&c.MountPrefix, "mount-prefix", env("WEFT_MOUNT_PREFIX", ""), "serve every route under this path, e.g. /api (GET /, /ok, /livez and /metrics also at the root) (WEFT_MOUNT_PREFIX)")
 	fs.StringVar(&c.ErrorBody, "error-body", env("WEFT_ERROR_BODY", ""), "error answers: json ({\"detail\": ...}) or text (the detail as plain text, as LangGraph.js's server); default json, text under weft dev for JS-only projects (WEFT_ERROR_BODY)")
 	fs.StringVar(&storeIndex, "store-index", env("WEFT_STORE_INDEX", ""), `store semantic index, langgraph.json's store.index as JSON: {"dims": 1536, "embed": "openai:text-embedding-3-small", "fields": ["$"]}; endpoint from OPENAI_BASE_URL, OPENAI_API_KEY (WEFT_STORE_INDEX)`)
 	fs.StringVar(&c.Auth, "auth", env("WEFT_AUTH", ""), "authentication: keys (API keys, weft keys create), jwt (bearer tokens), none; unset: none and loopback addresses only (WEFT_AUTH)")
@@ -216,6 +251,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		fs.Usage()
 		return c, fmt.Errorf("unexpected argument %q: weft takes only flags (-help lists them)", fs.Arg(0))
 	}
+	c.Settings = flagSettings(fs, getenv)
 	c.CORSOrigins = splitList(corsOrigins)
 	c.AllowedHosts = splitList(allowedHosts)
 	for _, o := range c.CORSOrigins {
@@ -227,6 +263,9 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		if h != "*" && strings.ContainsAny(h, "/: ") && !strings.HasPrefix(h, "[") {
 			return c, fmt.Errorf("allowed hosts: %q must be a host name without scheme or port", h)
 		}
+	}
+	if err := httpapi.CheckMountPrefix(c.MountPrefix); err != nil {
+		return c, fmt.Errorf("mount prefix: %q %w", c.MountPrefix, err)
 	}
 	if c.ErrorBody != "" && c.ErrorBody != "json" && c.ErrorBody != "text" {
 		return c, fmt.Errorf("error body: %q is neither json nor text", c.ErrorBody)
@@ -392,7 +431,7 @@ func acceleratedClock(start time.Time, speed int) func() time.Time {
 // Security is the browser-facing policy the config asks for (CORS origins
 // and the Host check), for httpapi.Deps.
 func (c Config) Security() httpapi.Security {
-	return httpapi.Security{CORSOrigins: c.CORSOrigins, AllowedHosts: c.AllowedHosts}
+	return httpapi.Security{CORSOrigins: c.CORSOrigins, AllowedHosts: c.AllowedHosts, CORS: c.CORS}
 }
 
 // splitList splits a comma list, dropping blanks.

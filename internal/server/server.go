@@ -158,6 +158,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	if err := assistants.RegisterBuiltin(ctx, s.pool, graphs); err != nil {
 		return nil, err
 	}
+	for _, id := range graphs.IDs() {
+		log.Info("graph registered", "graph_id", id, "source", assistants.SourceBuiltin)
+	}
 	// A database once served with other compiled-in graphs (the demos,
 	// before weft dev) lists none of them now.
 	if gone, err := assistants.PruneBuiltin(ctx, s.pool, graphs.IDs()); err != nil {
@@ -197,15 +200,16 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 	}
 	m := newMetrics(s.pool, log)
 	runSvc := runs.NewService(s.pool, graphs, assistantStore, threadStore, log, runs.Config{MaxAttempts: cfg.MaxAttempts,
-		Headers: cfg.ConfigurableHeaders})
+		Headers: cfg.ConfigurableHeaders, Webhooks: cfg.Webhooks})
 	coord := coordinator.NewService(s.pool, graphs, threadStore, log, coordinator.Config{Lease: cfg.Lease,
 		TempRetention: cfg.TempRetention, Metrics: m, Tracer: tracer, EventRefMinBytes: cfg.EventRefMinBytes, Assistants: assistantStore,
 		InputRefMinBytes: cfg.InputRefMinBytes})
 	pool := executor.NewService(s.pool, graphs, coord, log, executor.Config{Workers: cfg.Workers, WorkerID: cfg.WorkerID,
 		Metrics: m, Tracer: tracer})
+	watchSnapshot(m, s.pool, cfg.Workers, pool.WorkerID()) // GET /metrics?format=json
 	streams := stream.NewService(s.pool, runSvc, log, stream.Config{StreamHeartbeat: cfg.StreamHeartbeat, Metrics: m})
-	hooks := webhook.NewService(s.pool, log, webhook.Config{SelfURL: selfURL(s.ln.Addr()),
-		AllowPrivate: cfg.WebhookAllowPrivate, Backoff: cfg.WebhookBackoff, Metrics: m, Tracer: tracer})
+	hooks := webhook.NewService(s.pool, log, webhook.Config{SelfURL: selfURL(s.ln.Addr()) + cfg.MountPrefix,
+		Disabled: cfg.Disabled[httpapi.GroupWebhooks], AllowPrivate: cfg.WebhookAllowPrivate, Policy: cfg.Webhooks, Backoff: cfg.WebhookBackoff, Metrics: m, Tracer: tracer})
 	workers := workerapi.NewHandlers(s.pool, graphs, assistantStore, coord, runSvc, log)
 	workers.DescribeGraphs(cfg.GraphDescriptions)
 	stateSvc.SetExternalUpdater(workers) // update_state of graphs external workers serve
@@ -271,6 +275,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		A2A:        a2a.NewHandlers(s.pool, graphs, assistantStore, threadStore, runSvc, streams, log),
 		Security:   cfg.Security(),
 		TextErrors: cfg.ErrorBody == "text",
+		OpenAPI:    openAPIEdit(cfg),
+		Disabled:   cfg.Disabled,
+		LogHeaders: cfg.LogHeaders,
+		Settings:   cfg.Settings,
+		Warnings:   cfg.Warnings,
 		Metrics:    m,
 		Tracer:     tracer,
 		Auth:       authn,
@@ -297,8 +306,18 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		},
 	})
 	if cfg.Front != nil {
-		handler = cfg.Front(handler, cfg.Security().Handler)
+		guard := cfg.Security().Handler
+		if cfg.AuthFirst && authn != nil { // http.middleware_order auth_first: the API's requests authenticated before the app's middleware
+			check := cfg.AuthenticateNow
+			if check == nil {
+				check = func(r *http.Request) error { _, err := authn.Authenticate(r); return err }
+			}
+			authFirst := httpapi.AuthFirst(handler, check, log, cfg.ErrorBody == "text")
+			guard = func(next http.Handler) http.Handler { return cfg.Security().Handler(authFirst(next)) }
+		}
+		handler = cfg.Front(handler, guard)
 	}
+	handler = httpapi.Mount(cfg.MountPrefix, handler)
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return crypt.WithKeyring(context.Background(), cfg.Keyring) }}
 	// Streams end at shutdown (their clients resume elsewhere with
@@ -319,6 +338,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err er
 		_ = s.metricsLoop.Start(bg)
 		log.Info("metrics listening", "addr", s.metricsLn.Addr().String())
 	}
+	logSettings(log, cfg)
 	log.Info("weft listening", "addr", s.Addr(), "version", Version, "managed_db", s.cluster != nil, "tracing", tp != nil,
 		"auth", authMode(cfg), "encryption", cfg.Keyring != nil)
 	return s, nil
@@ -450,8 +470,25 @@ func checkSchema(pool *pgxpool.Pool) error {
 // Addr is the address the server listens on (useful with port 0).
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// URL is the server's base URL.
-func (s *Server) URL() string { return "http://" + s.Addr() }
+// openAPIEdit is cfg.EditOpenAPI, with the mount prefix as the served
+// document's server, as LangGraph's server lists it (nil: no edit).
+func openAPIEdit(cfg Config) httpapi.EditOpenAPI {
+	if cfg.MountPrefix == "" {
+		return cfg.EditOpenAPI
+	}
+	return func(ctx context.Context, doc map[string]any) error {
+		if cfg.EditOpenAPI != nil {
+			if err := cfg.EditOpenAPI(ctx, doc); err != nil {
+				return err
+			}
+		}
+		doc["servers"] = []any{map[string]any{"url": cfg.MountPrefix}}
+		return nil
+	}
+}
+
+// URL is the server's base URL, with the mount prefix (Config.MountPrefix).
+func (s *Server) URL() string { return "http://" + s.Addr() + s.cfg.MountPrefix }
 
 // DSN is the connection string of the database the server uses (the
 // managed cluster's when no DatabaseURL was given).

@@ -254,6 +254,13 @@ type SearchRequest struct {
 	SortBy    string   `json:"sort_by" enums:"thread_id,status,created_at,updated_at,state_updated_at"`
 	SortOrder string   `json:"sort_order" enums:"asc,desc"`
 	Select    []string `json:"select" enums:"thread_id,created_at,updated_at,state_updated_at,metadata,config,context,status,values,interrupts,error,parent_thread_id,resource_id"`
+	// Extract: alias → path into a thread's values, metadata, config or
+	// interrupts, with .key and [index] steps (values.messages[-1].content);
+	// each thread of the page gets the value at each path under
+	// "extracted" (null where the path leads nowhere). At most 10 aliases,
+	// each an identifier (letters, digits, underscores; not a digit first)
+	// that is not the name of a thread field.
+	Extract map[string]string `json:"extract"`
 }
 
 // filter is the store filter of req, restricted by the authorize
@@ -289,6 +296,9 @@ func (req *SearchRequest) params(ctx context.Context) (p SearchParams, none bool
 		return p, false, err
 	}
 	if err := httpx.CheckSelect(req.Select, selectable); err != nil {
+		return p, false, err
+	}
+	if err := checkExtract(req.Extract); err != nil {
 		return p, false, err
 	}
 	limit, err := httpx.Limit(req.Limit, 10)
@@ -333,6 +343,12 @@ func (h *Handlers) Search(w http.ResponseWriter, r *http.Request) error {
 	// The page ends early once it passes MaxSearchPageBytes.
 	var page httpx.ArrayPage
 	n, more, err := h.store.Search(r.Context(), p, func(t *Thread) (bool, error) {
+		if req.Extract != nil {
+			var err error
+			if t.Extracted, err = t.extract(req.Extract); err != nil {
+				return false, err
+			}
+		}
 		var v any = t
 		if len(req.Select) > 0 {
 			v = t.project(req.Select)
@@ -361,7 +377,7 @@ const MaxSearchPageBytes = 4 << 20
 //	@Tags		threads
 //	@Accept		json
 //	@Produce	json
-//	@Param		body	body		SearchRequest	false	"Filters (limit, offset, sort_by, sort_order and select are checked as by search, then ignored)"
+//	@Param		body	body		SearchRequest	false	"Filters (limit, offset, sort_by, sort_order, select and extract are checked as by search, then ignored)"
 //	@Success	200		{integer}	int
 //	@Failure	422		{object}	httpx.ErrorBody
 //	@Router		/threads/count [post]

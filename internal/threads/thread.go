@@ -51,6 +51,9 @@ type Thread struct {
 	// TTL is present only when asked for with ?include=ttl and the thread
 	// has a ttl.
 	TTL *TTL `db:"-" json:"ttl,omitempty"`
+	// Extracted is present only in a search with extract: the value at
+	// each of its paths, by alias (null where the path leads nowhere).
+	Extracted map[string]any `db:"-" json:"extracted,omitempty"`
 
 	TTLMinutes  *float64   `db:"ttl_minutes" json:"-"`
 	TTLStrategy *string    `db:"ttl_strategy" json:"-"`
@@ -81,9 +84,12 @@ func (t *Thread) project(fields []string) map[string]any {
 		"interrupts": t.Interrupts, "error": t.Error, "parent_thread_id": t.ParentThreadID,
 		"resource_id": t.ResourceID,
 	}
-	out := make(map[string]any, len(fields))
+	out := make(map[string]any, len(fields)+1)
 	for _, f := range fields {
 		out[f] = all[f]
+	}
+	if t.Extracted != nil {
+		out["extracted"] = t.Extracted
 	}
 	return out
 }

@@ -142,11 +142,12 @@ func addrKind(ip net.IP) string {
 }
 
 // guardedDial returns a DialContext that resolves the host with resolve
-// and dials the resolved addresses with dial. With guard it refuses the
-// host, before any connection, when any of its addresses is refused by
-// the policy above; since the checked address is the one dialled, a DNS
+// and dials the resolved addresses with dial. With a check (nil: none) it
+// refuses the host, before any connection, when check names a reason to
+// refuse any of its addresses (by default the policy above: see
+// Policy.addrCheck); since the checked address is the one dialled, a DNS
 // answer that changes between check and connect cannot bypass it.
-func guardedDial(guard bool, resolve func(ctx context.Context, host string) ([]net.IPAddr, error),
+func guardedDial(check func(host string, ip net.IP) string, resolve func(ctx context.Context, host string) ([]net.IPAddr, error),
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
@@ -160,9 +161,9 @@ func guardedDial(guard bool, resolve func(ctx context.Context, host string) ([]n
 		if len(ips) == 0 {
 			return nil, fmt.Errorf("webhook host %s has no address", host)
 		}
-		if guard {
+		if check != nil {
 			for _, ip := range ips {
-				if k := addrKind(ip.IP); k != "" {
+				if k := check(host, ip.IP); k != "" {
 					return nil, &refusedAddrError{host: host, ip: ip.IP, kind: k}
 				}
 			}

@@ -83,7 +83,7 @@ func TestGuardedDialRefusesBeforeDialling(t *testing.T) {
 		dialled = append(dialled, addr)
 		return nil, errDialled
 	}
-	guarded := guardedDial(true, resolve, dial)
+	guarded := guardedDial((*Policy)(nil).addrCheck(false), resolve, dial)
 	for host := range answers {
 		if host == "public.example" {
 			continue
@@ -101,7 +101,7 @@ func TestGuardedDialRefusesBeforeDialling(t *testing.T) {
 		t.Fatalf("public host: %v, dialled %v", err, dialled)
 	}
 	dialled = nil
-	if _, err := guardedDial(false, resolve, dial)(context.Background(), "tcp", "metadata.example:80"); !errors.Is(err, errDialled) ||
+	if _, err := guardedDial(nil, resolve, dial)(context.Background(), "tcp", "metadata.example:80"); !errors.Is(err, errDialled) ||
 		len(dialled) != 1 || dialled[0] != "100.100.100.200:80" {
 		t.Fatalf("unguarded: %v, dialled %v", err, dialled)
 	}

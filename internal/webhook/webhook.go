@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +22,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/eventlog"
 	"github.com/weftdev/weft/internal/httpx"
@@ -52,11 +50,19 @@ type Config struct {
 	// PollInterval is how often the delivery loop looks for due deliveries
 	// at least (a run ended on another replica); default 1 s.
 	PollInterval time.Duration
+	// Policy is langgraph.json's webhooks section (weft dev; nil: none): the
+	// URLs deliveries may go to, checked again before each one, the headers
+	// they carry and the fields they send (policy.go).
+	Policy *Policy
 	// Metrics count delivery attempts by outcome (nil: not counted).
 	Metrics *metrics.Metrics
 	// Tracer traces deliveries, each a span in its run's trace (nil: no
 	// span; the run's traceparent is still sent).
 	Tracer trace.Tracer
+	// Disabled sends no webhook (langgraph.json's http.disable_webhooks):
+	// runs with one still run, and each delivery ends failed with that
+	// reason, unsent, as LangGraph's server skips them.
+	Disabled bool
 }
 
 // Service delivers the webhooks of ended runs.
@@ -119,16 +125,8 @@ const (
 
 // Validate checks a run's webhook at creation: an absolute http(s) URL
 // with a host, or a path on this server (starting with "/"). "" is none.
-func Validate(w string) error {
-	if w == "" || strings.HasPrefix(w, "/") {
-		return nil
-	}
-	u, err := url.Parse(w)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
-		return apperr.Errorf(apperr.Invalid, "Invalid webhook %q: must be an absolute http(s) URL or a path starting with /", w)
-	}
-	return nil
-}
+// Policy.Validate checks a langgraph.json webhooks policy besides.
+func Validate(w string) error { return (*Policy)(nil).Validate(w) }
 
 // webhookDelivery is one claimed delivery: what the POST needs.
 type webhookDelivery struct {
@@ -213,7 +211,7 @@ func (s *Service) webhookLease() time.Duration { return 2*s.cfg.Timeout + 5*time
 // earliest pending delivery is due, and at least every PollInterval (a run
 // ended on another replica).
 func (s *Service) webhookLoop(ctx context.Context) {
-	clients := webhookClients{external: s.webhookClient(!s.cfg.AllowPrivate), self: s.webhookClient(false)}
+	clients := webhookClients{external: s.webhookClient(s.cfg.Policy.addrCheck(s.cfg.AllowPrivate)), self: s.webhookClient(nil)}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -269,6 +267,9 @@ func (s *Service) deliver(ctx context.Context, clients webhookClients, d *webhoo
 		// The sender of the last attempt stopped before recording it.
 		errText = fmt.Sprintf("gave up after %d attempts (the last one was interrupted)", webhookMaxAttempts)
 		final = true
+	} else if s.cfg.Disabled {
+		errText, final = "not sent: webhooks are disabled (http.disable_webhooks)", true
+		s.log.Info("webhooks disabled, skipping webhook call", "run_id", d.RunID)
 	} else {
 		status, errText, final = s.send(ctx, clients, d)
 	}
@@ -309,7 +310,7 @@ func (s *Service) deliver(ctx context.Context, clients webhookClients, d *webhoo
 	default:
 		s.cfg.Metrics.WebhookAttempt(metrics.WebhookRetrying)
 	}
-	if state != WebhookDelivered {
+	if state != WebhookDelivered && !s.cfg.Disabled {
 		s.log.Warn("webhook attempt failed", "run_id", d.RunID, "attempt", d.Attempt, "state", state,
 			"status", status, "error", errText)
 	}
@@ -327,7 +328,7 @@ func webhookBackoff(base time.Duration, n int) time.Duration {
 
 // webhookBody is the POSTed document: the Run object's fields with the
 // run's times, its final values and, on failure, its error message.
-func webhookBody(d *webhookDelivery, now time.Time) ([]byte, error) {
+func webhookBody(d *webhookDelivery, now time.Time, policy *Policy) ([]byte, error) {
 	body := map[string]any{
 		"run_id": d.RunID, "thread_id": d.ThreadID, "assistant_id": d.AssistantID,
 		"created_at": d.CreatedAt, "updated_at": d.UpdatedAt, "status": d.Status,
@@ -349,6 +350,7 @@ func webhookBody(d *webhookDelivery, now time.Time) ([]byte, error) {
 		}
 		body["error"] = msg
 	}
+	policy.filterFields(body) // webhooks.allowed_fields
 	return json.Marshal(body)
 }
 
@@ -376,13 +378,21 @@ func webhookValues(d *webhookDelivery) json.RawMessage {
 // must fail at once (the address was refused, or the URL is unusable).
 func (s *Service) send(ctx context.Context, clients webhookClients, d *webhookDelivery) (status int, errText string, final bool) {
 	target, client := d.URL, clients.external
+	// The policy may have changed since the run was created (a restart
+	// with another langgraph.json): it is held again, as LangGraph's server
+	// does before each call.
+	if s.cfg.Policy != nil {
+		if err := s.cfg.Policy.Validate(target); err != nil {
+			return 0, "webhook refused: " + err.Error(), true
+		}
+	}
 	if strings.HasPrefix(target, "/") {
 		if s.cfg.SelfURL == "" {
 			return 0, "webhook is a path but this server's own URL is unknown", true
 		}
 		target, client = strings.TrimSuffix(s.cfg.SelfURL, "/")+target, clients.self
 	}
-	body, err := webhookBody(d, time.Now())
+	body, err := webhookBody(d, time.Now(), s.cfg.Policy)
 	if err != nil {
 		return 0, "encode body: " + err.Error(), true
 	}
@@ -410,6 +420,11 @@ func (s *Service) send(ctx context.Context, clients webhookClients, d *webhookDe
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "weft-webhook")
+	if s.cfg.Policy != nil {
+		for k, v := range s.cfg.Policy.Headers { // webhooks.headers
+			req.Header.Set(k, v)
+		}
+	}
 	tracing.Inject(ctx, req.Header)
 	resp, err := client.Do(req)
 	if err != nil {
@@ -447,17 +462,22 @@ type refusedAddrError struct {
 }
 
 func (e *refusedAddrError) Error() string {
-	return fmt.Sprintf("webhook refused: %s resolves to %s address %s (allow with -webhook-allow-private)", e.host, e.kind, e.ip)
+	fix := " (allow with -webhook-allow-private)"
+	if strings.Contains(e.kind, "webhooks.url.") { // refused by langgraph.json's policy, whatever the flag says
+		fix = ""
+	}
+	return fmt.Sprintf("webhook refused: %s resolves to %s address %s%s", e.host, e.kind, e.ip, fix)
 }
 
 // webhookClient is an HTTP client of deliveries: no proxy, no redirects
 // (a 3xx is a failed attempt, so no redirect can lead a delivery past the
 // guard), and a dialer that resolves the host itself and dials the resolved
-// address. With guard it refuses the host when any of its addresses is not
-// a globally reachable unicast address (addr.go).
-func (s *Service) webhookClient(guard bool) *http.Client {
+// address. With a check (Policy.addrCheck) it refuses the host when the
+// check refuses any of its addresses (by default, one that is not a
+// globally reachable unicast address: addr.go).
+func (s *Service) webhookClient(check func(host string, ip net.IP) string) *http.Client {
 	dialer := &net.Dialer{Timeout: s.cfg.Timeout, KeepAlive: 30 * time.Second}
-	dial := guardedDial(guard, net.DefaultResolver.LookupIPAddr, dialer.DialContext)
+	dial := guardedDial(check, net.DefaultResolver.LookupIPAddr, dialer.DialContext)
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:                 nil,

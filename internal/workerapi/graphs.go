@@ -103,7 +103,7 @@ func (h *Handlers) registerGraph(ctx context.Context, req *wire.GraphRegistratio
 		return nil, err
 	}
 	h.assistants.ForgetWorkerGraph(req.GraphID)
-	h.log.Info("worker graph registered", "graph_id", req.GraphID, "worker", req.WorkerID, "nodes", len(nodes))
+	h.log.Info("graph registered", "graph_id", req.GraphID, "source", assistants.SourceWorker, "worker", req.WorkerID, "nodes", len(nodes))
 	return &wire.GraphRegistered{GraphID: req.GraphID, AssistantID: assistants.SystemID(req.GraphID), Nodes: nodes}, nil
 }
 
@@ -143,7 +143,7 @@ func (h *Handlers) ReportGraphError(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	h.log.Error("worker graph failed to load", "graph_id", req.GraphID, "worker", req.WorkerID, "error", firstLine(msg))
+	h.log.Error("graph failed to load", "graph_id", req.GraphID, "worker", req.WorkerID, "error", firstLine(msg))
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

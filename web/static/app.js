@@ -83,7 +83,7 @@ function Shell({ config }) {
   }
   return html`<div class="shell">
     <aside class="nav">
-      <a class="brand" href="#/threads"><img src="/ui/favicon.svg" alt="" width="22" height="22" /> Weft</a>
+      <a class="brand" href="#/threads"><img src="ui/favicon.svg" alt="" width="22" height="22" /> Weft</a>
       <${NavLink} href="#/threads" active=${section === "threads"} testid="nav-threads">Threads<//>
       <${NavLink} href="#/inbox" active=${section === "inbox"} testid="nav-inbox">Inbox${inbox ? html` <span class="count amber" data-testid="inbox-count">${inbox}</span>` : null}<//>
       <${NavLink} href="#/queue" active=${section === "queue"} testid="nav-queue">Dispatch queue<//>
@@ -92,7 +92,7 @@ function Shell({ config }) {
       <div class="nav-foot">
         <div>${info ? `v${info.version}` : ""}</div>
         <div class="muted" title="content hash of the UI files">ui ${config.build.slice(0, 8)}</div>
-        <a href="/openapi.yaml" target="_blank">OpenAPI</a>
+        <a href="openapi.yaml" target="_blank">OpenAPI</a>
         ${apiKey() && html`<a href="#" onClick=${(e) => { e.preventDefault(); setApiKey(""); location.reload(); }} data-testid="auth-forget">Forget key</a>`}
       </div>
     </aside>

@@ -285,6 +285,41 @@ describe("the time-travel UI", () => {
     assert.match(vendor.slice(0, 1200), /MIT License/);
   });
 
+  step("under a mount prefix (WEFT_MOUNT_PREFIX=/api): the page, its assets, its API calls and a run's stream under /api", async (t) => {
+    // A second server on the same database, every route under /api.
+    const { startServer } = await import("../../sdk-tests/harness.mjs");
+    const db = server.db;
+    const dbURL = db.connectionString ?? `postgres://${db.user}@/${db.database}?host=${encodeURIComponent(db.host)}&sslmode=disable`;
+    const prefixed = await startServer({ env: { WEFT_MOUNT_PREFIX: "/api", DATABASE_URL: dbURL, WEFT_WORKERS: "0" } });
+    const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 } });
+    ctx.setDefaultTimeout(STEP_TIMEOUT_MS);
+    const seen = [];
+    const bad = [];
+    try {
+      const p = await ctx.newPage();
+      p.on("console", (m) => m.type() === "error" && bad.push(`console error: ${m.text()}`));
+      p.on("pageerror", (e) => bad.push(`page error: ${e.message}`));
+      p.on("request", (r) => r.url().startsWith("http") && seen.push(new URL(r.url())));
+      p.on("requestfailed", (r) => r.failure()?.errorText !== "net::ERR_ABORTED" && bad.push(`request failed: ${r.url()}`));
+      p.on("response", (r) => r.status() >= 400 && bad.push(`HTTP ${r.status()}: ${r.url()}`));
+      await p.goto(`${prefixed.url}/api/#/threads`);
+      const total = (await api("POST", "/threads/count", {})).toString();
+      await eventually(async () => assert.equal(await p.getByTestId("count-all").textContent(), total));
+      await p.goto(`${prefixed.url}/api/#/threads/${fx.fork}/runs/${fx.forkRun}`);
+      await eventually(async () => assert.equal(await p.getByTestId("run-status").textContent(), "success"));
+      await eventually(async () => assert.ok(seen.some((u) => u.pathname === `/api/threads/${fx.fork}/runs/${fx.forkRun}/stream`), "the run's stream"));
+      await p.waitForTimeout(150);
+      assert.deepEqual(bad, [], "console errors, failed requests or HTTP errors under the prefix");
+      const outside = seen.filter((u) => u.origin !== new URL(prefixed.url).origin || !u.pathname.startsWith("/api/"));
+      assert.deepEqual(outside.map(String), [], "every request of the page is under /api/");
+      assert.ok(seen.some((u) => u.pathname.startsWith("/api/ui/v/")), "the content-hashed assets under /api/ui/v/");
+      t.diagnostic(`${seen.length} requests, all under ${prefixed.url}/api/`);
+    } finally {
+      await ctx.close();
+      await prefixed.stop();
+    }
+  }, 120_000);
+
   step("threads: counts per status, filters by status, graph and metadata, the hierarchy tree, storage", async (t) => {
     await page.goto(ui("#/threads"));
     await eventually(async () => assert.equal(await tid("count-all").textContent(), "7"));

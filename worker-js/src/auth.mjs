@@ -104,13 +104,14 @@ export class AuthHandlers {
 
   /**
    * authenticate, then authorize as that user: one call per API request.
-   * {user, scopes, filters, value} or {status, detail}.
+   * {user, scopes, filters, value} or {status, detail}, with the user and
+   * scopes when the on() handler refused (the server's auth.cache keeps
+   * who the request came from).
    */
   async check({ request, resource, action, value }) {
     const who = await this.authenticate(request);
     if (who.status) return who;
     const out = await this.authorize({ user: who.user, scopes: who.scopes, resource, action, value });
-    if (out.status) return out;
     return { ...out, user: who.user, scopes: who.scopes };
   }
 

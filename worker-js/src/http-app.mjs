@@ -31,6 +31,7 @@ import { tmpdir } from "node:os";
 import { dirname, extname, join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
+import { appDocument, openapiAnswer } from "./app-openapi.mjs";
 import { isJsPath, loadExport } from "./auth.mjs";
 
 /** The header with which a request the app passes on reaches the API. */
@@ -286,12 +287,15 @@ export async function startHttpApp(config, socket, { apiUrl, pass, routeAuth = "
   const forward = forwarder(base, pass);
   const spec = cfg.http?.app && isJsPath(cfg.http.app) ? cfg.http.app : null;
   let app = forward;
+  let described = null; // the app's routes, for the server's OpenAPI document (app-openapi.mjs)
   if (spec) {
     const { value } = await loadExport(spec, dir);
+    described = appDocument(value);
     app = await appHandler(value, dir, forward, routeAuth === "server" ? authenticator(base, pass) : null);
   }
-  const files = cfg.ui ? await buildUI(cfg.ui, dir, cfg.ui_config, log) : {};
-  const server = await serveFetch(socket, async (request) => (await uiAnswer(request, files)) ?? app(request), log);
+  // http.disable_ui: no ui served (the server answers 404 for /ui/).
+  const files = cfg.ui && !cfg.http?.disable_ui ? await buildUI(cfg.ui, dir, cfg.ui_config, log) : {};
+  const server = await serveFetch(socket, async (request) => openapiAnswer(request, pass, described) ?? (await uiAnswer(request, files)) ?? app(request), log);
   log("info", "serving the project's http.app and ui", { app: spec, ui: Object.keys(files), socket, route_auth: routeAuth === "server" });
   return server;
 }

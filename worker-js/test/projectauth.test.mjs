@@ -72,6 +72,12 @@ test("auth.path over a unix socket: 401, owner stamp and filters, denial, store 
     });
     assert.equal(r.user.identity, "bob");
     assert.deepEqual(r.filters, { owner: "bob" });
+    // A refusal of the on() handler says who was refused (auth.cache keeps it).
+    r = await post(socket, "/check", {
+      request: { method: "DELETE", url, headers: { authorization: "Bearer token-bob" } }, resource: "threads", action: "delete", value: {},
+    });
+    assert.equal(r.status, 403);
+    assert.equal(r.user.identity, "bob");
     // A resource without a handler: allowed, no filters.
     r = await post(socket, "/authorize", { user, scopes, resource: "crons", action: "read", value: {} });
     assert.equal(r.filters, null);

@@ -31,6 +31,7 @@ from typing import Any
 
 import httpx
 
+from . import app_openapi
 from .load import load_object
 from .user import User
 
@@ -108,6 +109,7 @@ class AppFront:
 
     def __init__(self, app: Any, api_url: str, pass_: str, route_auth: str = ""):
         self.app, self.routes = app, _routes(app)
+        self.described = app  # the app as loaded, for its OpenAPI description
         self.api_url, self.pass_ = api_url.rstrip("/"), pass_
         self.client = httpx.AsyncClient(timeout=None)
         self.route_auth = route_auth
@@ -123,6 +125,8 @@ class AppFront:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
             return await self.app(scope, receive, send)
+        if await app_openapi.answer(scope, send, self.described, self.pass_):
+            return  # the server asked for the app's routes (app_openapi.py)
         if scope["type"] != "http" or self.routes is None or _matches(self.routes, scope):
             return await self.app(scope, receive, send)
         await self.forward(scope, receive, send)

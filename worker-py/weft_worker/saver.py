@@ -29,7 +29,7 @@ from langgraph.checkpoint.base import (
 )
 
 from .client import SyncWeftClient, WeftClient
-from .serde import dumps, load_value
+from .serde import dumps, dumps_value, load_value
 
 
 def next_version(current: Any) -> str:
@@ -211,7 +211,7 @@ class WeftSaver(BaseCheckpointSaver[str]):
             """The put's JSON: the new versions' values, or (complete)
             every channel's value, marked so."""
             channels = values if complete else new_versions
-            parts = [f"{json.dumps(ch)}:{dumps(values[ch])}" for ch in channels if ch in values]
+            parts = [f"{json.dumps(ch)}:{dumps_value(values[ch])}" for ch in channels if ch in values]
             cp = head_json.replace('"\\u0000"', "{" + ",".join(parts) + "}")
             flag = ',"complete":true' if complete else ""
             return (f'{{"parent_checkpoint_id":{json.dumps(c.get("checkpoint_id") or "")},"checkpoint_ns":{json.dumps(ns)},'
@@ -232,7 +232,7 @@ class WeftSaver(BaseCheckpointSaver[str]):
         for i, (channel, value) in enumerate(writes):
             items.append(f'{{"task_id":{json.dumps(task_id)},"channel":{json.dumps(channel)},'
                          f'"idx":{WRITES_IDX_MAP.get(channel, i)},"task_path":{json.dumps(task_path or "")},'
-                         f'"value":{dumps(value)}}}')
+                         f'"value":{dumps_value(value)}}}')
         ns = c.get("checkpoint_ns", "") or ""
         committer.add_writes(f'{{"checkpoint_ns":{json.dumps(ns)},'
                              f'"checkpoint_id":{json.dumps(c.get("checkpoint_id"))},"writes":[{",".join(items)}]}}',

@@ -56,6 +56,7 @@ func Run(args []string, getenv func(string) string, stderr io.Writer) int {
 			return err
 		}
 		p.out = stderr
+		p.addSettings(cfg) // keys.go
 		cfg.GraphDescriptions = p.graphDesc
 		if cfg.ErrorBody == "" && p.py == nil {
 			// Errors as LangGraph.js's server writes them, for JS projects.
@@ -79,7 +80,13 @@ func Run(args []string, getenv func(string) string, stderr io.Writer) int {
 			p.auth = projectauth.New(p.authSocket)
 			cfg.Authenticate, cfg.Authorize = p.auth.Authenticate, p.auth.Authorize
 		}
+		if err := p.httpKnobs(cfg); err != nil { // httpconfig.go
+			return err
+		}
 		if err := p.frontApp(cfg); err != nil {
+			return err
+		}
+		if err := p.openAPIConfig(cfg); err != nil { // openapiconfig.go
 			return err
 		}
 		if cfg.AuthOn() {
@@ -103,6 +110,9 @@ func Run(args []string, getenv func(string) string, stderr io.Writer) int {
 		}
 		if err == nil {
 			err = projectTTLs(p.raw, cfg) // ttl.go
+		}
+		if err == nil {
+			err = p.projectConfig(cfg) // projectconfig.go: webhooks, auth.cache, checkpointer.serde
 		}
 		return err
 	}
@@ -191,6 +201,9 @@ type project struct {
 	appPass     string              // the pass with which the http.app passes requests on to the API
 	auth        *projectauth.Client // auth.path's handlers (nil: none)
 	routeAuth   string              // http.enable_custom_route_auth: "server" (auth.path), "anonymous" (none), "" off
+	pyEnv       []string            // more environment of the Python worker (checkpointer.serde: projectconfig.go)
+	settings    []projectSetting    // the keys langgraph.json sets (keys.go)
+	warnings    []string            // its unknown keys (keys.go)
 }
 
 // tsExtensions are the graph files the worker loads through tsx.
@@ -218,6 +231,9 @@ func loadProject(configPath string, getenv func(string) string) (*project, error
 		return nil, fmt.Errorf("%s names no graphs", abs)
 	}
 	p := &project{config: abs, raw: raw}
+	if err := p.checkKeys(); err != nil { // keys.go: before anything else, a refused key
+		return nil, err
+	}
 	if p.graphDesc, err = graphDescriptions(cfg.Graphs); err != nil {
 		return nil, fmt.Errorf("%s: %w", abs, err)
 	}
@@ -471,6 +487,9 @@ func (p *project) frontApp(cfg *server.Config) error {
 	}
 	if err := json.Unmarshal(p.raw, &c); err != nil {
 		return fmt.Errorf("%s: %w", p.config, err)
+	}
+	if cfg.Disabled[httpapi.GroupUI] {
+		c.UI = nil // http.disable_ui: no ui components
 	}
 	if h := c.HTTP.ConfigurableHeaders; h != nil {
 		if err := h.Check(); err != nil {

@@ -175,6 +175,7 @@ func (p *project) runPythonWorker(ctx context.Context, url string, log *slog.Log
 		pythonPath += string(os.PathListSeparator) + old
 	}
 	env = append(env, "PYTHONPATH="+pythonPath, "PYTHONUNBUFFERED=1")
+	env = append(env, p.pyEnv...) // checkpointer.serde (projectconfig.go)
 	if p.apiKey != "" {
 		env = append(env, "WEFT_API_KEY="+p.apiKey)
 	}

@@ -64,6 +64,16 @@ function record(entry) {
   for (const fn of listeners) fn(log);
 }
 
+/**
+ * The API's base path: the directory the page is served from ("" at the
+ * server's root, "/api" under the mount prefix /api). Every call's path is
+ * an API path ("/threads/…") and goes to base + path.
+ */
+export const base = new URL(".", document.baseURI).pathname.replace(/\/$/, "");
+
+/** The URL of an API path (for an EventSource). */
+export const apiURL = (path) => base + path;
+
 /** path with the query object appended (undefined, null and "" values are left out). */
 export function withQuery(path, query) {
   if (!query) return path;
@@ -93,7 +103,7 @@ export async function request(method, path, { body, query, headers = {}, signal 
   const t0 = performance.now();
   let res;
   try {
-    res = await fetch(url, init);
+    res = await fetch(base + url, init);
   } catch (e) {
     entry.status = "failed";
     record(entry);
@@ -150,7 +160,7 @@ function shellQuote(s) {
 export function curl(method, path, body, headers = {}) {
   const parts = ["curl -s"];
   if (method !== "GET") parts.push(`-X ${method}`);
-  parts.push(shellQuote(location.origin + path));
+  parts.push(shellQuote(location.origin + base + path));
   if (apiKey()) parts.push(`-H "x-api-key: $WEFT_API_KEY"`);
   for (const [k, v] of Object.entries(headers)) parts.push(`-H ${shellQuote(`${k}: ${v}`)}`);
   if (body !== undefined) {

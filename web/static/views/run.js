@@ -4,7 +4,7 @@
 // EventSource (modes selectable, resumed with Last-Event-ID after a drop),
 // with the raw SSE frames one click away.
 import { html, useEffect, useRef, useState } from "../vendor/preact-htm.js";
-import { apiKey, authHeaders, get, recordStream, request } from "../lib/api.js";
+import { apiKey, apiURL, authHeaders, get, recordStream, request } from "../lib/api.js";
 import { KeyedEventSource } from "../lib/sse.js";
 import { href, navigate } from "../lib/router.js";
 import { ago, duration, oneLine, short, time } from "../lib/format.js";
@@ -207,7 +207,7 @@ function Events({ threadId, runId, status, route, onEnded }) {
     const path = `/threads/${threadId}/runs/${runId}/stream?${q}`;
     recordStream(path);
     // EventSource cannot send the API key: with one, the same over fetch.
-    const source = apiKey() ? new KeyedEventSource(path, { headers: authHeaders() }) : new EventSource(path);
+    const source = apiKey() ? new KeyedEventSource(apiURL(path), { headers: authHeaders() }) : new EventSource(apiURL(path));
     es.current = source;
     setConn("connecting");
     source.onopen = () => setConn("live");

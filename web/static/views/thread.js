@@ -2,7 +2,7 @@
 // delete), its checkpoint tree across every fork with the selected
 // checkpoint's detail, a diff of two checkpoints, and its runs.
 import { html, useEffect, useState } from "../vendor/preact-htm.js";
-import { ApiError, get, post, request } from "../lib/api.js";
+import { ApiError, base, get, post, request } from "../lib/api.js";
 import { href, navigate } from "../lib/router.js";
 import { ago, bytes, duration, short, time } from "../lib/format.js";
 import { Badge, Copy, Curl, Empty, ErrorBox, KV, Loading, Pager, Status, Tabs, useAsync, useChanged } from "../ui/common.js";
@@ -179,7 +179,7 @@ function RunsList({ threadId, route, version }) {
   }, [threadId, offset, version]);
   if (runs.error) return html`<${ErrorBox} error=${runs.error} />`;
   if (!runs.data) return html`<${Loading} what="Loading runs" />`;
-  if (!runs.data.list.length) return html`<${Empty}>No runs on this thread yet. Start one from a checkpoint's “Time travel” tab, or: <code>curl -s -X POST ${location.origin}/threads/${threadId}/runs -d '{"assistant_id":"…","input":{}}'</code><//>`;
+  if (!runs.data.list.length) return html`<${Empty}>No runs on this thread yet. Start one from a checkpoint's “Time travel” tab, or: <code>curl -s -X POST ${location.origin}${base}/threads/${threadId}/runs -d '{"assistant_id":"…","input":{}}'</code><//>`;
   return html`<div>
     <table class="grid" data-testid="runs-table">
       <thead><tr><th>run</th><th>status</th><th>graph</th><th>strategy</th><th>created</th><th>queued</th><th>ran</th><th class="num">attempt</th><th class="num">events</th><th>from</th><th>error</th></tr></thead>

@@ -2,7 +2,7 @@
 // the parent/child hierarchy as a tree, each thread's storage, and a link to
 // every thread's page. One page of threads at a time.
 import { html, useEffect, useState } from "../vendor/preact-htm.js";
-import { get, post, request } from "../lib/api.js";
+import { base, get, post, request } from "../lib/api.js";
 import { current, href, navigate } from "../lib/router.js";
 import { ago, bytes, short, time } from "../lib/format.js";
 import { Empty, ErrorBox, Loading, Pager, Status, useAsync } from "../ui/common.js";
@@ -140,7 +140,7 @@ export function ThreadsView({ route }) {
     ${metaError && html`<div class="error-box">${metaError}</div>`}
     <${ErrorBox} error=${page.error} />
     ${page.loading && !page.data ? html`<${Loading} what="Loading threads" />` : page.data && (page.data.list.length === 0
-      ? html`<${Empty}>No thread matches. Create one with <code>curl -s -X POST ${location.origin}/threads</code>.<//>`
+      ? html`<${Empty}>No thread matches. Create one with <code>curl -s -X POST ${location.origin}${base}/threads</code>.<//>`
       : html`<table class="grid" data-testid="threads-table">
           <thead><tr><th>thread</th><th>status</th><th>graph</th><th>metadata</th><th>updated</th><th class="num">storage</th><th class="num">checkpoints</th><th class="num">runs</th><th class="num">children</th></tr></thead>
           <tbody>${page.data.list.map((t) => html`<${Row} key=${t.thread_id} t=${t} s=${page.data.storage[t.thread_id]} depth=${0} tree=${tree} />`)}</tbody>

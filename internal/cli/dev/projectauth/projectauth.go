@@ -2,8 +2,9 @@
 // (an Auth of @langchain/langgraph-sdk/auth) as Weft's authenticate and
 // authorize hooks: the JS worker serves the Auth's handlers on a unix socket
 // (worker-js/src/auth.mjs) and this client asks them, per request, over
-// keep-alive HTTP. Nothing is cached: every request is authenticated and
-// authorized anew, as LangGraph's server does.
+// keep-alive HTTP. Every request is authenticated and authorized anew, as
+// LangGraph's server does, unless langgraph.json's auth.cache asks that
+// identities be remembered (SetCache, cache.go).
 package projectauth
 
 import (
@@ -24,6 +25,7 @@ import (
 type Client struct {
 	Socket string
 	hc     *http.Client
+	cache  *identityCache // auth.cache (nil: none)
 }
 
 // New is a client of the handlers served on socket.
@@ -43,6 +45,15 @@ type reply struct {
 }
 
 func (c *Client) call(ctx context.Context, path string, in any) (*reply, error) {
+	out, err := c.callReply(ctx, path, in)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// callReply is call, with the worker's reply also when it is a refusal.
+func (c *Client) callReply(ctx context.Context, path string, in any) (*reply, error) {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
@@ -63,7 +74,7 @@ func (c *Client) call(ctx context.Context, path string, in any) (*reply, error) 
 		return nil, fmt.Errorf("auth.path %s: %w", path, err)
 	}
 	if out.Status >= 400 {
-		return nil, &auth.Error{Status: out.Status, Detail: out.Detail}
+		return &out, &auth.Error{Status: out.Status, Detail: out.Detail}
 	}
 	return &out, nil
 }
@@ -71,7 +82,8 @@ func (c *Client) call(ctx context.Context, path string, in any) (*reply, error) 
 // user is what a principal carries for the authorize call: the request to
 // authenticate there.
 type user struct {
-	Request map[string]any
+	Request  map[string]any
+	cacheKey string // auth.cache's key of the request ("" none)
 }
 
 // Authenticate takes r's method, URL and headers for the Auth's authenticate
@@ -83,7 +95,7 @@ func (c *Client) Authenticate(r *http.Request) (auth.Principal, error) {
 	if r.URL.Path == "/info" { // served without credentials, as LangGraph's server does
 		return auth.Principal{Scopes: []string{auth.ScopeTenant}}, nil
 	}
-	return auth.Principal{Scopes: []string{auth.ScopeTenant}, User: user{Request: requestOf(r)}}, nil
+	return auth.Principal{Scopes: []string{auth.ScopeTenant}, User: user{Request: requestOf(r), cacheKey: c.cache.keyOf(r.Header)}}, nil
 }
 
 // requestOf is what the authenticate handler is given of r: its method,
@@ -110,15 +122,7 @@ type Identity struct {
 // custom routes are given (http.enable_custom_route_auth). A refusal is
 // an *auth.Error with the handler's status.
 func (c *Client) Identify(r *http.Request) (Identity, error) {
-	out, err := c.call(r.Context(), "/authenticate", requestOf(r))
-	if err != nil {
-		return Identity{}, err
-	}
-	id := Identity{User: out.User, Scopes: out.Scopes}
-	if id.Scopes == nil {
-		id.Scopes = []string{}
-	}
-	return id, nil
+	return c.identify(r.Context(), user{Request: requestOf(r), cacheKey: c.cache.keyOf(r.Header)})
 }
 
 // Authorize authenticates the request and asks the on() handler of req's
@@ -133,15 +137,14 @@ func (c *Client) Authorize(ctx context.Context, req auth.Request) (auth.Decision
 	}
 	if req.Resource == "worker" || req.Resource == "admin" || req.Resource == "system" {
 		// Routes the Agent Server does not authorize: authenticated only.
-		_, err := c.call(ctx, "/authenticate", u.Request)
+		_, err := c.identify(ctx, u)
 		return auth.Allow(), err
 	}
 	value := valueOf(req)
 	if req.Resource == "threads" && req.Action == "copy" {
 		// A copy reads the thread and creates one: both handlers are asked,
 		// as on LangGraph's server; the read's filters hold the source.
-		read, err := c.call(ctx, "/check", map[string]any{"request": u.Request, "resource": "threads",
-			"action": "read", "value": map[string]any{"thread_id": req.ID}})
+		read, err := c.check(ctx, u, "threads", "read", map[string]any{"thread_id": req.ID})
 		if err != nil {
 			return auth.Decision{}, err
 		}
@@ -151,8 +154,7 @@ func (c *Client) Authorize(ctx context.Context, req auth.Request) (auth.Decision
 		}
 		return auth.Decision{Filters: read.Filters}, nil
 	}
-	out, err := c.call(ctx, "/check", map[string]any{"request": u.Request, "resource": req.Resource,
-		"action": action(req), "value": value})
+	out, err := c.check(ctx, u, req.Resource, action(req), value)
 	if err != nil {
 		return auth.Decision{}, err
 	}

@@ -11,7 +11,7 @@
 // (a later start adopts and stops them, but until then they hold the data
 // directory).
 //
-// The commands (serve, dev, keys, reencrypt) are package internal/cli's,
+// The commands (serve, dev, keys, migrate, reencrypt) are package internal/cli's,
 // weft dev internal/cli/dev's.
 package main
 

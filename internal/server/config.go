@@ -204,6 +204,9 @@ func (c Config) AuthOn() bool {
 
 // ParseConfig reads flags from args and the environment through getenv.
 func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	// LangGraph's server's names for some settings (DATABASE_URI, …) read as Weft's: aliases.go.
+	aliases, rawenv := readAliases(getenv), getenv
+	getenv = aliases.getenv
 	env := func(key, def string) string {
 		if v := getenv(key); v != "" {
 			return v
@@ -252,6 +255,9 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		return c, fmt.Errorf("unexpected argument %q: weft takes only flags (-help lists them)", fs.Arg(0))
 	}
 	c.Settings = flagSettings(fs, getenv)
+	if err := aliases.apply(fs, rawenv, &c); err != nil {
+		return c, err
+	}
 	c.CORSOrigins = splitList(corsOrigins)
 	c.AllowedHosts = splitList(allowedHosts)
 	for _, o := range c.CORSOrigins {

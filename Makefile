@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build test test-go test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check docs-vendor bench bench-servers bench-long ci
+.PHONY: run build image compose-files test test-go test-deploy test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check docs-vendor bench bench-servers bench-long ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -12,7 +12,21 @@ run: build ## Build bin/weft and run it (managed local PostgreSQL under ./.weft 
 build:
 	$(GO) build -o bin/weft ./cmd/server
 
-test: test-go test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak ## Every test: Go (race detector), the official JS and Python SDK suites (real agents side by side with LangGraph's servers), clients generated from api/openapi.yaml, the JS worker, the web UI, agent-chat-ui, the 2-minute chaos soak
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+
+# No Docker needed: a static binary, then the image written with go-containerregistry (deploy/image).
+image: ## The server's OCI image without a container engine: dist/weft-oci (an OCI layout) and dist/weft-image.tar (docker load); VERSION=… IMAGE_ARCH=arm64 to choose
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags "-s -w -X github.com/weftdev/weft/internal/server.Version=$(VERSION)" -o dist/weft-linux-$(IMAGE_ARCH) ./cmd/server
+	cd deploy && $(GO) run ./cmd/weft-image -binary ../dist/weft-linux-$(IMAGE_ARCH) -version $(VERSION) \
+		-revision "$$(git rev-parse HEAD 2>/dev/null)" -oci ../dist/weft-oci -tar ../dist/weft-image.tar -tag weft:$(VERSION)
+
+# The same two commands as deploy/compose_test.go runs on a copy of the project.
+compose-files: build ## The workers' Dockerfiles docker-compose.yml builds: weft dockerfile for examples/langgraph's Python and JS graphs (Dockerfile.py, Dockerfile.js, .weft-build/; not committed)
+	bin/weft dockerfile -c examples/langgraph/langgraph.json -worker python -o examples/langgraph/Dockerfile.py
+	bin/weft dockerfile -c examples/langgraph/langgraph.json -worker js -o examples/langgraph/Dockerfile.js
+
+test: test-go test-deploy test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak ## Every test: Go (race detector), the official JS and Python SDK suites (real agents side by side with LangGraph's servers), clients generated from api/openapi.yaml, the JS worker, the web UI, agent-chat-ui, the 2-minute chaos soak
 
 PY_VENV ?= sdk-tests/py/.venv
 
@@ -21,6 +35,9 @@ test-go: worker-js/node_modules $(PY_VENV)/.installed ## Go tests, all packages 
 
 worker-js/node_modules:
 	cd worker-js && npm ci --no-audit --no-fund
+
+test-deploy: worker-js/node_modules $(PY_VENV)/.installed ## The deploy module (deploy/, a Go module of its own): the server's image, docker-compose.yml, the Helm chart, the network-partition suite (root: it makes network namespaces; it runs the JS and Python workers)
+	cd deploy && WEFT_TEST_PYTHON=$(abspath $(PY_VENV))/bin/python $(GO) run github.com/weftdev/weft/cmd/weft-testdb $(GO) test -count=1 ./...
 
 test-sdk:
 	cd sdk-tests && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
@@ -59,6 +76,7 @@ soak: worker-js/node_modules ## Chaos soak, 2 minutes: 3 servers + Go and JS wor
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd deploy && $(GO) vet ./...
 
 openapi: ## Regenerate api/openapi.yaml from the swag annotations, then the Go client generated from it
 	$(GO) run ./cmd/openapi-gen api/openapi.yaml

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -73,7 +72,7 @@ func startPostgres(t testing.TB, h *host, logDir string) *database {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cred, err := pgUser()
+	cred, err := postgres.UnprivilegedUser()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,19 +150,6 @@ func startPostgres(t testing.TB, h *host, logDir string) *database {
 // test process's id follows, so that a run killed before its cleanup has its
 // directory removed by the next run (removeStale).
 const pgDirPrefix = "weft-partition-pg-"
-
-func pgUser() (*syscall.Credential, error) {
-	for _, name := range []string{"postgres", "nobody"} {
-		u, err := user.Lookup(name)
-		if err != nil {
-			continue
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-	}
-	return nil, fmt.Errorf("no postgres or nobody user to run PostgreSQL as")
-}
 
 // Pool connects to the database through its socket (the checker's way in).
 func (db *database) Pool(t testing.TB) *pgxpool.Pool {

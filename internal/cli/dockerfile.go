@@ -184,7 +184,7 @@ func writeDockerfile(configPath, out, worker, base string) (*dockerfileResult, e
 
 	var py, js []string
 	for id, spec := range p.Graphs {
-		if isPythonGraphPath(graphSpecPath(spec)) {
+		if IsPythonGraph(GraphPath(spec)) {
 			py = append(py, id)
 		} else {
 			js = append(js, id)
@@ -477,38 +477,6 @@ func copyFS(fsys fs.FS, dir string) error {
 		}
 		return os.WriteFile(out, b, mode)
 	})
-}
-
-// graphSpecPath is the file or module part of a langgraph.json graph
-// ("./agent.py:graph" or {"path": "./agent.py:graph"}), as weft dev reads
-// it (internal/cli/dev's graphPath).
-func graphSpecPath(spec json.RawMessage) string {
-	var path string
-	if json.Unmarshal(spec, &path) != nil {
-		var obj struct {
-			Path string `json:"path"`
-		}
-		_ = json.Unmarshal(spec, &obj)
-		path = obj.Path
-	}
-	if i := strings.LastIndex(path, ":"); i > 1 {
-		path = path[:i]
-	}
-	return path
-}
-
-// isPythonGraphPath says whether a graph's path names Python code (a .py
-// file or a dotted module), as weft dev decides which worker serves it
-// (internal/cli/dev's isPythonGraph).
-func isPythonGraphPath(path string) bool {
-	if strings.HasSuffix(path, ".py") {
-		return true
-	}
-	switch filepath.Ext(path) {
-	case ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx":
-		return false
-	}
-	return path != "" && !strings.ContainsAny(path, `/\`) && !strings.HasPrefix(path, ".")
 }
 
 // unsupportedInImages are notes on the keys of langgraph.json a worker

@@ -106,7 +106,7 @@ func NewCluster(dir string, log *slog.Logger) (*Cluster, error) {
 	}
 	c := &Cluster{Dir: abs, dataDir: abs, binDir: binDir, log: log, dbUser: "weft"}
 	if os.Geteuid() == 0 {
-		cred, err := unprivilegedUser()
+		cred, err := UnprivilegedUser()
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +129,9 @@ func NewCluster(dir string, log *slog.Logger) (*Cluster, error) {
 	return c, nil
 }
 
-func unprivilegedUser() (*syscall.Credential, error) {
+// UnprivilegedUser is the user a process running as root starts
+// PostgreSQL as (postgres, else nobody): PostgreSQL refuses to run as root.
+func UnprivilegedUser() (*syscall.Credential, error) {
 	for _, name := range []string{"postgres", "nobody"} {
 		u, err := user.Lookup(name)
 		if err != nil {

@@ -69,7 +69,7 @@ func Run(args []string, getenv func(string) string, stderr io.Writer) int {
 			if p.authSocket, err = tempSocket("auth"); err != nil {
 				return err
 			}
-			if isPythonGraph(graphPath(json.RawMessage(strconv.Quote(ap)))) {
+			if cli.IsPythonGraph(cli.GraphPath(json.RawMessage(strconv.Quote(ap)))) {
 				if p.py == nil {
 					return fmt.Errorf("auth.path %s is Python: the Python worker serves it, and the project has no Python graph to start one for", ap)
 				}
@@ -500,7 +500,7 @@ func (p *project) frontApp(cfg *server.Config) error {
 	if c.HTTP.App == "" && len(c.UI) == 0 {
 		return nil
 	}
-	p.pyHTTP = c.HTTP.App != "" && isPythonGraph(graphPath(json.RawMessage(strconv.Quote(c.HTTP.App))))
+	p.pyHTTP = c.HTTP.App != "" && cli.IsPythonGraph(cli.GraphPath(json.RawMessage(strconv.Quote(c.HTTP.App))))
 	switch {
 	case p.pyHTTP && p.py == nil:
 		return fmt.Errorf("http.app %s is Python: the Python worker serves it, and the project has no Python graph to start one for", c.HTTP.App)

@@ -9,11 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/weftdev/weft/internal/cli"
 	"github.com/weftdev/weft/internal/store"
 	workerpy "github.com/weftdev/weft/worker-py"
 )
@@ -23,42 +23,11 @@ import (
 // by the Python worker (worker-py), run by the project's interpreter from
 // modules embedded in this binary; the other graphs by the JS worker.
 
-// jsExtensions are the graph files of the JS worker.
-var jsExtensions = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx"}
-
-// graphPath is the file or module part of a langgraph.json graph entry
-// ("./agent.py:graph" or {"path": "./agent.py:graph"}).
-func graphPath(spec json.RawMessage) string {
-	var path string
-	if json.Unmarshal(spec, &path) != nil {
-		var obj struct {
-			Path string `json:"path"`
-		}
-		_ = json.Unmarshal(spec, &obj)
-		path = obj.Path
-	}
-	if i := strings.LastIndex(path, ":"); i > 1 {
-		path = path[:i]
-	}
-	return path
-}
-
-// isPythonGraph says whether a graph's path names Python code: a .py file,
-// or a dotted module path (no directory, no JS extension), as the Python
-// langgraph CLI reads "module:attr".
-func isPythonGraph(path string) bool {
-	if strings.HasSuffix(path, ".py") {
-		return true
-	}
-	return path != "" && !strings.ContainsAny(path, `/\`) && !strings.HasPrefix(path, ".") &&
-		!slices.Contains(jsExtensions, filepath.Ext(path))
-}
-
 // splitGraphs sorts a config's graphs into JS (id → path) and Python ids.
 func splitGraphs(graphs map[string]json.RawMessage) (js map[string]string, py []string) {
 	js = map[string]string{}
 	for id, spec := range graphs {
-		if path := graphPath(spec); isPythonGraph(path) {
+		if path := cli.GraphPath(spec); cli.IsPythonGraph(path) {
 			py = append(py, id)
 		} else {
 			js[id] = path
@@ -196,7 +165,7 @@ func (p *project) runPythonWorker(ctx context.Context, url string, log *slog.Log
 // (with auth.path when that is of the same language), and the store's
 // embedder asks it there.
 func (p *project) embedFunction(c *store.IndexConfig) error {
-	if !isPythonGraph(c.Embed[:strings.LastIndex(c.Embed, ":")]) {
+	if !cli.IsPythonGraph(c.Embed[:strings.LastIndex(c.Embed, ":")]) {
 		if len(p.jsGraphs) == 0 {
 			return fmt.Errorf("store.index.embed %s is JS: the JS worker serves it, and the project has no JS graph to start one for", c.Embed)
 		}

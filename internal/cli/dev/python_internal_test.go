@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/weftdev/weft/internal/cli"
 )
 
 func TestIsPythonGraph(t *testing.T) {
@@ -23,8 +25,8 @@ func TestIsPythonGraph(t *testing.T) {
 		"./graphs/factory": false,
 		"":                 false,
 	} {
-		if got := isPythonGraph(path); got != want {
-			t.Errorf("isPythonGraph(%q) = %v, want %v", path, got, want)
+		if got := cli.IsPythonGraph(path); got != want {
+			t.Errorf("IsPythonGraph(%q) = %v, want %v", path, got, want)
 		}
 	}
 	js, py := splitGraphs(map[string]json.RawMessage{

@@ -34,6 +34,9 @@ type projectKey struct {
 	use  keyUse
 	note string
 	free bool
+	// names: the value is an object of names and secrets (variables,
+	// headers): /info and the log show the names only.
+	names bool
 }
 
 // projectKeys are every key of the official servers' langgraph.json (the
@@ -45,7 +48,7 @@ var projectKeys = []projectKey{
 	{path: "graphs", use: keyApplied, free: true, note: "graph id → `./file.py:name` or `./file.ts:name`: Python graphs run in the Python worker, JS/TS ones in the JS worker"},
 	{path: "graphs.path", use: keyApplied, note: "a graph given as an object: its file and export"},
 	{path: "graphs.description", use: keyApplied, note: "the description of the graph's system assistant"},
-	{path: "env", use: keyApplied, free: true, note: "a .env file or an object of variables given to the workers (set variables win); a list of names is accepted and loads nothing"},
+	{path: "env", use: keyApplied, free: true, names: true, note: "a .env file or an object of variables given to the workers (set variables win); a list of names is accepted and loads nothing"},
 	{path: "dependencies", use: keyApplied, note: "the Python worker puts local paths on the import path; packages are installed in the project's environment, as for langgraph dev"},
 	{path: "ui", use: keyApplied, free: true, note: "generative UI components, bundled and served by the JS worker"},
 	{path: "ui_config", use: keyApplied},
@@ -130,7 +133,7 @@ var projectKeys = []projectKey{
 	{path: "webhooks.url.max_url_length", use: keyApplied},
 	{path: "webhooks.url.disable_loopback", use: keyApplied},
 	{path: "webhooks.url.disable_private_ips", use: keyApplied},
-	{path: "webhooks.headers", use: keyApplied, free: true, note: "headers of every webhook request, `${{ env.VAR }}` resolved at start"},
+	{path: "webhooks.headers", use: keyApplied, free: true, names: true, note: "headers of every webhook request, `${{ env.VAR }}` resolved at start"},
 	{path: "webhooks.allowed_fields", use: keyApplied, note: "the fields of a run a webhook delivers (LangGraph's server reads it, its CLI schema does not list it)"},
 
 	{path: "python_version", use: keyBuild},
@@ -291,6 +294,13 @@ func (p *project) addSettings(cfg *server.Config) {
 		var compact bytes.Buffer
 		if json.Compact(&compact, s.value) != nil {
 			compact.Write(s.value)
+		}
+		var obj map[string]json.RawMessage
+		if s.key.names && json.Unmarshal(s.value, &obj) == nil {
+			// Variables' and headers' values may be secrets: their names only.
+			b, _ := json.Marshal(slices.Sorted(maps.Keys(obj)))
+			compact.Reset()
+			compact.WriteString("names: " + string(b))
 		}
 		v := compact.String()
 		if len(v) > maxSettingValue {

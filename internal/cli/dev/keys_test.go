@@ -74,6 +74,7 @@ func TestDevReportsSettingsAndGraphs(t *testing.T) {
 		"dockerfile_lines":             {Value: `["RUN echo built"]`, Source: config, Use: "image builds"},
 		"checkpointer.ttl.default_ttl": {Value: "60", Source: config, Use: "applied"},
 		"$schema":                      {Value: `"https://langgra.ph/schema.json"`, Source: config, Use: "applied"},
+		"env":                          {Value: `names: ["SETTINGS_PLAIN","SETTINGS_SECRET"]`, Source: config, Use: "applied"},
 	} {
 		want.Name = name
 		if got := find(name); got != want {
@@ -124,6 +125,10 @@ func TestDevReportsSettingsAndGraphs(t *testing.T) {
 	}
 	if logged("setting", map[string]any{"name": "max-attempts"}) {
 		t.Error("a setting at its default was logged")
+	}
+	// A variable's value (a secret, often) is in neither.
+	if res, b := do("GET", "/info", nil); res.StatusCode != 200 || strings.Contains(string(b), "s3cr3t") || strings.Contains(dev.logs.String(), "s3cr3t") {
+		t.Error("langgraph.json's env values shown in /info or the log")
 	}
 }
 

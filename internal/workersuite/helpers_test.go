@@ -1,7 +1,6 @@
 package workersuite_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -72,48 +71,15 @@ func runStatus(t *testing.T, s *servertest.Server, tid, rid string, want ...stri
 	}
 }
 
-func thread(t *testing.T, s *servertest.Server, tid string) map[string]any {
-	t.Helper()
-	return s.Must(http.StatusOK, "GET", "/threads/"+tid, nil).Map(t)
-}
-
-func state(t *testing.T, s *servertest.Server, tid string) map[string]any {
-	t.Helper()
-	return s.Must(http.StatusOK, "GET", "/threads/"+tid+"/state", nil).Map(t)
-}
-
-func history(t *testing.T, s *servertest.Server, tid string) []map[string]any {
-	t.Helper()
-	var h []map[string]any
-	s.Must(http.StatusOK, "POST", "/threads/"+tid+"/history", map[string]any{"limit": 100}).JSON(t, &h)
-	return h
-}
-
-func js(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func wantJSON(t *testing.T, what string, got any, want string) {
-	t.Helper()
-	var w any
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("bad want %s: %v", want, err)
-	}
-	if js(got) != js(w) {
-		t.Fatalf("%s = %s, want %s", what, js(got), js(w))
-	}
-}
-
-// dbCount runs a count query on the server's database.
-func dbCount(t *testing.T, s *servertest.Server, q string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := s.DB.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
-}
+// The reads and checks every suite of runs shares (servertest).
+var (
+	thread   = servertest.Thread
+	state    = servertest.State
+	history  = servertest.History
+	js       = servertest.JS
+	wantJSON = servertest.WantJSON
+	dbCount  = servertest.DBCount
+)
 
 // slowBody is a run of the slow graph: each node sleeps ms and logs tag.
 func slowBody(tag string, ms int, strategy string) map[string]any {

@@ -270,3 +270,44 @@ func TestCompactRetention(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitList: the elements of a list as serde.Encode writes it, split
+// where a comma at depth 1 outside strings is; anything else (whitespace,
+// an empty element, text after the array, an unclosed one) is not split.
+func TestSplitList(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string // nil: not split
+	}{
+		{`[1,2,3]`, []string{"1", "2", "3"}},
+		{`[{"a":"x,]\"y"},[1,[2]],"s\\"]`, []string{`{"a":"x,]\"y"}`, `[1,[2]]`, `"s\\"`}},
+		{`[{"k":{"n":[{}]}},"]"]`, []string{`{"k":{"n":[{}]}}`, `"]"`}},
+		{`[1, 2]`, nil},
+		{`[1,,2]`, nil},
+		{`[,1]`, nil},
+		{`[]`, nil},
+		{`[1]]`, nil},
+		{`[[1]`, nil},
+		{`[1],[2]`, nil},
+		{`{"a":1}`, nil},
+	} {
+		got, ok := SplitList([]byte(c.in))
+		if ok != (c.want != nil) {
+			t.Errorf("%s: split %v, want %v (%q)", c.in, ok, c.want != nil, got)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		strs := make([]string, len(got))
+		for i, e := range got {
+			strs[i] = string(e)
+		}
+		if !slices.Equal(strs, c.want) {
+			t.Errorf("%s: %q, want %q", c.in, strs, c.want)
+		}
+		if joined := "[" + strings.Join(strs, ",") + "]"; joined != c.in {
+			t.Errorf("%s: joined back %s", c.in, joined)
+		}
+	}
+}

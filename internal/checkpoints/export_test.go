@@ -9,6 +9,7 @@ var (
 	VersionCounter  = ids.VersionCounter
 	ParseListHeader = parseListHeader
 	DecodeValue     = decodeValue
+	SplitList       = splitList
 )
 
 const GregorianOffset = ids.GregorianOffset

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weftdev/weft/internal/apperr"
 	"github.com/weftdev/weft/internal/checkpoints/serde"
+	"github.com/weftdev/weft/internal/crypt"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -41,6 +42,11 @@ type PutItem struct {
 	Checkpoint  Checkpoint
 	Metadata    Metadata
 	NewVersions map[string]string
+	// Encoded is set by PutMany: each channel value it wrote that serde
+	// encodes as JSON, as encoded (before any encryption) — the JSON a read
+	// decodes. Callers repeating a value (the events of a commit) compare
+	// with it instead of encoding the value again.
+	Encoded map[string][]byte
 }
 
 // Put stores checkpoint cp of thread cfg.ThreadID in namespace
@@ -106,10 +112,17 @@ func PutMany(ctx context.Context, db postgres.DBTX, puts []PutItem) error {
 			if !ok {
 				continue
 			}
-			typ, data, err := encodeValue(ctx, v)
+			typ, data, err := serde.Encode(v)
 			if err != nil {
 				return fmt.Errorf("checkpoint put: channel %q: %w", ch, err)
 			}
+			if typ == serde.TypeJSON {
+				if p.Encoded == nil {
+					p.Encoded = make(map[string][]byte, n)
+				}
+				p.Encoded[ch] = data
+			}
+			typ, data = crypt.FromContext(ctx).Seal(typ, data) // as encodeValue
 			channels, versions, types, blobs = append(channels, ch), append(versions, ver), append(types, typ), append(blobs, data)
 			compact = compact || compactCandidate(typ, data)
 		}

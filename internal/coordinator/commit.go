@@ -289,6 +289,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 	if err := checkpoints.PutMany(ctx, p, puts); err != nil {
 		return err
 	}
+	ecps := eventCheckpoints(req.Checkpoints, puts)
 	if ver := inputVersion(req.Checkpoints, d.RunID, s.cfg.InputRefMinBytes); ver != "" && crypt.FromContext(ctx) == nil {
 		// The run's input is now stored in its input checkpoint: its row
 		// need not repeat it (with encryption at rest both are sealed).
@@ -324,7 +325,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		}
 	}
 	if len(req.Events) > 0 {
-		if err := appendEvents(ctx, p, d.RunID, d.ThreadID, req, eventlog.Options{MinBytes: s.cfg.EventRefMinBytes}, &res.LastSeq); err != nil {
+		if err := appendEvents(ctx, p, d.RunID, d.ThreadID, req, ecps, eventlog.Options{MinBytes: s.cfg.EventRefMinBytes}, &res.LastSeq); err != nil {
 			return err
 		}
 	} else if !req.InProcess {
@@ -361,7 +362,7 @@ func (s *Service) queueCommit(ctx context.Context, p *postgres.Pipeline, d *disp
 		p.Exec(ctx, `UPDATE run_dispatches SET lease_expires_at = clock_timestamp() + $2::interval, updated_at = now()
 			WHERE dispatch_id = $1 AND lease_expires_at < clock_timestamp() + $2::interval / 2`, d.DispatchID, s.cfg.Lease)
 	case d.CancelAction == nil && req.Projection != nil:
-		return s.endRunFast(ctx, p, d, *req.End, req.Projection, req.Checkpoints, res)
+		return s.endRunFast(ctx, p, d, *req.End, req.Projection, ecps, res)
 	}
 	return nil
 }
@@ -426,7 +427,7 @@ func recordWrites(ctx context.Context, db postgres.DBTX, runID uuid.UUID, cfg ch
 // written in the same commit), is stored as a reference to them
 // (eventlog.Encode). With encryption at rest (ctx's keyring) every event
 // is stored whole, its data sealed; the names stay plain.
-func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uuid.UUID, req *Commit, opt eventlog.Options, last *int64) error {
+func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uuid.UUID, req *Commit, cps []eventlog.Checkpoint, opt eventlog.Options, last *int64) error {
 	kr := crypt.FromContext(ctx)
 	if kr != nil {
 		opt.MinBytes = -1
@@ -435,7 +436,7 @@ func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uui
 	for i, e := range req.Events {
 		evs[i] = eventlog.Event{Name: e.Event, Data: e.Data}
 	}
-	rows, err := eventlog.Encode(evs, eventCheckpoints(req.Checkpoints), eventWrites(req.Writes), opt)
+	rows, err := eventlog.Encode(evs, cps, eventWrites(req.Writes), opt)
 	if err != nil {
 		return err
 	}
@@ -466,13 +467,17 @@ func appendEvents(ctx context.Context, p *postgres.Pipeline, runID, threadID uui
 	return nil
 }
 
-// eventCheckpoints are a commit's checkpoints as eventlog references them.
-func eventCheckpoints(cps []wire.CheckpointPut) []eventlog.Checkpoint {
-	puts := make([]eventlog.Checkpoint, len(cps))
+// eventCheckpoints are a commit's checkpoints as eventlog references them,
+// with the encodings of their puts (puts[i] is cps[i]'s; nil: unknown).
+func eventCheckpoints(cps []wire.CheckpointPut, puts []checkpoints.PutItem) []eventlog.Checkpoint {
+	out := make([]eventlog.Checkpoint, len(cps))
 	for i, c := range cps {
-		puts[i] = eventlog.Checkpoint{NS: c.NS, ID: c.Checkpoint.ID, Values: c.Checkpoint.ChannelValues, Changed: c.NewVersions}
+		out[i] = eventlog.Checkpoint{NS: c.NS, ID: c.Checkpoint.ID, Values: c.Checkpoint.ChannelValues, Changed: c.NewVersions}
+		if i < len(puts) {
+			out[i].Encoded = puts[i].Encoded
+		}
 	}
-	return puts
+	return out
 }
 
 // eventWrites are a commit's write batches as eventlog references them.
@@ -522,7 +527,7 @@ func scanRunSeconds(rows pgx.Rows, seconds *float64) error {
 // endRunFast queues the end of run d (no cancellation requested) with a
 // known projection: run status, dispatch acked, thread projection; res
 // learns how the run ended. cps are the checkpoints of the ending commit.
-func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end wire.End, pr *Projection, cps []wire.CheckpointPut, res *committed) error {
+func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispatch.Dispatch, end wire.End, pr *Projection, cps []eventlog.Checkpoint, res *committed) error {
 	runErr, result, ref, err := s.endDocs(ctx, end, cps)
 	if err != nil {
 		return err
@@ -546,7 +551,7 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 // ref, and the rest (eventlog.EncodeResult): each run would otherwise
 // store the whole conversation again. With encryption at rest the result
 // is stored whole, sealed.
-func (s *Service) endDocs(ctx context.Context, end wire.End, cps []wire.CheckpointPut) (runErr, result, ref []byte, err error) {
+func (s *Service) endDocs(ctx context.Context, end wire.End, cps []eventlog.Checkpoint) (runErr, result, ref []byte, err error) {
 	if end.Error != nil {
 		return jsonv.Must(end.Error), jsonv.Must(map[string]any{"__error__": end.Error}), nil, nil
 	}
@@ -556,7 +561,7 @@ func (s *Service) endDocs(ctx context.Context, end wire.End, cps []wire.Checkpoi
 	if kr := crypt.FromContext(ctx); kr != nil {
 		return nil, kr.SealJSON(jsonv.Must(end.Result)), nil, nil
 	}
-	row, err := eventlog.EncodeResult(end.Result, eventCheckpoints(cps), eventlog.Options{MinBytes: s.cfg.EventRefMinBytes})
+	row, err := eventlog.EncodeResult(end.Result, cps, eventlog.Options{MinBytes: s.cfg.EventRefMinBytes})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("run result: %w", err)
 	}
@@ -593,7 +598,7 @@ func (s *Service) endRun(ctx context.Context, tx pgx.Tx, d *dispatch.Dispatch, e
 	if action == runs.ActionInterrupt && end.Status != runs.StatusError {
 		end.Status = runs.StatusInterrupted
 	}
-	runErr, result, ref, err := s.endDocs(ctx, end, cps)
+	runErr, result, ref, err := s.endDocs(ctx, end, eventCheckpoints(cps, nil))
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -55,6 +56,10 @@ type Checkpoint struct {
 	NS, ID  string
 	Values  map[string]any
 	Changed map[string]string
+	// Encoded holds, when known, channel values as the checkpoint store
+	// encoded them for this put (checkpoints.PutItem.Encoded): not
+	// encoded again here.
+	Encoded map[string][]byte
 }
 
 // Writes is a batch of pending writes written in the same transaction as
@@ -112,7 +117,7 @@ const MetadataMinBytes = 64
 // metadata, which would otherwise be most of what the log stores.
 func Encode(events []Event, cps []Checkpoint, writes []Writes, opt Options) ([]Row, error) {
 	rows := make([]Row, len(events))
-	forms := map[formKey][]byte{}
+	forms := map[formKey]form{}
 	firstMD := map[string]int{} // metadata JSON → the first event carrying it
 	var tasks *taskIndex        // built at the first updates event
 	for i, e := range events {
@@ -131,7 +136,7 @@ func Encode(events []Event, cps []Checkpoint, writes []Writes, opt Options) ([]R
 // encodeRef stores e, the i-th event of its commit, as a metadata, task
 // or checkpoint reference when it can be one; ok is false when it must be
 // stored whole.
-func encodeRef(e Event, i int, cps []Checkpoint, writes []Writes, opt Options, forms map[formKey][]byte,
+func encodeRef(e Event, i int, cps []Checkpoint, writes []Writes, opt Options, forms map[formKey]form,
 	firstMD map[string]int, tasks **taskIndex) (Row, bool, error) {
 	if opt.minBytes() < 0 {
 		return Row{}, false, nil
@@ -209,7 +214,7 @@ type formKey struct {
 
 // encodeOne stores e as a reference to the checkpoint of cps whose values
 // it repeats most, worth minBytes; ok is false when none qualifies.
-func encodeOne(e Event, cps []Checkpoint, forms map[formKey][]byte, minBytes int) (Row, bool, error) {
+func encodeOne(e Event, cps []Checkpoint, forms map[formKey]form, minBytes int) (Row, bool, error) {
 	path, obj := valuesOf(e)
 	if obj == nil || len(cps) == 0 {
 		return Row{}, false, nil
@@ -230,20 +235,24 @@ func encodeOne(e Event, cps []Checkpoint, forms map[formKey][]byte, minBytes int
 				continue
 			}
 			fk := formKey{ci, k}
-			form, seen := forms[fk]
+			f, seen := forms[fk]
 			if !seen {
-				form = storedForm(cv)
-				forms[fk] = form
+				f = storedForm(cv, cp.Encoded[k])
+				forms[fk] = f
 			}
-			if form == nil {
+			if f.json == nil {
 				continue
 			}
 			ev, ok := enc[k]
 			if !ok {
-				ev, _ = encodeJSON(v) // nil: not encodable, never matches
+				if f.plain && same(v, cv) {
+					ev = f.json // the value the checkpoint holds, encoded as the store encodes it
+				} else {
+					ev, _ = encodeJSON(v) // nil: not encodable, never matches
+				}
 				enc[k] = ev
 			}
-			if ev != nil && bytes.Equal(ev, form) {
+			if ev != nil && bytes.Equal(ev, f.json) {
 				keys = append(keys, k)
 				n += len(ev)
 			}
@@ -329,32 +338,58 @@ func encodeJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// storedForm is the JSON of v as a read of the checkpoint store returns it
-// once written (nil when it cannot be told): encoded as the store encodes
-// it, then decoded as its reads decode it — JSON without LangChain
-// envelopes as it is, envelopes normalised (serde.NormalizeLC),
-// other serde types decoded.
-func storedForm(v any) []byte {
-	typ, data, err := serde.Encode(v)
-	if err != nil {
-		return nil
+// form is the JSON of a checkpoint's channel value as a read of the
+// store returns it (nil when it cannot be told); plain when that is the
+// value's own JSON, as encodeJSON writes it.
+type form struct {
+	json  []byte
+	plain bool
+}
+
+// storedForm is v's form: encoded as the store encodes it (unless encoded
+// is that already), then decoded as its reads decode it — JSON without
+// LangChain envelopes as it is, envelopes normalised
+// (serde.NormalizeLC), other serde types decoded.
+func storedForm(v any, encoded []byte) form {
+	typ, data := serde.TypeJSON, encoded
+	if encoded == nil {
+		var err error
+		if typ, data, err = serde.Encode(v); err != nil {
+			return form{}
+		}
 	}
 	if typ == serde.TypeJSON && !bytes.Contains(data, serde.LCMarker) {
-		if !json.Valid(data) {
-			return nil
+		if encoded == nil && !json.Valid(data) { // the store's own encoding is valid
+			return form{}
 		}
-		return data
+		return form{json: data, plain: true}
 	}
 	out, err := serde.Decode(typ, data)
 	if err != nil {
-		return nil
+		return form{}
 	}
 	if typ == serde.TypeJSON {
 		out = serde.NormalizeLC(out)
 	}
 	b, err := encodeJSON(out)
 	if err != nil {
-		return nil
+		return form{}
 	}
-	return b
+	return form{json: b}
+}
+
+// same reports whether a and b are the same value in memory: one list (the
+// same elements, by their array) or one object (the same map), as an
+// in-process run's values event and its checkpoint share them. Other
+// values are never the same (they are small to encode).
+func same(a, b any) bool {
+	switch x := a.(type) {
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && len(x) == len(y) && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	}
+	return false
 }

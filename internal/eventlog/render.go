@@ -1,11 +1,13 @@
 package eventlog
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -311,8 +313,12 @@ func reread(ctx context.Context, db postgres.DBTX, it Item) error {
 }
 
 // merge puts the referenced values (a checkpoint's channel values, or a
-// task's writes by channel) into the stored rest of an event.
+// task's writes by channel) into the stored rest of an event. The document
+// is valid JSON, not normalised (callers read it back through jsonb).
 func merge(rest json.RawMessage, ref Ref, vals map[string]any) (string, error) {
+	if len(ref.Path) == 0 {
+		return mergeTop(rest, ref, vals)
+	}
 	var doc any
 	if err := jsonv.Decode(rest, &doc); err != nil {
 		return "", err
@@ -344,4 +350,45 @@ func merge(rest json.RawMessage, ref Ref, vals map[string]any) (string, error) {
 	}
 	b, err := json.Marshal(doc)
 	return string(b), err
+}
+
+// mergeTop is merge of values referenced at the top of the event (a
+// values event, a run's result): the referenced members are appended to
+// the stored object as they are, without decoding it or the values (a
+// long conversation is most of the document).
+func mergeTop(rest json.RawMessage, ref Ref, vals map[string]any) (string, error) {
+	rest = bytes.TrimSpace(rest)
+	if len(rest) < 2 || rest[0] != '{' || rest[len(rest)-1] != '}' {
+		return "", fmt.Errorf("no object at %v", ref.Path)
+	}
+	var b strings.Builder
+	b.Write(rest[:len(rest)-1])
+	sep := len(bytes.TrimSpace(rest[1:len(rest)-1])) > 0
+	for _, k := range ref.Keys {
+		v, ok := vals[k]
+		if !ok {
+			return "", fmt.Errorf("checkpoint %s has no value for %q", ref.ID, k)
+		}
+		raw, isRaw := v.(json.RawMessage)
+		if !isRaw {
+			enc, err := encodeJSON(v)
+			if err != nil {
+				return "", err
+			}
+			raw = enc
+		}
+		key, err := json.Marshal(k)
+		if err != nil {
+			return "", err
+		}
+		if sep {
+			b.WriteByte(',')
+		}
+		sep = true
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(raw)
+	}
+	b.WriteByte('}')
+	return b.String(), nil
 }

@@ -127,7 +127,7 @@ func (x *taskIndex) wrote(tk taskKey, enc map[string][]byte) bool {
 		}
 		form, ok := x.forms[ws[0]]
 		if !ok {
-			form = storedForm(ws[0].Value)
+			form = storedForm(ws[0].Value, nil).json
 			x.forms[ws[0]] = form
 		}
 		if form == nil || !bytes.Equal(form, want) {

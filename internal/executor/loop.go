@@ -126,6 +126,23 @@ func tupleOf(thread string, cp checkpoints.Checkpoint, md checkpoints.Metadata, 
 		Metadata: md, Parent: parent}
 }
 
+// tuple reads checkpoint id of the run's thread (its latest when empty)
+// with its channel values decoded once for the whole attempt
+// (pregel.Decoded).
+func (x *execution) tuple(ctx context.Context, id string) (*checkpoints.Tuple, error) {
+	t, err := x.io.Tuple(ctx, id)
+	if err != nil || t == nil {
+		return t, err
+	}
+	cp, err := pregel.Decoded(t.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	out := *t
+	out.Checkpoint = cp
+	return &out, nil
+}
+
 // start finds where this attempt begins: after the last checkpoint an
 // earlier attempt of the run committed, or, on a first attempt, at the
 // run's base (the given checkpoint or the thread's latest) with the input
@@ -144,10 +161,10 @@ func (x *execution) start(ctx context.Context) (*checkpoints.Tuple, error) {
 			}
 			x.stop = firstStep + x.limit
 			x.takeResume()
-			return x.io.Tuple(ctx, sp.Last)
+			return x.tuple(ctx, sp.Last)
 		}
 	}
-	base, err := x.io.Tuple(ctx, x.k.CheckpointID)
+	base, err := x.tuple(ctx, x.k.CheckpointID)
 	if apperr.CodeOf(err) == apperr.NotFound {
 		if x.k.CheckpointID != "" {
 			return nil, err

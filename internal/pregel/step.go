@@ -147,6 +147,24 @@ func InputWrites(pending []Task, input map[string]any) []TaskWrites {
 	return append(out, TaskWrites{Name: InputTask, Writes: []checkpoints.Write{{Channel: graph.START, Value: input}}})
 }
 
+// Decoded returns cp with its channel values decoded
+// (checkpoints.Materialize) into a new map, cp itself unchanged: a
+// checkpoint read from the store holds undecoded JSON text, which each of
+// Values and ApplyWrites would otherwise decode again at every step of a
+// run (on a long thread, the whole conversation each time).
+func Decoded(cp checkpoints.Checkpoint) (checkpoints.Checkpoint, error) {
+	vals := make(map[string]any, len(cp.ChannelValues))
+	for k, v := range cp.ChannelValues {
+		m, err := checkpoints.Materialize(v)
+		if err != nil {
+			return cp, fmt.Errorf("channel %q: %w", k, err)
+		}
+		vals[k] = m
+	}
+	cp.ChannelValues = vals
+	return cp, nil
+}
+
 // Values returns the decoded user-visible values of a checkpoint (channel
 // defaults filled in): what nodes receive and what "values" events show.
 func Values(cp *checkpoints.Checkpoint, g *graph.Graph) (graph.State, error) {

@@ -140,9 +140,9 @@ func (s *Service) workerLoop(ctx context.Context, i int) {
 			}
 			continue
 		}
-		// There may be more work: let another worker look. (Long-polling
-		// external workers had their own wake-up from the notification.)
-		s.wakeWorkers(1, "")
+		// More work queued meanwhile woke other workers (each queued run
+		// leaves a wake-up, kept while every worker is busy), and this one
+		// claims again when its run is done: no claim on speculation.
 		s.execute(ctx, got[0])
 	}
 }

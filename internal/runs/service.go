@@ -336,7 +336,8 @@ func StopThreads(ctx context.Context, tx pgx.Tx, threadIDs []uuid.UUID) error {
 }
 
 // DeleteTemporaryLater deletes a finished stateless run's thread once its
-// result was delivered, unless the run still has a webhook to deliver (the
+// result was delivered (run as read after its end, or before: then it is
+// read again), unless the run still has a webhook to deliver (the
 // reaper's sweep deletes it later). It returns at once: the answer that
 // delivered the result does not wait for the deletion (a transaction of
 // half a dozen statements). The deletion keeps ctx's values (the tenant),
@@ -352,8 +353,16 @@ func (s *Service) DeleteTemporaryLater(ctx context.Context, run *Run) {
 func (s *Service) Wait() { s.deletes.Wait() }
 
 func (s *Service) deleteTemporary(ctx context.Context, run *Run) {
-	cur, err := s.Get(ctx, uuid.Nil, run.RunID)
-	if err != nil || !cur.Finished() || cur.WebhookState != nil && *cur.WebhookState == "pending" {
+	// A run read after its end needs no second read: a finished run's
+	// webhook state is pending from its end until delivered.
+	if !run.Finished() {
+		cur, err := s.Get(ctx, uuid.Nil, run.RunID)
+		if err != nil {
+			return
+		}
+		run = cur
+	}
+	if !run.Finished() || run.WebhookState != nil && *run.WebhookState == "pending" {
 		return
 	}
 	if _, err := s.threads.Delete(ctx, run.ThreadID, threads.DeleteDetach); err != nil && apperr.CodeOf(err) != apperr.NotFound {

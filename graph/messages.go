@@ -59,11 +59,11 @@ func AddMessages(left, right any) ([]any, error) {
 	if right == nil {
 		return nil, fmt.Errorf("messages update must be a message or a list of messages, got null")
 	}
-	l, err := normalizeMessages(left)
+	l, err := normalizeMessages(left, true)
 	if err != nil {
 		return nil, fmt.Errorf("current messages: %w", err)
 	}
-	r, err := normalizeMessages(right)
+	r, err := normalizeMessages(right, false)
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +141,11 @@ func MessageText(content any) string {
 }
 
 // normalizeMessages coerces v (nil, one message or a list of messages) to a
-// list of normalized message dicts.
-func normalizeMessages(v any) ([]map[string]any, error) {
+// list of normalized message dicts. With keep, a message that is normalized
+// already is kept as it is, not copied (the current messages of a channel,
+// which this reducer wrote: copying each at every update made a turn's cost
+// grow with the conversation).
+func normalizeMessages(v any, keep bool) ([]map[string]any, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -156,6 +159,10 @@ func normalizeMessages(v any) ([]map[string]any, error) {
 	}
 	out := make([]map[string]any, len(list))
 	for i, e := range list {
+		if m, ok := e.(map[string]any); ok && keep && normalized(m) {
+			out[i] = m
+			continue
+		}
 		m, err := normalizeMessage(e, true)
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
@@ -294,6 +301,61 @@ func normalizeMessage(v any, inList bool) (map[string]any, error) {
 		}
 	}
 	return msg, nil
+}
+
+// normalized reports whether normalizeMessage would return a copy of m
+// unchanged: a LangChain message type (not a chunk's, not remove), no
+// role, string or list content, an id, the keys model_dump emits, and for
+// ai tool calls in LangChain's form.
+func normalized(m map[string]any) bool {
+	typ, _ := m["type"].(string)
+	switch typ {
+	case "human", "system", "function", "chat", "ai", "tool":
+	default:
+		return false
+	}
+	if _, hasRole := m["role"]; hasRole {
+		return false
+	}
+	switch m["content"].(type) {
+	case string, []any:
+	default:
+		return false
+	}
+	if id, _ := m["id"].(string); id == "" {
+		return false
+	}
+	if _, ok := m["name"]; !ok || m["additional_kwargs"] == nil || m["response_metadata"] == nil {
+		return false
+	}
+	switch typ {
+	case "ai":
+		calls, ok := m["tool_calls"].([]any)
+		if !ok || m["invalid_tool_calls"] == nil {
+			return false
+		}
+		if _, ok := m["usage_metadata"]; !ok {
+			return false
+		}
+		for _, c := range calls {
+			tc, ok := c.(map[string]any)
+			if !ok {
+				return false
+			}
+			_, hasType := tc["type"]
+			if _, openAI := tc["function"].(map[string]any); openAI || !hasType {
+				return false
+			}
+		}
+	case "tool":
+		if m["tool_call_id"] == nil || m["status"] == nil {
+			return false
+		}
+		if _, ok := m["artifact"]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // normalizeToolCalls defaults an ai message's tool_calls to [] and converts

@@ -166,3 +166,61 @@ func TestApplyMessagesChannel(t *testing.T) {
 		t.Errorf("remove unknown id: err = %v", err)
 	}
 }
+
+// TestNormalizedKeptAsIs: a message normalizeMessage would return unchanged
+// (every message it returns, among others) is recognised as normalized, and
+// AddMessages keeps such current messages as they are (the same maps); any
+// message normalizeMessage would change is not recognised.
+func TestNormalizedKeptAsIs(t *testing.T) {
+	inputs := []any{
+		"hi",
+		msg{"type": "human", "content": "a"},
+		msg{"role": "user", "content": "b"},
+		msg{"role": "developer", "content": "c"},
+		msg{"type": "ai", "content": "", "tool_calls": []any{msg{"id": "1", "type": "function", "function": msg{"name": "f", "arguments": `{"x":1}`}}}},
+		msg{"type": "ai", "content": "", "tool_calls": []any{msg{"id": "2", "name": "g", "args": msg{}}}},
+		msg{"type": "AIMessageChunk", "content": "d", "tool_call_chunks": []any{}},
+		msg{"type": "tool", "content": "e", "tool_call_id": "1"},
+		msg{"type": "system", "content": []any{msg{"type": "text", "text": "f"}}, "id": 7},
+		msg{"type": "human", "content": nil, "id": ""},
+	}
+	for _, in := range inputs {
+		if m, ok := in.(msg); ok && normalized(m) {
+			t.Errorf("%v: recognised as normalized before normalizing", in)
+		}
+		out, err := normalizeMessage(in, true)
+		if err != nil {
+			t.Fatalf("%v: %v", in, err)
+		}
+		if !normalized(out) {
+			t.Errorf("%v: normalized form %v not recognised", in, out)
+		}
+		again, err := normalizeMessage(out, true)
+		if err != nil || !reflect.DeepEqual(again, out) {
+			t.Errorf("%v: normalizing %v again gives %v (%v)", in, out, again, err)
+		}
+	}
+	for _, m := range []msg{
+		{"type": "ai", "content": "x", "id": "a", "name": nil, "additional_kwargs": msg{}, "response_metadata": msg{}, "tool_calls": []any{}, "invalid_tool_calls": []any{}},
+		{"type": "tool", "content": "x", "id": "a", "name": nil, "additional_kwargs": msg{}, "response_metadata": msg{}, "tool_call_id": "1", "artifact": nil},
+		{"type": "human", "content": "x", "id": "a", "name": nil, "additional_kwargs": nil, "response_metadata": msg{}},
+		{"type": "remove", "content": "", "id": "a", "name": nil, "additional_kwargs": msg{}, "response_metadata": msg{}},
+	} {
+		if normalized(m) {
+			t.Errorf("%v: recognised as normalized, but normalizing changes it", m)
+		}
+	}
+	first, err := AddMessages(nil, []any{"one", msg{"role": "assistant", "content": "two"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := AddMessages(first, "three")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range first {
+		if reflect.ValueOf(next[i]).UnsafePointer() != reflect.ValueOf(first[i]).UnsafePointer() {
+			t.Errorf("current message %d was copied", i)
+		}
+	}
+}

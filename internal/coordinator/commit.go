@@ -541,7 +541,18 @@ func (s *Service) endRunFast(ctx context.Context, p *postgres.Pipeline, d *dispa
 		return err
 	}
 	// The puts of this commit come before in the same transaction: a
-	// reference to a blob one of them writes is readable when this commits.
+	// reference to a blob one of them writes is readable when this commits,
+	// and the encoding that put made is the value's.
+	for _, c := range cps {
+		for ch, ver := range pr.Blobs {
+			if c.NS == "" && c.Changed[ch] == ver && c.Encoded[ch] != nil {
+				if pr.Encoded == nil {
+					pr.Encoded = map[string][]byte{}
+				}
+				pr.Encoded[ch] = c.Encoded[ch]
+			}
+		}
+	}
 	return s.threads.SetRunEnded(ctx, p, d.ThreadID, pr, runErr)
 }
 

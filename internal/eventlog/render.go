@@ -348,7 +348,7 @@ func merge(rest json.RawMessage, ref Ref, vals map[string]any) (string, error) {
 		}
 		obj[k] = json.RawMessage(b)
 	}
-	b, err := json.Marshal(doc)
+	b, err := encodeJSON(doc)
 	return string(b), err
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weftdev/weft/internal/apperr"
+	"github.com/weftdev/weft/internal/jsonv"
 	"github.com/weftdev/weft/internal/postgres"
 )
 
@@ -25,14 +26,18 @@ func EncodeResult(result any, cps []Checkpoint, opt Options) (Row, error) {
 }
 
 // RenderResult returns the whole result of run runID of thread threadID
-// from its stored form: data as stored, whole when ref is nil, else the
-// rest of the result with ref naming the checkpoint values that fill it.
-// The document is normalised by PostgreSQL's jsonb, so it is byte for byte
-// what a result stored whole reads. When the checkpoint is gone (a prune
-// stored the result whole again meanwhile) the run's row is read again.
+// from its stored form, as compact JSON: data as stored, whole when ref is
+// nil, else the rest of the result with ref naming the checkpoint values
+// that fill it (as the checkpoint store encoded them: a long conversation
+// is copied, not decoded and encoded again). The same stored form renders
+// the same bytes every time; a result stored whole and one stored as a
+// reference hold the same JSON, their objects' members not necessarily in
+// the same order (jsonb's, the encoder's). When the checkpoint is gone (a
+// prune stored the result whole again meanwhile) the run's row is read
+// again.
 func RenderResult(ctx context.Context, db postgres.DBTX, threadID, runID uuid.UUID, data json.RawMessage, ref []byte) (json.RawMessage, error) {
 	if ref == nil {
-		return data, nil
+		return jsonv.Compact(data), nil
 	}
 	var r Ref
 	if err := json.Unmarshal(ref, &r); err != nil {
@@ -53,15 +58,11 @@ func RenderResult(ctx context.Context, db postgres.DBTX, threadID, runID uuid.UU
 		if ref != nil {
 			return nil, fmt.Errorf("run %s result references a checkpoint that does not exist", runID)
 		}
-		return data, nil
+		return jsonv.Compact(data), nil
 	}
-	doc, err := merge(data, r, vals)
+	doc, err := merge(jsonv.Compact(data), r, vals)
 	if err != nil {
 		return nil, fmt.Errorf("run %s result: %w", runID, err)
 	}
-	var out json.RawMessage
-	if err := db.QueryRow(ctx, `SELECT $1::text::jsonb`, doc).Scan(&out); err != nil {
-		return nil, fmt.Errorf("run %s result: %w", runID, err)
-	}
-	return out, nil
+	return json.RawMessage(doc), nil
 }

@@ -185,6 +185,16 @@ func scan(b []byte) (maxDepth int, huge string) {
 	return maxDepth, huge
 }
 
+// Compact is b without whitespace between its tokens (jsonb's text has
+// some), or b itself when it is not valid JSON.
+func Compact(b []byte) []byte {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
 // Present reports whether a raw JSON field was given and is not null.
 func Present(r json.RawMessage) bool {
 	t := bytes.TrimSpace(r)

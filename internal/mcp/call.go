@@ -156,15 +156,11 @@ func (h *Handler) progress(ctx context.Context, req *sdk.CallToolRequest, run *r
 	return func() { cancel(); <-finished }
 }
 
-// resultOf renders a run's result (the body of /runs/wait) as a tool
+// resultOf renders a run's result (the body of /runs/wait, compact) as a tool
 // result: {"__error__": {error, message}} is a tool error with its text;
 // other output is the structured content (an object; any other value under
 // "result") and its JSON as text.
 func resultOf(body json.RawMessage) *sdk.CallToolResult {
-	var compact bytes.Buffer
-	if json.Compact(&compact, body) == nil {
-		body = compact.Bytes()
-	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(body, &obj) == nil && obj != nil {
 		if e, ok := obj["__error__"]; ok && len(obj) == 1 {

@@ -1,7 +1,6 @@
 package runs
 
 import (
-	"bytes"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -149,11 +148,7 @@ func (h *Handlers) writeResult(w http.ResponseWriter, r *http.Request, run *Run)
 			temporary = final
 		}
 	}
-	var compact bytes.Buffer
-	if json.Compact(&compact, body) == nil {
-		body = compact.Bytes()
-	}
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(append(body, '\n')) // Result's documents are compact
 	if temporary != nil {
 		h.svc.DeleteTemporaryLater(r.Context(), temporary)
 	}

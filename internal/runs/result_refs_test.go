@@ -47,8 +47,10 @@ func resultScenario(t *testing.T, s *servertest.Server, hook string) (chat strin
 }
 
 // A run's result stored as a reference to its last checkpoint answers
-// wait, join and the webhook with the same bytes as a result stored
-// whole; pruning the thread forgets the results of the runs whose
+// wait, join and the webhook with the same JSON as a result stored whole
+// (object members in another order: a reference renders the checkpoint's
+// values as stored, without jsonb), and its wait and join with the same
+// bytes; pruning the thread forgets the results of the runs whose
 // checkpoints went away, whose join then answers the thread's values (as
 // LangGraph's server answers a join after the run ended).
 func TestRunResultRefsSameBytesAsWhole(t *testing.T) {
@@ -74,11 +76,14 @@ func TestRunResultRefsSameBytesAsWhole(t *testing.T) {
 	}
 	an, bn := &anonymizer{seen: map[string]string{}}, &anonymizer{seen: map[string]string{}}
 	for i := range wWaits {
-		if x, y := an.do(wWaits[i]), bn.do(rWaits[i]); x != y {
+		if x, y := an.do(sortedJSON(t, wWaits[i])), bn.do(sortedJSON(t, rWaits[i])); x != y {
 			t.Fatalf("wait %d differs:\nwhole: %s\nrefs:  %s", i, x, y)
 		}
-		if x, y := an.do(wJoins[i]), bn.do(rJoins[i]); x != y {
+		if x, y := an.do(sortedJSON(t, wJoins[i])), bn.do(sortedJSON(t, rJoins[i])); x != y {
 			t.Fatalf("join %d differs:\nwhole: %s\nrefs:  %s", i, x, y)
+		}
+		if w, j := strings.TrimSpace(rWaits[i]), strings.TrimSpace(rJoins[i]); w != j {
+			t.Fatalf("run %d: wait and join answer different bytes:\nwait: %s\njoin: %s", i, w, j)
 		}
 	}
 	if !strings.Contains(rJoins[3], "with a webhook") || !strings.Contains(rJoins[2], "long long") {
@@ -121,4 +126,21 @@ func TestRunResultRefsSameBytesAsWhole(t *testing.T) {
 	if got := string(refs.Must(http.StatusOK, "GET", "/threads/"+chat+"/runs/"+runIDs[3]+"/join", nil).Body); got != rJoins[3] {
 		t.Fatalf("the latest run's join changed with the prune:\n%s\nbefore:\n%s", got, rJoins[3])
 	}
+}
+
+// sortedJSON is the JSON document s with every object's members in the
+// encoder's order (sorted), numbers as written.
+func sortedJSON(t *testing.T, s string) string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -273,9 +273,9 @@ func (s *Service) Join(ctx context.Context, threadID, runID uuid.UUID) (*Run, er
 	}
 }
 
-// Result is the body of wait and join (reference §7.1): the run's final
-// values, {"__error__": …} for a failed run, or the thread's values when
-// the run recorded none.
+// Result is the body of wait and join (reference §7.1), compact JSON: the
+// run's final values, {"__error__": …} for a failed run, or the thread's
+// values when the run recorded none.
 func (s *Service) Result(ctx context.Context, run *Run) (json.RawMessage, error) {
 	if len(run.Result) > 0 {
 		return eventlog.RenderResult(ctx, s.db, run.ThreadID, run.RunID, run.Result, run.ResultRef)
@@ -300,7 +300,7 @@ func (s *Service) Result(ctx context.Context, run *Run) (json.RawMessage, error)
 	if len(values) == 0 || string(values) == "null" {
 		return json.RawMessage(`{}`), nil
 	}
-	return values, nil
+	return jsonv.Compact(values), nil
 }
 
 // Retry requeues a dead-lettered dispatch; its run becomes pending and its

@@ -75,6 +75,10 @@ type State struct {
 	// (checkpoints.Tuple.AsStored). Only those channels may be stored by
 	// reference; nil stores the values whole.
 	Blobs map[string]string
+	// Encoded optionally holds, for channels of Blobs, the JSON of the
+	// value as the put of that blob encoded it: Stored need not encode it
+	// again to see whether it is a list worth a reference.
+	Encoded map[string][]byte
 	// Interrupts are the pending interrupts by task, as JSON.
 	Interrupts []byte
 }
@@ -107,9 +111,12 @@ func (s *Store) Stored(ctx context.Context, st State) (StoredState, error) {
 			if !ok {
 				continue
 			}
-			b, err := json.Marshal(v)
-			if err != nil {
-				return StoredState{}, fmt.Errorf("thread values: channel %q: %w", ch, err)
+			b := st.Encoded[ch]
+			if b == nil {
+				var err error
+				if b, err = json.Marshal(v); err != nil {
+					return StoredState{}, fmt.Errorf("thread values: channel %q: %w", ch, err)
+				}
 			}
 			if len(b) < min || b[0] != '[' || bytes.Contains(b, []byte(`\u0000`)) {
 				continue

@@ -8,7 +8,8 @@
   offline: no browser, no reload, no tracing, no version check, no CLI
   analytics, no LangSmith keys in its environment. Stopped by its PID.
 - `start_weft_dev(servers, project)`: `weft dev --config` on the same project
-  (conftest's Servers: built binary, its own PostgreSQL), the Python worker
+  (conftest's Servers: built binary, its own PostgreSQL; `data_dir` from
+  `servers.data_dir()` when it must be prepared first), the Python worker
   run by this interpreter.
 - `socket_dir(log)`: the managed PostgreSQL's socket directory, from a Weft
   server's log (user and database `weft`).
@@ -153,9 +154,9 @@ def wait_up(srv, what: str, graphs, headers: dict | None = None) -> None:
 
 
 def start_weft_dev(servers: Servers, project: Path, args: list[str] | None = None, env: dict | None = None,
-                   graphs=GRAPHS, headers: dict | None = None) -> Weft:
+                   graphs=GRAPHS, headers: dict | None = None, data_dir: str | None = None) -> Weft:
     full_env = {"WEFT_PYTHON": sys.executable, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
-    w = servers.start(["dev", "--config", str(project / "langgraph.json"), *(args or [])], env=full_env)
+    w = servers.start(["dev", "--config", str(project / "langgraph.json"), *(args or [])], env=full_env, data_dir=data_dir)
     wait_registered(w.url, graphs, headers=headers)
     return w
 

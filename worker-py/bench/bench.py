@@ -4,6 +4,7 @@ Weft's in-process Go path, side by side in one run (issues 29 and 39).
   python worker-py/bench/bench.py                       # 3 rounds: the table of docs/performance.md
   python worker-py/bench/bench.py --quick               # CI: everything very briefly, proves the bench works
   python worker-py/bench/bench.py --long-chat           # also 1,000-turn chats: p50 of turns 11-100 vs 901-1000
+  python worker-py/bench/bench.py --baseline-bin /tmp/weft-base --pg-stats 200   # issue 39's before/after
   WEFT_BIN=/tmp/weft AEGRA_PYTHON=/path/venv/bin/python python worker-py/bench/bench.py
 
 Servers (each its own, started here on loopback and stopped by PID at the end):
@@ -13,6 +14,8 @@ Servers (each its own, started here on loopback and stopped by PID at the end):
   worker:      weft dev serving the same project: the Python worker (weft_worker, Python langgraph) runs the
                graph and commits its checkpoints to Weft, which persists every step in its PostgreSQL
   in-process:  plain weft: the built-in foo_bar and echo_chat, executed by the server's Go pool
+  baseline:    with --baseline-bin (or WEFT_BASELINE_BIN): the same plain weft from another binary (the commit
+               a change starts from), run like in-process in every phase
 Graphs: foo_bar (START -> node_a -> node_b -> END; foo the last value, bar an appended list: foo_bar_py in the
 project, the built-in foo_bar in process) and echo_chat (a MessagesState chat answering "echo: <text>").
 Measures, every answer checked:
@@ -22,26 +25,31 @@ Measures, every answer checked:
               of each server's process tree from /proc: server, its PostgreSQL, the Python worker)
   chat:       one thread of echo_chat, --turns turns of POST /threads/{id}/runs/wait with one human message
               each (200 random characters), each turn timed: p50 over turns 1-30 and over 1-turns
-  history:    POST /threads/{id}/history {"limit": 10} on the chat when it holds 60 messages (turn 30), c1
-              (and c16 with --history-c16): requests/s and p50
+  reads:      POST /threads/{id}/history {"limit": 10} and GET /threads/{id}/state on the chat when it holds
+              60 messages (turn 30), c1 (and c16 with --history-c16): requests/s and p50
+  long chat:  with --long-chat, one more chat of --long-turns turns per server, and LangGraph's library alone
+              (the same graph with InMemorySaver in a subprocess, the same turns); p50 of turns 11-100 vs
+              901-1000, and state / history(10) / GET /threads/{id} p50 at turn long_turns/10 and long_turns
+  pg stats:   with --pg-stats N, for each Weft server N stateless foo_bar runs at c4 counted by PostgreSQL
+              (pg_stat_statements, pg_stat_database, the WAL position, the tables' rows and sizes): pgstats.py
 The machine may be shared: the servers run interleaved in short slices (c1 0.5 s, cN 1 s, chat turn by
 turn), their order rotating, so a slowdown falls on all alike; --rounds repeats everything and the summary
 gives medians with their spread (min-max over rounds) and the ratios of each round's figures.
 """
 
+# This file: the command line (main), the servers' start-up and the measurement (CPU from /proc, the HTTP
+# requests of each server, the phases of foo_bar runs, the chat's reads, --pg-stats). The chats, the long
+# chat's reads and LangGraph's library alone are in longchat.py; everything printed at the end in report.py.
+
 from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
-import json
-import math
+import functools
 import os
-import platform
 import random
 import re
 import statistics
-import string
 import sys
 import tempfile
 import time
@@ -55,16 +63,23 @@ sys.path.insert(0, str(REPO / "sdk-tests" / "py"))
 sys.path.insert(0, str(REPO / "sdk-tests" / "py" / "fixtures" / "pybench"))
 
 import httpx  # noqa: E402
-
+import pgstats  # noqa: E402
 from aegra import aegra_python, start_aegra  # noqa: E402
-from pyservers import Servers, free_port, project_copy, start_langgraph_dev, start_weft_dev  # noqa: E402
+from longchat import LibraryChat, chat, langgraph_run_times, library_chat_child, rotate  # noqa: E402
+from pyservers import (  # noqa: E402
+    Servers,
+    free_port,
+    project_copy,
+    socket_dir,
+    start_langgraph_dev,
+    start_weft_dev,
+)
+from report import LABEL, pct, report  # noqa: E402
 
 WANT = {"foo": "b", "bar": ["a", "b"]}
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
-ALL_PATHS = ["langgraph", "aegra", "worker", "in-process"]  # the table's column order
-LABEL = {"langgraph": "langgraph dev", "aegra": "Aegra", "worker": "Weft, Python worker", "in-process": "Weft, in process"}
-HISTORY_AT = 30  # history(10) is read when the chat holds 60 messages
-TEXT_CHARS = 200  # characters of each human message (as weft-load's long suite)
+ALL_PATHS = ["langgraph", "aegra", "worker", "in-process", "baseline"]  # the table's column order
+WEFT_PATHS = ("worker", "in-process", "baseline")  # the servers --pg-stats counts
 
 
 # --- CPU from /proc
@@ -141,7 +156,7 @@ class Target:
             raise RuntimeError(f"{self.name}: POST /threads: {r.status_code} {r.text[:300]}")
         return r.json()["thread_id"]
 
-    async def once(self, stateless: bool, acc: "Acc | None" = None) -> float:
+    async def once(self, stateless: bool, acc: Acc | None = None) -> float:
         path = "/runs/wait" if stateless else f"/threads/{await self.new_thread()}/runs/wait"
         t0 = time.perf_counter()
         r = await self.client.post(path, json={"assistant_id": self.graph, "input": {}})
@@ -168,10 +183,46 @@ class Target:
         r = await self.client.post(f"/threads/{tid}/history", json={"limit": 10})
         ms = (time.perf_counter() - t0) * 1000
         body = r.json() if r.status_code == 200 else None
-        if not isinstance(body, list) or len(body) != 10 or len(body[0]["values"]["messages"]) != messages:
+        want = 10 if messages >= 8 else len(body or []) or 1  # a chat of 4 turns or more has 10 checkpoints to give
+        if not isinstance(body, list) or len(body) != want or len(body[0]["values"]["messages"]) != messages:
             raise RuntimeError(f"{self.name}: POST /threads/{{id}}/history: {r.status_code} {r.text[:300]}")
         self.history_bytes = len(r.content)
         return ms
+
+    async def state(self, tid: str, messages: int) -> float:
+        t0 = time.perf_counter()
+        r = await self.client.get(f"/threads/{tid}/state")
+        ms = (time.perf_counter() - t0) * 1000
+        body = r.json() if r.status_code == 200 else None
+        if not isinstance(body, dict) or len(body["values"]["messages"]) != messages:
+            raise RuntimeError(f"{self.name}: GET /threads/{{id}}/state: {r.status_code} {r.text[:300]}")
+        return ms
+
+    async def get_thread(self, tid: str, messages: int) -> float:
+        t0 = time.perf_counter()
+        r = await self.client.get(f"/threads/{tid}")
+        ms = (time.perf_counter() - t0) * 1000
+        body = r.json() if r.status_code == 200 else None
+        values = body.get("values") if isinstance(body, dict) else None
+        if (not isinstance(body, dict) or body.get("thread_id") != tid
+                or isinstance(values, dict) and "messages" in values and len(values["messages"]) != messages):
+            raise RuntimeError(f"{self.name}: GET /threads/{{id}}: {r.status_code} {r.text[:300]}")
+        return ms
+
+    async def count_runs(self, n: int, conc: int) -> float:
+        """n stateless foo_bar runs by conc clients; their wall time in s."""
+        left = n
+
+        async def client():
+            nonlocal left
+            while left > 0:
+                left -= 1
+                await self.once(True)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(conc)))
+        return time.perf_counter() - t0
+
 
 
 def run_id_of(r: httpx.Response) -> str:
@@ -187,10 +238,6 @@ class Acc:
         return {"runs": self.runs, "per_s": self.runs / self.secs if self.secs else 0, "p50": pct(self.lat, 0.5),
                 "p95": pct(self.lat, 0.95), "cpu": {k: v / self.runs for k, v in self.cpu.items()} if self.runs else {}}
 
-
-def pct(xs, p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
 
 
 async def run_slice(acc: Acc, path: Target, conc: int, secs: float, op) -> None:
@@ -244,28 +291,6 @@ async def commit_totals(url: str | None) -> dict[str, tuple[float, float]]:
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def langgraph_run_times(log_path: str, offset: int) -> dict[str, tuple[float, float]]:
-    """run_id -> (run_wait_time_ms, run_exec_ms) of the runs langgraph dev logged ("Background run
-    succeeded") past offset."""
-    with open(log_path, "rb") as f:
-        f.seek(offset)
-        text = f.read().decode("utf-8", "replace")
-    out = {}
-    for line in ANSI.sub("", text).splitlines():
-        if "Background run succeeded" in line:
-            w, e = re.search(r"run_wait_time_ms=(\d+)", line), re.search(r"run_exec_ms=(\d+)", line)
-            i = re.search(r"run_id=([0-9a-f-]+)", line)
-            if w and e and i:
-                out[i.group(1)] = (float(w.group(1)), float(e.group(1)))
-    return out
-
-
-def rotate(paths: list, i: int) -> list:
-    return paths[i % len(paths):] + paths[: i % len(paths)]
-
 
 async def phase(paths: list[Target], conc: int, secs: float, slice_s: float, stateless: bool, alone: bool,
                 worker_url: str | None, lg_log: str | None = None):
@@ -301,59 +326,94 @@ async def phase(paths: list[Target], conc: int, secs: float, slice_s: float, sta
     return out
 
 
-async def history_phase(paths: list[Target], threads: dict[str, str], messages: int, conc: int, secs: float,
-                        slice_s: float) -> dict:
-    """POST /threads/{id}/history {"limit": 10} on each path's chat thread at concurrency conc, interleaved."""
-    accs = {p.name: Acc() for p in paths}
+async def reads_phase(paths: list[Target], threads: dict[str, str], messages: int, conc: int, secs: float,
+                      slice_s: float) -> dict:
+    """POST /threads/{id}/history {"limit": 10} and GET /threads/{id}/state on each path's chat thread at
+    concurrency conc, secs of each per path, interleaved: {"history": {path: result}, "state": {...}}."""
+    accs = {kind: {p.name: Acc() for p in paths} for kind in ("history", "state")}
     n = max(1, round(secs / slice_s))
     for i in range(n):
         for p in rotate(paths, i):
-            await run_slice(accs[p.name], p, conc, secs / n, lambda p=p: p.history(threads[p.name], messages))
-    return {name: a.result() for name, a in accs.items()}
+            tid = threads[p.name]
+            await run_slice(accs["history"][p.name], p, conc, secs / n, lambda p=p, tid=tid: p.history(tid, messages))
+            await run_slice(accs["state"][p.name], p, conc, secs / n, lambda p=p, tid=tid: p.state(tid, messages))
+    return {kind: {name: a.result() for name, a in by.items()} for kind, by in accs.items()}
 
 
-def random_text(rng: random.Random) -> str:
-    return "".join(rng.choices(string.ascii_letters + string.digits, k=TEXT_CHARS))
-
-
-async def chat(paths: list[Target], turns: int, rng: random.Random, lg_log: str | None = None, history: dict | None = None,
-               label: str = "chat") -> dict:
-    """One echo_chat thread per path, turns turns each, turn by turn across the paths (their order rotating),
-    the same text for all at each turn. history: {"concs": [...], "secs": s} reads history(10) once the
-    chats hold 2*HISTORY_AT messages."""
-    threads = {p.name: await p.new_thread() for p in paths}
-    lat: dict[str, list[float]] = {p.name: [] for p in paths}
-    lg_runs: dict[str, int] = {}
-    log0 = os.path.getsize(lg_log) if lg_log else 0
+async def chat_reads(paths: list[Target], threads: dict[str, str], messages: int, concs: list[int], secs: float) -> dict:
+    """The round chat's reads, awaited by longchat.chat once the chats hold 2*HISTORY_AT messages: reads_phase
+    at each concurrency of concs, {conc: history, "state <conc>": state, "messages": n, "bytes": {path: size of
+    its last history(10) answer}}."""
     hist = {}
-    t_start, t_note = time.monotonic(), time.monotonic()
-    for i in range(1, turns + 1):
-        text = random_text(rng)
-        for p in rotate(paths, i):
-            ms, rid = await p.turn(threads[p.name], i, text)
-            lat[p.name].append(ms)
-            if p.name == "langgraph" and rid:
-                lg_runs[rid] = i - 1
-        if history and i == min(HISTORY_AT, turns):
-            for conc in history["concs"]:
-                hist[conc] = await history_phase(paths, threads, 2 * i, conc, history["secs"], 0.5 if conc == 1 else 1.0)
-            hist["messages"] = 2 * i
-            hist["bytes"] = {p.name: p.history_bytes for p in paths}
-        if time.monotonic() - t_note > 60:
-            t_note = time.monotonic()
-            print(f"  {label}: turn {i} of {turns} ({time.monotonic() - t_start:.0f} s)", file=sys.stderr)
-    out = {"lat": lat, "hist": hist}
-    if lg_log and "langgraph" in lat:  # each langgraph dev turn minus the time its log says it waited in its queue
-        logged = langgraph_run_times(lg_log, log0)
-        no_queue = [None] * turns
-        for rid, idx in lg_runs.items():
-            if rid in logged:
-                no_queue[idx] = lat["langgraph"][idx] - logged[rid][0]
-        out["lg_no_queue"] = no_queue
+    for conc in concs:
+        got = await reads_phase(paths, threads, messages, conc, secs, 0.5 if conc == 1 else 1.0)
+        hist[conc], hist[f"state {conc}"] = got["history"], got["state"]
+    hist["messages"] = messages
+    hist["bytes"] = {p.name: p.history_bytes for p in paths}
+    return hist
+
+
+
+async def pg_stats_phase(paths: list[Target], counters: dict[str, pgstats.Counter], n: int, conc: int = 4) -> dict:
+    """N stateless foo_bar runs at c conc per Weft server, counted by its PostgreSQL (pgstats.py). The servers
+    share the waits: counting on everywhere, a warm-up of each, PostgreSQL's counters left to settle, the
+    readings before; each server's runs in turn; settle; the readings after; then IDLE_S of nothing, read
+    again: the servers' background work (pollers) per second, subtracted from the window of the runs."""
+    targets = [p for p in paths if p.name in counters]
+    for c in counters.values():
+        c.track(True)
+    await asyncio.sleep(0.3)  # backends take the reload at their next command
+    for p in targets:
+        await p.count_runs(max(10, n // 4), conc)
+    await asyncio.sleep(pgstats.FLUSH_S)
+    t0 = {p.name: counters[p.name].tables() for p in targets}
+    await asyncio.sleep(0.3)  # the counting connection's backend reports as it exits
+    db0 = {}
+    for p in targets:
+        counters[p.name].reset()
+        db0[p.name] = counters[p.name].database()
+    secs = {}
+    for p in targets:
+        secs[p.name] = await p.count_runs(n, conc)
+        print(f"  pg stats: {n} runs of {LABEL[p.name]} in {secs[p.name]:.1f} s", file=sys.stderr)
+    await asyncio.sleep(pgstats.FLUSH_S)
+    db1, stmts, t1, idle0 = {}, {}, {}, {}
+    for p in targets:
+        db1[p.name], stmts[p.name] = counters[p.name].database(), counters[p.name].statements()
+    for p in targets:
+        t1[p.name] = counters[p.name].tables()
+    await asyncio.sleep(0.3)
+    for p in targets:
+        counters[p.name].reset()
+        idle0[p.name] = counters[p.name].database()
+    await asyncio.sleep(pgstats.IDLE_S)
+    out = {}
+    for p in targets:
+        c = counters[p.name]
+        idle1 = c.database()
+        idle = {"db0": idle0[p.name], "db1": idle1, "stmts": c.statements(),
+                "wal_lsn": c.wal_bytes(idle0[p.name]["lsn"], idle1["lsn"])}
+        out[p.name] = pgstats.summarize(n, db0[p.name], db1[p.name], c.wal_bytes(db0[p.name]["lsn"], db1[p.name]["lsn"]),
+                                        stmts[p.name], t0[p.name], t1[p.name], idle)
+        out[p.name]["runs_secs"] = secs[p.name]
+        c.track(False)
     return out
 
 
 # --- main
+
+
+def start_weft_binary(servers: Servers, binary: str, data_dir: str | None):
+    """Plain weft from another binary, started as servers.start starts WEFT_BIN (which it reads at each start)."""
+    before = os.environ.get("WEFT_BIN")
+    os.environ["WEFT_BIN"] = binary
+    try:
+        return servers.start(data_dir=data_dir)
+    finally:
+        if before is None:
+            del os.environ["WEFT_BIN"]
+        else:
+            os.environ["WEFT_BIN"] = before
 
 
 def parse_env(items: list[str]) -> dict[str, str]:
@@ -376,11 +436,22 @@ async def main() -> None:
                     help="runs at once per server: the Python worker's --concurrency and langgraph dev's --n-jobs-per-worker (default 32)")
     ap.add_argument("--modes", default="stateless,thread", help="foo_bar modes (default stateless,thread)")
     ap.add_argument("--turns", type=int, default=100, help="turns of each round's chat (default 100); history(10) at turn 30")
-    ap.add_argument("--history-c16", action="store_true", help="also history(10) at concurrency --concurrency")
+    ap.add_argument("--history-c16", action="store_true", help="also history(10) and state at concurrency --concurrency")
     ap.add_argument("--long-chat", action="store_true",
-                    help="after the rounds, one chat of --long-turns turns per server: p50 of turns 11-100 vs the last 100")
-    ap.add_argument("--long-turns", type=int, default=1000)
-    ap.add_argument("--paths", default=",".join(ALL_PATHS), help=f"servers to run (default {','.join(ALL_PATHS)})")
+                    help="after the rounds, one chat of --long-turns turns per server and LangGraph's library alone: p50 of "
+                         "turns 11-100 vs the last 100; state, history(10) and GET /threads/{id} at two points")
+    ap.add_argument("--long-turns", type=int, default=1000,
+                    help="turns of the long chat (default 1000); its reads at turn long_turns/10 and long_turns")
+    ap.add_argument("--long-reads", type=int, default=30,
+                    help="requests of each read (state, history(10), GET /threads/{id}) at each of the long chat's read points (default 30)")
+    ap.add_argument("--paths", default=",".join(ALL_PATHS[:4]),
+                    help=f"servers to run (default {','.join(ALL_PATHS[:4])}; baseline comes with --baseline-bin)")
+    ap.add_argument("--baseline-bin", default=os.environ.get("WEFT_BASELINE_BIN"), metavar="PATH",
+                    help="also run plain weft from this binary (default $WEFT_BASELINE_BIN), like in-process in every phase, "
+                         "and compare in-process with it")
+    ap.add_argument("--pg-stats", type=int, default=0, metavar="N",
+                    help="for each Weft server, N stateless foo_bar runs at c4 counted by its PostgreSQL "
+                         "(pg_stat_statements, pg_stat_database, WAL, the rows they leave); default off")
     ap.add_argument("--aegra-python", help="the interpreter of Aegra's virtualenv (aegra-requirements.txt); else "
                                            "$AEGRA_PYTHON, else worker-py/bench/.venv-aegra/bin/python")
     ap.add_argument("--aegra-env", action="append", default=[], metavar="KEY=VALUE",
@@ -388,23 +459,34 @@ async def main() -> None:
     ap.add_argument("--seed", type=int, default=39)
     ap.add_argument("--json", metavar="FILE", help="also write every raw figure (each turn's latency too) to FILE")
     ap.add_argument("--quick", action="store_true",
-                    help="CI: 1 round, 1 s per phase, 0.5 s warm-up, a 10-turn chat (history(10) on its 20 messages): proves the bench works")
+                    help="CI: defaults of 1 round, 1 s per phase, 0.5 s warm-up, a 10-turn chat (history(10) on its 20 "
+                         "messages), a 40-turn long chat with 10 reads a point; flags given override them: proves the bench works")
+    if ap.parse_known_args()[0].quick:  # langgraph dev's 0.5-1 s a run (its queue's poll) makes the chats the longest part
+        ap.set_defaults(rounds=1, duration=1.0, warmup=0.5, turns=10, long_turns=40, long_reads=10)
     args = ap.parse_args()
-    if args.quick:  # langgraph dev's 0.5-1 s a run (its queue's poll) makes the chat the longest part
-        args.rounds, args.duration, args.warmup, args.turns = 1, 1.0, 0.5, min(args.turns, 10)
-        args.long_turns = min(args.long_turns, 40)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     wanted = [p.strip() for p in args.paths.split(",") if p.strip()]
     if unknown := set(wanted) - set(ALL_PATHS):
         raise SystemExit(f"--paths: unknown {sorted(unknown)} (known: {', '.join(ALL_PATHS)})")
+    if args.baseline_bin:
+        if not os.access(args.baseline_bin, os.X_OK):
+            raise SystemExit(f"--baseline-bin / WEFT_BASELINE_BIN: no executable at {args.baseline_bin}")
+        args.baseline_bin = os.path.abspath(args.baseline_bin)
+        wanted.append("baseline")
+    elif "baseline" in wanted:
+        raise SystemExit("--paths baseline: give its binary with --baseline-bin or WEFT_BASELINE_BIN")
     wanted = [p for p in ALL_PATHS if p in wanted]
+    if args.pg_stats and not set(wanted) & set(WEFT_PATHS):
+        raise SystemExit("--pg-stats: no Weft server in --paths")
     apy = aegra_python(args.aegra_python) if "aegra" in wanted else None
     rng = random.Random(args.seed)
     t_begin = time.monotonic()
     load0 = os.getloadavg()
 
     global ALONE
-    from graphs import foo_bar_py  # the fixture project's graph, imported here for the alone timing
+    from graphs import (
+        foo_bar_py,  # the fixture project's graph, imported here for the alone timing
+    )
     from langgraph.checkpoint.memory import InMemorySaver
 
     ALONE = foo_bar_py.copy(update={"checkpointer": InMemorySaver()})
@@ -413,19 +495,39 @@ async def main() -> None:
     started: list = []
     paths: list[Target] = []
     rounds: list[dict] = []
-    long = None
-    dev = lgdev = None
+    long = pg = None
+    dev = lgdev = library = None
+    counters: dict[str, pgstats.Counter] = {}
+    weft: dict = {}
     try:
         tmp = tempfile.mkdtemp(prefix="bench-", dir=servers.root)
         os.chmod(tmp, 0o755)
         by_name = {}
+
+        def data_dir() -> str | None:
+            """With --pg-stats, the server's cluster made beforehand with pg_stat_statements preloaded (pgstats.py)."""
+            if not args.pg_stats:
+                return None
+            d = servers.data_dir()
+            pgstats.prepare_data_dir(d)
+            return d
+
         if "in-process" in wanted:
-            inproc = servers.start()
-            by_name["in-process"] = Target("in-process", inproc.url, "foo_bar", [inproc.proc.pid, *postmasters(inproc.env["WEFT_DATA_DIR"])])
+            weft["in-process"] = servers.start(data_dir=data_dir())
+        if "baseline" in wanted:
+            weft["baseline"] = start_weft_binary(servers, args.baseline_bin, data_dir())
+        for name in ("in-process", "baseline"):
+            if name in weft:
+                w = weft[name]
+                by_name[name] = Target(name, w.url, "foo_bar", [w.proc.pid, *postmasters(w.env["WEFT_DATA_DIR"])])
         if "worker" in wanted:
             dev = start_weft_dev(servers, project_copy(os.path.join(tmp, "weft-dev")),
-                                 env={"WEFT_WORKER_CONCURRENCY": str(args.jobs), "WEFT_CACHE_DIR": os.path.join(tmp, "cache")})
+                                 env={"WEFT_WORKER_CONCURRENCY": str(args.jobs), "WEFT_CACHE_DIR": os.path.join(tmp, "cache")},
+                                 data_dir=data_dir())
+            weft["worker"] = dev
             by_name["worker"] = Target("worker", dev.url, "foo_bar_py", [dev.proc.pid, *postmasters(dev.env["WEFT_DATA_DIR"])])
+        if args.pg_stats:
+            counters = {name: pgstats.Counter(socket_dir(w.log()), LABEL[name]) for name, w in weft.items()}
         if "langgraph" in wanted:
             lg_dir = os.path.join(tmp, "langgraph-dev")
             os.makedirs(lg_dir)
@@ -455,245 +557,35 @@ async def main() -> None:
                 cn = await phase(paths, args.concurrency, args.duration, 1.0, mode == "stateless", False, worker_url)
                 res[mode] = {"c1": c1, "cn": cn}
             concs = [1, args.concurrency] if args.history_c16 else [1]
-            res["chat"] = await chat(paths, args.turns, rng, lg_log, {"concs": concs, "secs": args.duration},
-                                     label=f"round {r + 1} chat")
+            reads = functools.partial(chat_reads, paths, concs=concs, secs=args.duration)
+            res["chat"] = await chat(paths, args.turns, rng, lg_log, reads, label=f"round {r + 1} chat")
             rounds.append(res)
             print(f"round {r + 1} of {args.rounds} done ({time.monotonic() - t_begin:.0f} s)", file=sys.stderr)
+        if args.pg_stats:
+            pg = await pg_stats_phase(paths, counters, args.pg_stats)
+            print(f"pg stats done ({time.monotonic() - t_begin:.0f} s)", file=sys.stderr)
         if args.long_chat:
-            long = await chat(paths, args.long_turns, rng, lg_log, label="long chat")
+            library = await LibraryChat.start()
+            long = await chat(paths, args.long_turns, rng, lg_log, label="long chat", library=library,
+                              reads_at=(max(1, args.long_turns // 10), args.long_turns), reads=args.long_reads)
     finally:
+        if library:
+            await library.close()
+        for c in counters.values():
+            c.close()
         for p in paths:
             await p.client.aclose()
         for s in reversed(started):
             s.stop()
         servers.stop_all()
 
-    report(args, modes, [p.name for p in paths], rounds, long, load0, os.getloadavg(), time.monotonic() - t_begin)
+    report(args, modes, [p.name for p in paths], rounds, long, pg, load0, os.getloadavg(), time.monotonic() - t_begin)
 
-
-# --- the report
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None and not math.isnan(x)]
-    return statistics.median(xs) if xs else None
-
-
-def spread(xs, f: str = ".2f"):
-    xs = [x for x in xs if x is not None and not math.isnan(x)]
-    return f"{min(xs):{f}}-{max(xs):{f}}" if xs else "-"
-
-
-def cell(xs, f: str, n_rounds: int) -> str:
-    m = med(xs)
-    if m is None:
-        return "n/a"
-    return f"{m:{f}}" + (f" ({spread(xs, f)})" if n_rounds > 1 else "")
-
-
-def window(lat: list[float], a: int, b: int) -> float | None:
-    """p50 of turns a..b (1-based, inclusive)."""
-    xs = [x for x in lat[a - 1: b] if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def metrics(args, modes, names, res) -> dict[str, dict[str, float | None]]:
-    """One round's figures: metric -> path -> value."""
-    C = args.concurrency
-    w30 = min(HISTORY_AT, args.turns)
-    out: dict[str, dict] = {}
-    for mode in modes:
-        for name in names:
-            c1, cn = res[mode]["c1"].get(name), res[mode]["cn"].get(name)
-            out.setdefault(f"{mode} c1 p50", {})[name] = c1["p50"] if c1 else None
-            out.setdefault(f"{mode} c{C} runs/s", {})[name] = cn["per_s"] if cn else None
-    ch = res["chat"]
-    for name in names:
-        out.setdefault("chat 30", {})[name] = window(ch["lat"][name], 1, w30)
-        out.setdefault("chat all", {})[name] = window(ch["lat"][name], 1, args.turns)
-        for conc in (1, C):
-            h = ch["hist"].get(conc, {}).get(name)
-            out.setdefault(f"history c{conc} req/s", {})[name] = h["per_s"] if h else None
-            out.setdefault(f"history c{conc} p50", {})[name] = h["p50"] if h else None
-    return out
-
-
-def report(args, modes, names, rounds, long, load0, load1, elapsed) -> None:
-    C, R = args.concurrency, len(rounds)
-    w30 = min(HISTORY_AT, args.turns)
-    hist_msgs = 2 * w30
-    now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    print(f"""What is measured ({now}; {platform.node()}, {os.cpu_count()} CPUs; load average {load0[0]:.2f} / {load0[1]:.2f} / {load0[2]:.2f}
-(1/5/15 min) at the start, {load1[0]:.2f} / {load1[1]:.2f} / {load1[2]:.2f} at the end; {elapsed:.0f} s{"; --quick: a check that the bench works, not figures" if args.quick else ""}).
-Servers, each started by the bench on this machine (loopback), every answer checked:
-  langgraph dev:        langgraph-cli[inmem] serving sdk-tests/py/fixtures/pybench (foo_bar_py, echo_chat), in memory,
-                        --n-jobs-per-worker {args.jobs}, offline
-  Aegra:                aegra-api 0.6.0 (uvicorn, one process; runs as asyncio tasks in it) serving the same project, on
-                        a PostgreSQL cluster of its own (initdb'd by the bench, unix socket); its default pools (SQLAlchemy 2,
-                        LangGraph 1-6){"; extra env " + " ".join(args.aegra_env) if args.aegra_env else ""}
-  Weft, Python worker:  weft dev serving the same project: Weft's Python worker (Python langgraph, --concurrency {args.jobs}) runs
-                        the graph and commits every checkpoint to Weft's PostgreSQL
-  Weft, in process:     plain weft, the built-in foo_bar and echo_chat run by the server's Go pool (its own PostgreSQL)
-foo_bar: START -> node_a -> node_b -> END. stateless: POST /runs/wait (no thread; Aegra 0.6.0 has none: n/a); thread: POST
-/threads/{{id}}/runs/wait on a fresh thread created before the clock starts. c1: one client back to back (latency p50);
-c{C}: {C} clients at once (runs/s). {args.duration:g} s per server, mode and phase, interleaved in slices (c1 0.5 s, c{C} 1 s,
-order rotating), after {args.warmup:g} s of warm-up per mode at c4. Chat: one thread of echo_chat per server and round,
-{args.turns} turns of POST /threads/{{id}}/runs/wait with one human message of {TEXT_CHARS} random characters each (the same
-text on every server), turn by turn across the servers; p50 of each turn's latency over turns 1-{w30}{f" and 1-{args.turns}" if args.turns > w30 else ""}.
-history(10): POST /threads/{{id}}/history {{"limit": 10}} on that chat when it holds {hist_msgs} messages (after turn {w30}),
-{args.duration:g} s per server at c1{f" and c{C}" if args.history_c16 else ""}, interleaved. {R} round(s); a cell is the median
-over rounds (min-max in brackets when more than one). The client is this Python process (httpx, asyncio).
-CPU ms per run at c{C} (/proc) of each server's process tree: server / its PostgreSQL / Python worker, and this client.""")
-    if long:
-        print(f"Long chat (--long-chat, after the rounds): one more echo_chat thread per server, {args.long_turns} turns the same way.")
-    print()
-    # per-round detail
-    cols = ["server", "postgres", "worker", "client"]
-    if rounds:
-        print(f"{'round':>5}  {'mode':<9} {'server':<20} {'c1 p50 ms':>10} {'c1 p95 ms':>10} {'c1 runs/s':>10} "
-              f"{'c' + str(C) + ' runs/s':>11} {'c' + str(C) + ' p50 ms':>11}  CPU ms/run at c{C}: {' / '.join(cols)}")
-    for i, res in enumerate(rounds, 1):
-        for mode in modes:
-            for name in names:
-                c1, cn = res[mode]["c1"].get(name), res[mode]["cn"].get(name)
-                if not c1:
-                    print(f"{i:>5}  {mode:<9} {LABEL[name]:<20} {'n/a':>10}")
-                    continue
-                cpu = " / ".join(f"{cn['cpu'][k]:.1f}" if k in cn["cpu"] else "-" for k in cols)
-                print(f"{i:>5}  {mode:<9} {LABEL[name]:<20} {c1['p50']:>10.1f} {c1['p95']:>10.1f} {c1['per_s']:>10.1f} "
-                      f"{cn['per_s']:>11.1f} {cn['p50']:>11.1f}  {cpu}")
-            if "alone" in res[mode]["c1"]:
-                print(f"{i:>5}  {mode:<9} {'graph alone':<20} {res[mode]['c1']['alone']['p50']:>10.2f}  (foo_bar_py.ainvoke, this process)")
-        ch = res["chat"]
-        for name in names:
-            lat = ch["lat"][name]
-            h = " ".join(f"history c{c}: {ch['hist'][c][name]['per_s']:.1f} req/s, p50 {ch['hist'][c][name]['p50']:.1f} ms"
-                         for c in ch["hist"] if isinstance(c, int))
-            if "bytes" in ch["hist"]:
-                h += f"; history(10) answer {ch['hist']['bytes'][name]:,} bytes"
-            w = f"1-{w30} {window(lat, 1, w30):.1f} ms" + (f", 1-{args.turns} {window(lat, 1, args.turns):.1f} ms" if args.turns > w30 else "")
-            print(f"{i:>5}  {'chat':<9} {LABEL[name]:<20} turns p50 {w}, p95 {pct(lat, 0.95):.1f} ms, last turn {lat[-1]:.1f} ms; {h}")
-
-    if long and not rounds:
-        report_long(args, names, long)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "names": names, "rounds": rounds, "long": long}, f)
-        print(f"\n(raw figures: {args.json})")
-    if not rounds:
-        return
-    per_round = [metrics(args, modes, names, res) for res in rounds]
-    get = lambda key, name: [m[key].get(name) for m in per_round]  # noqa: E731
-    rows = []
-    for mode in modes:
-        what = "stateless `runs/wait`" if mode == "stateless" else "`runs/wait` on a fresh thread"
-        rows.append((f"{what}, c1 p50 (ms)", f"{mode} c1 p50", ".1f", "lat"))
-        rows.append((f"{what}, c{C} runs/s", f"{mode} c{C} runs/s", ".1f", "thr"))
-    if args.turns > w30:
-        rows.append((f"a chat turn on a thread, c1 p50 (ms), turns 1-{w30} / 1-{args.turns}", ("chat 30", "chat all"), ".1f", "lat"))
-    else:
-        rows.append((f"a chat turn on a thread, c1 p50 (ms), turns 1-{w30}", "chat 30", ".1f", "lat"))
-    rows.append((f"`history(10)` of a {hist_msgs}-message chat, c1 req/s", "history c1 req/s", ".1f", "thr"))
-    if args.history_c16:
-        rows.append((f"`history(10)` of a {hist_msgs}-message chat, c{C} req/s", f"history c{C} req/s", ".1f", "thr"))
-
-    print(f"\nThe table (medians over {R} round(s){', min-max in brackets' if R > 1 else ''}):\n")
-    print("| | " + " | ".join(LABEL[n] for n in names) + " |")
-    print("|---|" + "---|" * len(names))
-    for label, key, f, _ in rows:
-        if isinstance(key, tuple):
-            cells = [" / ".join(cell(get(k, n), f, R) for k in key) for n in names]
-        else:
-            cells = [cell(get(key, n), f, R) for n in names]
-        print(f"| {label} | " + " | ".join(cells) + " |")
-
-    pairs = [(w, o) for w in ("worker", "in-process") for o in ("langgraph", "aegra") if w in names and o in names]
-    if pairs:
-        print(f"\nRatios: Weft / the other server, each round's figures, median ({'min-max' if R > 1 else 'one round'}). "
-              "Latency rows: below 1.00 Weft is faster; throughput rows: above 1.00 Weft is faster.\n")
-        print("| | " + " | ".join(f"{LABEL[w]} / {LABEL[o]}" for w, o in pairs) + " |")
-        print("|---|" + "---|" * len(pairs))
-        for label, key, _, kind in rows:
-            for k in (key if isinstance(key, tuple) else (key,)):
-                lab = label.replace(" (ms)", "") if not isinstance(key, tuple) else \
-                    f"a chat turn on a thread, c1 p50, turns 1-{w30 if k == 'chat 30' else args.turns}"
-                cells = []
-                for w, o in pairs:
-                    rs = [a / b if a is not None and b else None for a, b in zip(get(k, w), get(k, o))]
-                    cells.append(f"{med(rs):.2f}x" + (f" ({spread(rs)})" if R > 1 else "") if med(rs) is not None else "n/a")
-                print(f"| {lab} ({'latency' if kind == 'lat' else 'throughput'}) | " + " | ".join(cells) + " |")
-
-    print(f"\nCPU ms per run at c{C} (median over rounds): server + its PostgreSQL + Python worker = total; and this client\n")
-    print("| mode | | server process | its PostgreSQL | Python worker | total | client (the bench) |")
-    print("|---|---|---|---|---|---|---|")
-    for mode in modes:
-        for name in names:
-            cpus = [r[mode]["cn"][name]["cpu"] for r in rounds if name in r[mode]["cn"]]
-            if not cpus:
-                print(f"| {mode} | {LABEL[name]} | n/a | | | | |")
-                continue
-            m = {k: med([c.get(k, 0) for c in cpus]) for k in cols}
-            pg = f"{m['postgres']:.1f}" if name != "langgraph" else "- (in memory)"
-            wk = f"{m['worker']:.1f}" if name == "worker" else "-"
-            total = m["server"] + m["postgres"] + m["worker"]
-            print(f"| {mode} | {LABEL[name]} | {m['server']:.1f} | {pg} | {wk} | {total:.1f} | {m['client']:.1f} |")
-
-    if long:
-        report_long(args, names, long)
-    print("\nWhere the time goes (medians over rounds):")
-    for mode in modes:
-        lg = [r[mode]["c1"].get("langgraph", {}) for r in rounds]
-        parts = []
-        if any("queue_ms" in x for x in lg):
-            parts.append(f"langgraph dev c1 p50 {med([x.get('p50') for x in lg]):.1f} ms, of which its queue wait "
-                         f"{med([x.get('queue_ms') for x in lg]):.0f} ms (from its log, paired by run id) and running "
-                         f"{med([x.get('exec_ms') for x in lg]):.1f} ms; without the wait its p50 is "
-                         f"{med([x.get('p50_no_queue') for x in lg]):.1f} ms")
-        alone = med([r[mode]["c1"]["alone"]["p50"] for r in rounds if "alone" in r[mode]["c1"]])
-        if alone is not None:
-            parts.append(f"the graph alone (foo_bar_py.ainvoke with InMemorySaver, this process) {alone:.2f} ms")
-        commits = [r[mode]["c1"]["commits"] for r in rounds if "commits" in r[mode]["c1"]]
-        if commits:
-            parts.append(f"the Python worker's commits in Weft's commit coordinator {med([c['ms'] for c in commits]):.2f} ms "
-                         f"each, {med([c['per_run'] for c in commits]):.2f} a run (/metrics)")
-        if parts:
-            print(f"  {mode}: " + "; ".join(parts) + ".")
-    lgc = [window(r["chat"].get("lg_no_queue") or [], 1, args.turns) for r in rounds]
-    if "langgraph" in names and any(lgc):
-        print(f"  chat: langgraph dev's turns without their queue wait: p50 {med(lgc):.1f} ms over turns 1-{args.turns}.")
-    print("  langgraph dev's latency is its queue's: langgraph-runtime-inmem's Runs.next, when its last poll found no run,\n"
-          "  sleeps 0.5 s and then takes only runs created before the poll began, so a run waits 0.5-1 s for a worker\n"
-          "  whatever the graph, and its throughput is about the clients in flight per second. Ratios to langgraph dev\n"
-          "  measure that poll; its figures without the wait compare the servers' own work on a run. Aegra runs each\n"
-          "  run as an asyncio task of its API process right away (no queue to poll) and persists it in PostgreSQL\n"
-          "  (its thread and run rows, each values event in run_events, LangGraph's AsyncPostgresSaver checkpoints);\n"
-          "  Weft persists every step in PostgreSQL too (the in-process path without leaving the server, the\n"
-          "  Python worker's through the worker API).")
-
-
-
-def report_long(args, names, long) -> None:
-    n = args.long_turns
-    a, b = (11, 100) if n >= 200 else (1, n // 2)
-    c, d = (n - 99, n) if n >= 200 else (n // 2 + 1, n)
-    series = [(LABEL[name], long["lat"][name]) for name in names]
-    if long.get("lg_no_queue") and any(long["lg_no_queue"]):
-        series.append(("langgraph dev without its queue wait", long["lg_no_queue"]))
-    print(f"\nLong chat: one thread per server, {n} turns; p50 of turns {a}-{b} vs {c}-{d} (ms) and their ratio\n")
-    print(f"| | turns {a}-{b} | turns {c}-{d} | late / early |")
-    print("|---|---|---|---|")
-    for label, lat in series:
-        e, l_ = window(lat, a, b), window(lat, c, d)
-        print(f"| {label} | {e:.1f} | {l_:.1f} | {l_ / e:.2f}x |" if e and l_ else f"| {label} | n/a | n/a | |")
-    step = 100 if n >= 500 else max(1, n // 5)
-    blocks = [(s0, min(n, s0 + step - 1)) for s0 in range(1, n + 1, step)]
-    print(f"\np50 of each {step} turns (ms):\n")
-    print("| | " + " | ".join(f"{x}-{y}" for x, y in blocks) + " |")
-    print("|---|" + "---|" * len(blocks))
-    for label, lat in series:
-        print(f"| {label} | " + " | ".join(f"{v:.1f}" if (v := window(lat, x, y)) else "n/a" for x, y in blocks) + " |")
 
 ALONE = None
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--library-chat"]:
+        library_chat_child()
+    else:
+        asyncio.run(main())

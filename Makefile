@@ -2,7 +2,7 @@
 GO      ?= go
 GOFLAGS ?=
 
-.PHONY: run build image compose-files test test-go test-deploy test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check docs-vendor bench bench-servers bench-long ci
+.PHONY: run build image compose-files test test-go test-deploy test-sdk test-py test-openapi-ts test-worker-js test-ui test-agent-chat-ui soak lint openapi openapi-check docs-vendor bench bench-servers bench-js-servers bench-long ci
 
 # exec: the server replaces the recipe's shell, so Ctrl-C and SIGTERM reach it and it stops PostgreSQL too
 # (`go run` does not forward SIGTERM). Flags: make run ARGS='-addr 127.0.0.1:9000'.
@@ -60,7 +60,7 @@ test-py: $(PY_VENV)/.installed sdk-tests/agents-js/node_modules ## The official 
 test-openapi-ts: ## A TypeScript client generated from api/openapi.yaml (openapi-typescript, openapi-fetch), type-checked and run against a real server (the Python ones and Schemathesis run in test-py)
 	cd sdk-tests/openapi && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm test
 
-test-worker-js: worker-js/node_modules ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK
+test-worker-js: worker-js/node_modules sdk-tests/agents-js/node_modules ## The JS worker (worker-js): LangGraph.js graphs served through the worker API, driven by the SDK (and bench/servers.mjs --quick, which needs LangGraph.js's dev server from sdk-tests/agents-js)
 	cd worker-js && npm test
 
 test-ui: $(PY_VENV)/.installed ## The web UI and the API reference page (/docs, offline) in headless Chromium against a real server (web/test; screenshots in web/test/artifacts; a Python graph's threads through the Python worker)
@@ -109,6 +109,9 @@ $(AEGRA_VENV)/.installed: worker-py/bench/aegra-requirements.txt
 
 bench-servers: build $(PY_VENV)/.installed $(AEGRA_VENV)/.installed ## Four servers side by side on the same Python graphs: langgraph dev, Aegra, weft dev (Python worker), weft in process (docs/performance.md); ARGS='--quick' for a short run
 	WEFT_BIN=$(abspath bin/weft) $(PY_VENV)/bin/python worker-py/bench/bench.py --aegra-python $(abspath $(AEGRA_VENV))/bin/python $(ARGS)
+
+bench-js-servers: build sdk-tests/agents-js/node_modules ## Weft's JS worker (weft dev) beside LangGraph.js's dev server on the same graphs (worker-js/bench/README.md); ARGS='--quick' for a short run
+	WEFT_BIN=$(abspath bin/weft) node worker-js/bench/servers.mjs $(ARGS)
 
 bench-long: ## Long threads (issue 16): storage per turn, the stock PostgresSaver side by side, reads on long threads
 	$(GO) run ./cmd/weft-load -suite long

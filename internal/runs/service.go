@@ -259,15 +259,34 @@ func (s *Service) Join(ctx context.Context, threadID, runID uuid.UUID) (*Run, er
 	defer s.ends.Unsubscribe(runID, ch)
 	poll := time.NewTicker(s.cfg.PollInterval)
 	defer poll.Stop()
+	// The run's status (a row's few bytes) until it has ended, then the run
+	// (its functions render metadata and kwargs); after the notification of
+	// its end, the run at once. A run that is gone reads as Get says.
+	whole := false
 	for {
-		run, err := s.Get(ctx, threadID, runID)
-		if err != nil && !postgres.IsUnavailable(err) || err == nil && run.Finished() {
-			return run, err
+		if !whole {
+			var status Status
+			err := s.db.QueryRow(ctx, `SELECT status FROM runs WHERE run_id = $1
+				AND ($2::uuid IS NULL OR thread_id = $2) AND tenant_id = $3`, runID, nilUUID(threadID), auth.Tenant(ctx)).Scan(&status)
+			switch {
+			case err == nil && status != StatusPending && status != StatusRunning, errors.Is(err, pgx.ErrNoRows):
+				whole = true
+			case err != nil && !postgres.IsUnavailable(err):
+				return nil, err
+			}
 		}
+		if whole {
+			run, err := s.Get(ctx, threadID, runID)
+			if err != nil && !postgres.IsUnavailable(err) || err == nil && run.Finished() {
+				return run, err
+			}
+		}
+		whole = false
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-ch:
+			whole = true
 		case <-poll.C:
 		}
 	}

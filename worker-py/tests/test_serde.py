@@ -86,3 +86,20 @@ def test_graph_references():
 def test_parse_dotenv():
     assert parse_dotenv('A=1\n# c\nexport B="two words"\nC=3 # note\nbad line\n') == {
         "A": "1", "B": "two words", "C": "3"}
+
+
+def test_a_message_is_dumped_again_only_when_a_field_was_set_anew():
+    """A long thread writes the same message objects at every put and values
+    event of a turn: each is dumped once, and again once a field is set."""
+    from langchain_core.load import dumpd
+
+    m = AIMessage(content="first", id="m1", tool_calls=[{"name": "f", "args": {"x": 1}, "id": "c1"}])
+    first = to_json([m])[0]
+    assert first == dumpd(m)
+    assert to_json({"messages": [m]})["messages"][0] is first  # remembered, not dumped again
+    assert json.loads(dumps_event({"messages": [m]}))["messages"][0] == first
+    m.content = "second"
+    again = to_json([m])[0]
+    assert again is not first and again == dumpd(m) and again["kwargs"]["content"] == "second"
+    other = HumanMessage(content="first", id="m1")
+    assert to_json(other) == dumpd(other) and to_json(other)["id"][-1] == "HumanMessage"

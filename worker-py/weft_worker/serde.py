@@ -106,7 +106,7 @@ def to_json(v: Any, revive: bool = True, depth: int = 0, typed: bool = False) ->
         return _lc2("Overwrite", kw) if revive else kw
     if isinstance(v, Serializable):
         try:
-            return dumpd(v)
+            return _dumpd(v)
         except Exception:
             pass
     if BaseModel is not None and isinstance(v, BaseModel):
@@ -139,6 +139,34 @@ def to_json(v: Any, revive: bool = True, depth: int = 0, typed: bool = False) ->
         except Exception:
             pass
     return str(v)
+
+
+# LangChain's dumpd of a message costs a run more than anything else on a long
+# thread: a turn writes the conversation several times (each checkpoint put, its
+# values events, the end's complete checkpoint), the same message objects each
+# time. _dumpd remembers each object's dumpd with the identities of its field
+# values, so a message is dumped again only when one of its fields was set
+# anew (it holds the object, so its id is not reused while remembered). A
+# field changed in place (a dict of additional_kwargs edited) is not seen.
+_DUMPD_MAX = 50_000
+_dumpd_memo: dict[int, tuple[Any, tuple, Any]] = {}
+
+
+def _fingerprint(v: Any) -> tuple:
+    fields = getattr(v, "__dict__", None)
+    return (type(v), *map(id, fields.values())) if fields is not None else (type(v), id(v))
+
+
+def _dumpd(v: Any) -> Any:
+    key, fp = id(v), _fingerprint(v)
+    hit = _dumpd_memo.get(key)
+    if hit is not None and hit[0] is v and hit[1] == fp:
+        return hit[2]
+    out = dumpd(v)
+    if len(_dumpd_memo) >= _DUMPD_MAX:
+        _dumpd_memo.clear()
+    _dumpd_memo[key] = (v, fp, out)
+    return out
 
 
 def dumps(v: Any, revive: bool = True, typed: bool = False) -> str:

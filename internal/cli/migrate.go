@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -24,17 +22,15 @@ import (
 // unreachable, dirty, or newer than this binary. Concurrent runs are safe:
 // golang-migrate's advisory lock serialises them.
 func migrateCmd(args []string, getenv func(string) string, stderr io.Writer) int {
-	cfg, err := server.ParseConfig(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err == nil && cfg.DatabaseURL == "" {
-		err = errors.New("DATABASE_URL is not set: weft migrate applies migrations to the database it names " +
-			"(a managed local cluster is migrated by the server at start)")
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "weft: config:", err)
-		return 2
+	cfg, code, done := parseConfig(args, getenv, stderr, func(cfg *server.Config) error {
+		if cfg.DatabaseURL == "" {
+			return errors.New("DATABASE_URL is not set: weft migrate applies migrations to the database it names " +
+				"(a managed local cluster is migrated by the server at start)")
+		}
+		return nil
+	})
+	if done {
+		return code
 	}
 	log := cfg.NewLogger(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

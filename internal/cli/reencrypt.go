@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,16 +18,14 @@ import (
 // one line per table and exits 0, 2 on a bad config (no key), 1 on
 // failure (run it again: it resumes).
 func reencryptCmd(args []string, getenv func(string) string, stderr io.Writer) int {
-	cfg, err := server.ParseConfig(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err == nil && cfg.Keyring == nil {
-		err = errors.New("LANGGRAPH_AES_KEY is not set: reencrypt seals with it (old keys go in WEFT_AES_OLD_KEYS)")
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "weft: config:", err)
-		return 2
+	cfg, code, done := parseConfig(args, getenv, stderr, func(cfg *server.Config) error {
+		if cfg.Keyring == nil {
+			return errors.New("LANGGRAPH_AES_KEY is not set: reencrypt seals with it (old keys go in WEFT_AES_OLD_KEYS)")
+		}
+		return nil
+	})
+	if done {
+		return code
 	}
 	log := cfg.NewLogger(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -15,6 +15,25 @@ import (
 	"github.com/weftdev/weft/internal/server"
 )
 
+// parseConfig reads a command's flags and environment as serve does, then
+// check (optional) adjusts or refuses the config; done says the command
+// ends here with code: 0 after -help, 2 for a bad config (said on
+// stderr).
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer, check func(*server.Config) error) (cfg server.Config, code int, done bool) {
+	cfg, err := server.ParseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return cfg, 0, true
+	}
+	if err == nil && check != nil {
+		err = check(&cfg)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "weft: config:", err)
+		return cfg, 2, true
+	}
+	return cfg, 0, false
+}
+
 // Serve is `weft serve`: the server until SIGINT or SIGTERM. edit
 // (optional) adjusts the parsed config; started (optional) runs once the
 // server serves, with a context that ends at shutdown, and its wait
@@ -22,16 +41,9 @@ import (
 // both.
 func Serve(graphs *graph.Registry, args []string, getenv func(string) string, stderr io.Writer,
 	edit func(*server.Config) error, started func(ctx context.Context, srv *server.Server, log *slog.Logger) (wait func())) int {
-	cfg, err := server.ParseConfig(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err == nil && edit != nil {
-		err = edit(&cfg)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "weft: config:", err)
-		return 2
+	cfg, code, done := parseConfig(args, getenv, stderr, edit)
+	if done {
+		return code
 	}
 	cfg.Graphs = graphs
 	log := cfg.NewLogger(stderr)
@@ -46,7 +58,7 @@ func Serve(graphs *graph.Registry, args []string, getenv func(string) string, st
 	if started != nil {
 		wait = started(ctx, srv, log)
 	}
-	code := 0
+	code = 0
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down: draining requests")
